@@ -1,0 +1,26 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+func init() {
+	register(&command{
+		name:    "help",
+		summary: "show the commands, or one command's flags and an example",
+		usage:   "agentr1 help [COMMAND]",
+		run: func(args []string, stdout, stderr io.Writer) error {
+			if len(args) == 0 {
+				printHelp(stdout)
+				return nil
+			}
+			c, ok := commands[args[0]]
+			if !ok {
+				return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+			}
+			printCommandHelp(stdout, c)
+			return nil
+		},
+	})
+}

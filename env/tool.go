@@ -1,0 +1,34 @@
+// Package env is the environment side of the paper's extended MDP (Agent-R1 section 3.1): Tool,
+// one atomic capability with a JSON-schema interface; ToolEnv, which parses the agent's tool
+// calls, validates and runs them, and formats their results as observations; and the small
+// JSON-schema validator they share.
+package env
+
+import "context"
+
+// Tool is one capability the agent can call, described to the model by its name, description
+// and JSON-schema parameters (rendered into the system prompt's <tools> block).
+type Tool interface {
+	// Name is the name the agent calls the tool by, e.g. "search".
+	Name() string
+	// Description tells the model what the tool does.
+	Description() string
+	// Parameters is the JSON schema of the arguments object.
+	Parameters() *Schema
+	// Call runs the tool on validated arguments and returns the text the agent will read.
+	// An error is reported to the agent as the observation; it never ends the run.
+	Call(ctx context.Context, args map[string]any) (string, error)
+}
+
+// Schema is the subset of JSON Schema that tool parameters use: objects with typed properties,
+// required names, enums and numeric bounds.
+type Schema struct {
+	Type        string             `json:"type"` // "object", "string", "integer", "number", "boolean", "array"
+	Description string             `json:"description,omitempty"`
+	Properties  map[string]*Schema `json:"properties,omitempty"`
+	Required    []string           `json:"required,omitempty"`
+	Enum        []any              `json:"enum,omitempty"`
+	Minimum     *float64           `json:"minimum,omitempty"`
+	Maximum     *float64           `json:"maximum,omitempty"`
+	Items       *Schema            `json:"items,omitempty"`
+}

@@ -1,0 +1,84 @@
+package tensor
+
+import "fmt"
+
+// Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, where op(X) is X or,
+// when the matching trans flag is set, X transposed (the BLAS sgemm contract, row-major).
+//
+//	op(A): (m, k), stored as A (m, k) with row stride lda, or A (k, m) when transA
+//	op(B): (k, n), stored as B (k, n) with row stride ldb, or B (n, k) when transB
+//	C:     (m, n) with row stride ldc
+//
+// With beta == 0, C is overwritten and its previous contents (even NaN) are ignored.
+// It panics if a slice is too short for its dimensions and stride.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	gemmGeneric(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func checkGemm(transA, transB bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("tensor.Gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	need := func(name string, rows, cols, ld, have int) {
+		if rows == 0 || cols == 0 {
+			return
+		}
+		if ld < cols {
+			panic(fmt.Sprintf("tensor.Gemm: ld%s=%d < %d columns", name, ld, cols))
+		}
+		if n := (rows-1)*ld + cols; have < n {
+			panic(fmt.Sprintf("tensor.Gemm: %s has %d elements, (%d x %d, ld %d) needs %d", name, have, rows, cols, ld, n))
+		}
+	}
+	need("a", ar, ac, lda, na)
+	need("b", br, bc, ldb, nb)
+	need("c", m, n, ldc, nc)
+}
+
+// gemmGeneric is the plain-Go reference: the definition every faster path is tested against.
+func gemmGeneric(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		crow := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(crow)
+		} else if beta != 1 {
+			for j := range crow {
+				crow[j] *= beta
+			}
+		}
+		for p := 0; p < k; p++ {
+			var aip float32
+			if transA {
+				aip = a[p*lda+i]
+			} else {
+				aip = a[i*lda+p]
+			}
+			aip *= alpha
+			if aip == 0 {
+				continue
+			}
+			if transB {
+				for j := range crow {
+					crow[j] += aip * b[j*ldb+p]
+				}
+			} else {
+				brow := b[p*ldb : p*ldb+n]
+				for j := range crow {
+					crow[j] += aip * brow[j]
+				}
+			}
+		}
+	}
+}
