@@ -126,6 +126,10 @@ type Case struct {
 	Dir  string // folder of that file: paths inside Params are relative to it
 	Name string // "name" (v1) or "case_id" (verl)
 	Fn   string // function name in the reference's vocabulary
+	// Namespace keeps two references' names apart: "verl" for verl's case list, "" for
+	// agentr1-golden/v1 files. verl's masked_mean and PyTorch's masked_mean are different
+	// functions with different inputs; they are registered as "verl/masked_mean" and "masked_mean".
+	Namespace string
 
 	Params map[string]any // JSON-decoded parameters: float64, bool, string, nil, []any, map[string]any
 
@@ -137,6 +141,18 @@ type Case struct {
 
 	Tol  Tolerance // the file's tolerance, or the case's override
 	Skip string    // non-empty: the reference itself rejected this call (verl's {"error": ...})
+}
+
+// Key is the name the case is looked up by in a Registry: Fn, prefixed by "Namespace/" when the
+// case has a namespace.
+func (c *Case) Key() string { return Qualified(c.Namespace, c.Fn) }
+
+// Qualified returns the registry key of function fn in namespace ns ("verl" or "").
+func Qualified(ns, fn string) string {
+	if ns == "" {
+		return fn
+	}
+	return ns + "/" + fn
 }
 
 // Result is what an implementation computed for a case: outputs by name and, when the case asks
@@ -224,7 +240,8 @@ func (c *Case) String(name string, def string) (string, error) {
 // missing inputs, unreadable files); the runner counts that case as failed.
 type Func func(c *Case) (*Result, error)
 
-// Registry maps reference function names to implementations.
+// Registry maps reference function names (qualified by namespace, see Case.Key) to
+// implementations.
 type Registry struct {
 	funcs map[string]Func
 }

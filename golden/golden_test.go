@@ -51,6 +51,14 @@ func testRegistry() *Registry {
 		}
 		return &Result{Outputs: map[string]*Value{"y": Tensor(x.Shape, y)}, Grads: map[string]*Value{"x": Tensor(x.Shape, g)}}, nil
 	})
+	r.Add("verl/double", func(c *Case) (*Result, error) {
+		x := c.Inputs["x"]
+		y := make([]float64, len(x.Data))
+		for i, v := range x.Data {
+			y[i] = 2 * v
+		}
+		return &Result{Outputs: map[string]*Value{"y": Tensor(x.Shape, y)}}, nil
+	})
 	r.Add("echo", func(c *Case) (*Result, error) {
 		return &Result{Outputs: map[string]*Value{"s": c.Inputs["s"], "ids": Ints([]int{2}, []int{7, 9})}}, nil
 	})
@@ -100,6 +108,9 @@ func TestParseVerl(t *testing.T) {
 	}
 	if a, err := cases[0].Float("axis", 7); err != nil || a != 7 {
 		t.Errorf("null param should give the default: %v %v", a, err)
+	}
+	if cases[0].Key() != "verl/double" {
+		t.Errorf("verl case key = %q, want verl/double", cases[0].Key())
 	}
 	if cases[1].Skip == "" {
 		t.Error("error output should mark the case skipped")

@@ -14,6 +14,9 @@ import (
 // FormatV1 is the format tag of agentr1's golden files.
 const FormatV1 = "agentr1-golden/v1"
 
+// VerlNamespace is the Case.Namespace of cases read from verl's case list.
+const VerlNamespace = "verl"
+
 // verlTolerance is the comparison rule verl's case list states for its float64 cases.
 var verlTolerance = Tolerance{Rtol: 1e-10, Atol: 1e-10}
 
@@ -258,7 +261,7 @@ func parseVerl(raw []byte, path, dir string) ([]*Case, error) {
 		if vc.Fn == "" {
 			return nil, fmt.Errorf(`case %s: no "fn"`, name)
 		}
-		c := &Case{File: path, Dir: dir, Name: name, Fn: vc.Fn, Params: vc.Params, Tol: verlCaseTolerance(vc.Fn)}
+		c := &Case{File: path, Dir: dir, Name: name, Fn: vc.Fn, Namespace: VerlNamespace, Params: vc.Params, Tol: verlCaseTolerance(vc.Fn)}
 		if c.Params == nil {
 			c.Params = map[string]any{}
 		}

@@ -142,9 +142,9 @@ func RunCase(r *Registry, c *Case) (o Outcome) {
 		o.Skipped = true
 		return o
 	}
-	f, ok := r.Lookup(c.Fn)
+	f, ok := r.Lookup(c.Key())
 	if !ok {
-		o.Err = fmt.Errorf("no implementation registered for fn %q", c.Fn)
+		o.Err = fmt.Errorf("no implementation registered for %q", c.Key())
 		return o
 	}
 	defer func() {

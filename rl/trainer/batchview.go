@@ -1,0 +1,124 @@
+package trainer
+
+import (
+	"agentr1/mdp"
+	"agentr1/rl"
+)
+
+// view is a subset of a collated batch's rows, trimmed to the columns those rows use: the
+// model input of one forward pass (a mini-batch, or a chunk of the old/reference/critic
+// passes). Response token j of view row i sits at model column P+j; its log-prob comes out of
+// the forward at that column, its value (verl's critic convention) at column P+j-1.
+type view struct {
+	rows   []int     // indices into the full batch
+	B, T   int       // rows and width of the model input
+	P, L   int       // prompt width (left-padded) and response width of this view
+	tokens []int     // (B, T) input ids, pad on padding
+	attn   []float32 // (B, T) attention mask
+	full   *mdp.Batch
+}
+
+// newView gathers rows of b, trimmed to their longest prompt and longest response.
+func newView(b *mdp.Batch, rows []int) *view {
+	P, L := 0, 0
+	for _, r := range rows {
+		P = max(P, b.PromptLens[r])
+		L = max(L, b.ResponseLens[r])
+	}
+	if L == 0 {
+		L = 1 // keep a response column so every matrix has a shape; it is fully masked
+	}
+	v := &view{rows: rows, B: len(rows), T: P + L, P: P, L: L, full: b}
+	v.tokens = make([]int, v.B*v.T)
+	v.attn = make([]float32, v.B*v.T)
+	fullT := b.T()
+	lo := b.P - P // first full-batch column kept
+	for i, r := range rows {
+		copy(v.tokens[i*v.T:(i+1)*v.T], b.Tokens[r*fullT+lo:r*fullT+lo+v.T])
+		copy(v.attn[i*v.T:(i+1)*v.T], b.AttentionMask[r*fullT+lo:r*fullT+lo+v.T])
+	}
+	return v
+}
+
+// gather returns the view's (B, L) slice of a full-batch response-side array x (b.B, b.L).
+func (v *view) gather(x []float64) rl.Matrix {
+	m := rl.NewMatrix(v.B, v.L)
+	n := min(v.L, v.full.L)
+	for i, r := range v.rows {
+		copy(m.Data[i*v.L:i*v.L+n], x[r*v.full.L:r*v.full.L+n])
+	}
+	return m
+}
+
+// scatter writes the view's (B, L) matrix m into the full-batch response-side array x.
+func (v *view) scatter(x []float64, m rl.Matrix) {
+	n := min(v.L, v.full.L)
+	for i, r := range v.rows {
+		copy(x[r*v.full.L:r*v.full.L+n], m.Data[i*v.L:i*v.L+n])
+	}
+}
+
+// responseLogp reads the response columns of a forward pass's (B, T) per-token output (log-prob
+// or entropy of token t given the tokens before it): response token j is at column P+j.
+func (v *view) responseLogp(out []float32) rl.Matrix {
+	m := rl.NewMatrix(v.B, v.L)
+	for i := 0; i < v.B; i++ {
+		for j := 0; j < v.L; j++ {
+			m.Data[i*v.L+j] = float64(out[i*v.T+v.P+j])
+		}
+	}
+	return m
+}
+
+// logpGrad lays a (B, L) gradient with respect to response log-probs (or entropies) out as the
+// (B, T) dL/dlogp the model's Backward takes: response token j at column P+j, 0 elsewhere.
+func (v *view) logpGrad(g rl.Matrix) []float32 {
+	out := make([]float32, v.B*v.T)
+	for i := 0; i < v.B; i++ {
+		for j := 0; j < v.L; j++ {
+			out[i*v.T+v.P+j] = float32(g.Data[i*v.L+j])
+		}
+	}
+	return out
+}
+
+// responseValues reads the critic's (B, T) output at the state before each response token:
+// the value of response token j is the critic's output at column P+j-1 (verl
+// dp_critic: values[:, -response_length-1:-1]).
+func (v *view) responseValues(out []float32) rl.Matrix {
+	m := rl.NewMatrix(v.B, v.L)
+	for i := 0; i < v.B; i++ {
+		for j := 0; j < v.L; j++ {
+			m.Data[i*v.L+j] = float64(out[i*v.T+v.P+j-1])
+		}
+	}
+	return m
+}
+
+// valueGrad lays a (B, L) gradient with respect to response values out as the critic's (B, T)
+// dL/dvalues, at column P+j-1 for response token j.
+func (v *view) valueGrad(g rl.Matrix) []float32 {
+	out := make([]float32, v.B*v.T)
+	for i := 0; i < v.B; i++ {
+		for j := 0; j < v.L; j++ {
+			out[i*v.T+v.P+j-1] = float32(g.Data[i*v.L+j])
+		}
+	}
+	return out
+}
+
+// chunks splits rows 0..n-1 into consecutive groups of at most size.
+func chunks(n, size int) [][]int {
+	if size < 1 {
+		size = n
+	}
+	var out [][]int
+	for lo := 0; lo < n; lo += size {
+		c := make([]int, 0, size)
+		for r := lo; r < min(n, lo+size); r++ {
+			c = append(c, r)
+		}
+		out = append(out, c)
+	}
+	return out
+}

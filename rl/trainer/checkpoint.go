@@ -1,0 +1,175 @@
+package trainer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"agentr1/model"
+	"agentr1/tensor"
+)
+
+// checkpointMeta is the JSON meta of a trainer checkpoint.
+type checkpointMeta struct {
+	Config     RLConfig `json:"config"`
+	Seed       uint64   `json:"seed"`
+	StepsDone  int      `json:"steps_done"`
+	OptStep    int      `json:"opt_step"`
+	CritStep   int      `json:"critic_opt_step"`
+	HasRef     bool     `json:"has_ref"`
+	HasCritic  bool     `json:"has_critic"`
+	RandomNote string   `json:"random"`
+}
+
+// randomNote documents the trainer's random state, which is a function of (seed, step).
+const randomNote = "every random stream is PCG(seed, step<<8|purpose) or PCG(seed, epoch<<8|1): seed and steps_done are the whole random state"
+
+// CheckpointName is the file name of the checkpoint after step s.
+func CheckpointName(s int) string { return fmt.Sprintf("step-%06d.ckpt", s) }
+
+// SaveCheckpoint writes the trainer's state (policy, reference, critic, both optimisers' moments
+// and step counters, the configuration and the random state) to dir/CheckpointName(StepsDone),
+// atomically and with a SHA-256 checksum, and returns the path.
+func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	meta, err := json.Marshal(checkpointMeta{
+		Config: t.Config, Seed: t.Seed, StepsDone: t.StepsDone, OptStep: t.Opt.Step, CritStep: t.CritOpt.Step,
+		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote,
+	})
+	if err != nil {
+		return "", fmt.Errorf("checkpoint meta: %w", err)
+	}
+	f := &CheckpointFile{Step: t.StepsDone, Meta: meta}
+	f.Tensors = appendParams(f.Tensors, "policy/", t.Policy.Params)
+	f.Tensors = appendMoments(f.Tensors, "opt/", &t.Opt, t.Policy.Params)
+	if t.Ref != nil {
+		f.Tensors = appendParams(f.Tensors, "ref/", t.Ref.Params)
+	}
+	if t.Critic != nil {
+		f.Tensors = appendParams(f.Tensors, "critic/", t.Critic.Params)
+		f.Tensors = appendMoments(f.Tensors, "critic_opt/", &t.CritOpt, t.Critic.Params)
+	}
+	path := filepath.Join(dir, CheckpointName(t.StepsDone))
+	return path, WriteCheckpointFile(path, f)
+}
+
+func appendParams(ts []NamedTensor, prefix string, params []*model.Param) []NamedTensor {
+	for _, p := range params {
+		ts = append(ts, NamedTensor{Name: prefix + p.Name, Shape: slices.Clone(p.Shape), Data: p.Data})
+	}
+	return ts
+}
+
+// appendMoments adds the AdamW moments of each parameter (absent before the first update).
+func appendMoments(ts []NamedTensor, prefix string, o *tensor.AdamW, params []*model.Param) []NamedTensor {
+	if o.M == nil {
+		return ts
+	}
+	for i, p := range params {
+		ts = append(ts,
+			NamedTensor{Name: prefix + "m/" + p.Name, Shape: []int{len(o.M[i])}, Data: o.M[i]},
+			NamedTensor{Name: prefix + "v/" + p.Name, Shape: []int{len(o.V[i])}, Data: o.V[i]})
+	}
+	return ts
+}
+
+// LoadCheckpoint restores a checkpoint written by SaveCheckpoint into t, which must have been
+// built with the same model shapes and algorithm (New with the checkpoint's configuration);
+// the run then continues exactly where the checkpointed run was. The checkpoint's
+// configuration replaces t.Config.
+func (t *Trainer) LoadCheckpoint(path string) error {
+	f, err := ReadCheckpointFile(path)
+	if err != nil {
+		return err
+	}
+	var meta checkpointMeta
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		return fmt.Errorf("checkpoint %s: meta: %w", path, err)
+	}
+	if meta.HasCritic != (t.Critic != nil) || meta.HasRef != (t.Ref != nil) {
+		return fmt.Errorf("checkpoint %s: critic %v / reference %v, trainer has %v / %v",
+			path, meta.HasCritic, meta.HasRef, t.Critic != nil, t.Ref != nil)
+	}
+	if err := loadParams(f, path, "policy/", t.Policy.Params); err != nil {
+		return err
+	}
+	if err := loadMoments(f, path, "opt/", &t.Opt, t.Policy.Params, meta.OptStep); err != nil {
+		return err
+	}
+	if t.Ref != nil {
+		if err := loadParams(f, path, "ref/", t.Ref.Params); err != nil {
+			return err
+		}
+	}
+	if t.Critic != nil {
+		if err := loadParams(f, path, "critic/", t.Critic.Params); err != nil {
+			return err
+		}
+		if err := loadMoments(f, path, "critic_opt/", &t.CritOpt, t.Critic.Params, meta.CritStep); err != nil {
+			return err
+		}
+	}
+	t.Config, t.Seed, t.StepsDone = meta.Config, meta.Seed, meta.StepsDone
+	return nil
+}
+
+func loadParams(f *CheckpointFile, path, prefix string, params []*model.Param) error {
+	for _, p := range params {
+		nt := f.Tensor(prefix + p.Name)
+		if nt == nil {
+			return fmt.Errorf("checkpoint %s: missing tensor %s", path, prefix+p.Name)
+		}
+		if !slices.Equal(nt.Shape, p.Shape) {
+			return fmt.Errorf("checkpoint %s: tensor %s has shape %v, model wants %v", path, nt.Name, nt.Shape, p.Shape)
+		}
+		copy(p.Data, nt.Data)
+	}
+	return nil
+}
+
+func loadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params []*model.Param, step int) error {
+	o.Step = step
+	if f.Tensor(prefix+"m/"+params[0].Name) == nil {
+		o.M, o.V = nil, nil // saved before the first update
+		return nil
+	}
+	o.M = make([][]float32, len(params))
+	o.V = make([][]float32, len(params))
+	for i, p := range params {
+		m, v := f.Tensor(prefix+"m/"+p.Name), f.Tensor(prefix+"v/"+p.Name)
+		if m == nil || v == nil || len(m.Data) != len(p.Data) || len(v.Data) != len(p.Data) {
+			return fmt.Errorf("checkpoint %s: optimiser moments of %s missing or mis-sized", path, p.Name)
+		}
+		o.M[i], o.V[i] = m.Data, v.Data
+	}
+	return nil
+}
+
+// LatestCheckpoint returns the path of the checkpoint with the highest step in dir.
+func LatestCheckpoint(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("latest checkpoint: %w", err)
+	}
+	best, bestStep := "", -1
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "step-") || !strings.HasSuffix(name, ".ckpt") {
+			continue
+		}
+		s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "step-"), ".ckpt"))
+		if err == nil && s > bestStep {
+			best, bestStep = filepath.Join(dir, name), s
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("latest checkpoint in %s: %w", dir, ErrNoCheckpoint)
+	}
+	return best, nil
+}

@@ -1,0 +1,171 @@
+package trainer
+
+import (
+	"errors"
+	"fmt"
+
+	"agentr1/rl"
+)
+
+// RLConfig holds the settings of the RL phase: the algorithm, the rollout and the PPO update.
+// Defaults (DefaultRLConfig) are tuned for a ~1M-parameter policy on 2 CPU cores; the paper's
+// values (PAPER.md §6) are quoted where ours differ.
+type RLConfig struct {
+	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
+	Steps     int       // RL steps (one rollout + update each)
+	Prompts   int       // prompts per step (paper: 128)
+	N         int       // samples per prompt, the GRPO group (paper: 5)
+
+	// Rollout.
+	MaxTurns      int     // agent turns per episode (paper: 5-10)
+	MaxTurnTokens int     // generated tokens per turn
+	MaxLen        int     // prompt + response tokens per trajectory
+	MaxObsTokens  int     // tokens kept of one observation (0: all)
+	Temperature   float64 // sampling temperature of training rollouts (evaluation is greedy)
+	TopP          float64 // nucleus filter (0: off)
+	TopK          int     // top-k filter (0: off)
+
+	// PPO update.
+	Epochs      int        // passes over the step's batch (paper: 1)
+	MiniBatches int        // optimiser steps per epoch: the batch is split into this many (paper: 128/64 = 2)
+	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm)
+	ClipLow     float64    // PPO ratio clip 1−ClipLow
+	ClipHigh    float64    // PPO ratio clip 1+ClipHigh (> ClipLow is clip-higher)
+	ClipC       float64    // dual-clip constant (verl: 3)
+	EntropyCoef float64    // entropy bonus coefficient (subtracted from the loss)
+	GradClip    float64    // max global gradient norm (verl: 1.0)
+
+	// KL to the frozen reference (the initial policy).
+	KLCoef      float64 // β (paper: 0.001); 0 disables the reference pass
+	KLPlacement string  // "reward" (k1 in the token reward), "loss" (estimator as a loss term), "auto" (per algorithm), "none"
+	KLEstimator string  // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
+
+	// Advantages.
+	Gamma        float64 // discount (paper: 1)
+	Lambda       float64 // GAE λ (paper: 1)
+	NormByStd    bool    // GRPO divides by the group std (Dr.GRPO sets false)
+	ResetAtMask  bool    // REINFORCE++ returns reset at tool tokens, as verl (default: bridge them, the paper's mask)
+	AdvantageEps float64 // ε of GRPO's std division
+
+	// Optimiser.
+	LR          float64 // actor peak learning rate (paper: 1e-6 for a 3B model)
+	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
+	WarmupSteps int     // linear lr warm-up, in optimiser steps
+	Decay       string  // lr decay after warm-up: cosine, linear, constant
+	MinLRRatio  float64 // final lr as a fraction of the peak
+	WeightDecay float64 // AdamW decoupled weight decay
+	Beta1       float64 // AdamW β1
+	Beta2       float64 // AdamW β2
+
+	// Critic (PPO).
+	ValueClip    float64 // clipped value loss range (verl cliprange_value: 0.5)
+	CriticWarmup int     // first steps update only the critic (paper: 5)
+
+	// Ablations (PAPER.md §6).
+	NoLossMask      bool // train on observation tokens too (loss mask = every response token)
+	NoAdvantageMask bool // compute advantages over every response position, as Search-R1
+
+	// Sizing.
+	MicroBatch int // rows per forward pass of the old-logp/reference/critic passes (0: one mini-batch)
+}
+
+// DefaultRLConfig returns the defaults for algo.
+func DefaultRLConfig(algo Algorithm) RLConfig {
+	c := RLConfig{
+		Algorithm:     algo,
+		Steps:         40,
+		Prompts:       8,
+		N:             5,
+		MaxTurns:      4,
+		MaxTurnTokens: 40,
+		MaxLen:        512,
+		MaxObsTokens:  160,
+		Temperature:   1.0,
+		Epochs:        1,
+		MiniBatches:   2,
+		AggMode:       rl.TokenMean,
+		ClipLow:       0.2,
+		ClipHigh:      0.28,
+		ClipC:         3,
+		EntropyCoef:   0,
+		GradClip:      1.0,
+		KLCoef:        0.001,
+		KLPlacement:   "auto",
+		KLEstimator:   "k3",
+		Gamma:         1,
+		Lambda:        1,
+		NormByStd:     true,
+		AdvantageEps:  1e-6,
+		LR:            3e-4,
+		CriticLR:      1e-3,
+		WarmupSteps:   2,
+		Decay:         "cosine",
+		MinLRRatio:    0.1,
+		WeightDecay:   0.0,
+		Beta1:         0.9,
+		Beta2:         0.999,
+		ValueClip:     0.5,
+		CriticWarmup:  3,
+	}
+	switch algo {
+	case DrGRPO:
+		c.NormByStd = false
+		c.AggMode = rl.SeqMeanTokenSumNorm
+	case ReinforcePP, ReMax:
+		c.N = 1
+		c.Prompts *= 5
+	}
+	return c
+}
+
+// KLMode resolves KLPlacement ("auto" to the algorithm's default; "none" when KLCoef is 0).
+func (c *RLConfig) KLMode() string {
+	if c.KLCoef == 0 {
+		return "none"
+	}
+	if c.KLPlacement == "auto" || c.KLPlacement == "" {
+		return c.Algorithm.DefaultKLPlacement()
+	}
+	return c.KLPlacement
+}
+
+// Validate reports the first invalid setting, naming its field.
+func (c *RLConfig) Validate() error {
+	if _, err := ParseAlgorithm(string(c.Algorithm)); err != nil {
+		return fmt.Errorf("rl config: Algorithm: %w", err)
+	}
+	if _, err := rl.ParseAggMode(string(c.AggMode)); err != nil {
+		return fmt.Errorf("rl config: AggMode: %w", err)
+	}
+	if _, err := rl.ParseKLEstimator(c.KLEstimator); err != nil {
+		return fmt.Errorf("rl config: KLEstimator: %w", err)
+	}
+	switch c.KLPlacement {
+	case "reward", "loss", "auto", "none", "":
+	default:
+		return fmt.Errorf("rl config: KLPlacement %q, want reward, loss, auto or none", c.KLPlacement)
+	}
+	switch {
+	case c.Steps < 0:
+		return fmt.Errorf("rl config: Steps = %d < 0", c.Steps)
+	case c.Prompts < 1 || c.N < 1:
+		return fmt.Errorf("rl config: Prompts = %d, N = %d, want >= 1", c.Prompts, c.N)
+	case c.Algorithm.GroupBased() && c.N < 2:
+		return fmt.Errorf("rl config: %s needs a group: N = %d, want >= 2", c.Algorithm, c.N)
+	case c.MaxTurns < 1 || c.MaxTurnTokens < 1 || c.MaxLen < 2:
+		return fmt.Errorf("rl config: MaxTurns %d, MaxTurnTokens %d, MaxLen %d too small", c.MaxTurns, c.MaxTurnTokens, c.MaxLen)
+	case c.Epochs < 1 || c.MiniBatches < 1:
+		return fmt.Errorf("rl config: Epochs = %d, MiniBatches = %d, want >= 1", c.Epochs, c.MiniBatches)
+	case c.MiniBatches > c.Prompts*c.N:
+		return fmt.Errorf("rl config: MiniBatches = %d > rows %d", c.MiniBatches, c.Prompts*c.N)
+	case c.ClipLow <= 0 || c.ClipLow >= 1 || c.ClipHigh <= 0:
+		return fmt.Errorf("rl config: ClipLow %g, ClipHigh %g out of range", c.ClipLow, c.ClipHigh)
+	case c.ClipC <= 1:
+		return fmt.Errorf("rl config: ClipC = %g, want > 1", c.ClipC)
+	case c.LR < 0 || c.CriticLR < 0 || c.KLCoef < 0:
+		return errors.New("rl config: negative learning rate or KL coefficient")
+	case c.Temperature <= 0:
+		return fmt.Errorf("rl config: Temperature = %g, want > 0 (evaluation is greedy)", c.Temperature)
+	}
+	return Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
+}

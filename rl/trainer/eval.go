@@ -1,0 +1,110 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"agentr1/model"
+	"agentr1/rl/rollout"
+)
+
+// EvalConfig sets the limits of greedy evaluation rollouts (normally the RL settings').
+type EvalConfig struct {
+	Batch         int // problems per batched rollout
+	MaxTurns      int
+	MaxTurnTokens int
+	MaxLen        int
+	MaxObsTokens  int
+	Workers       int // goroutines for environment steps (0: GOMAXPROCS)
+}
+
+// EvalConfigFrom takes the rollout limits of an RL configuration.
+func EvalConfigFrom(c RLConfig, batch int) EvalConfig {
+	return EvalConfig{Batch: batch, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen, MaxObsTokens: c.MaxObsTokens}
+}
+
+// Evaluate rolls out policy greedily once on every problem and reports EM, F1, format-valid
+// rate, mean turns, mean searches and the tool-error rate, overall and by dataset and question
+// type. It returns the samples too (in problem order). Greedy decoding makes it deterministic.
+func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp Specials, probs []Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Sample, error) {
+	if cfg.Batch < 1 {
+		cfg.Batch = 16
+	}
+	rc := rollout.Config{
+		N: 1, MaxTurns: cfg.MaxTurns, MaxTurnTokens: cfg.MaxTurnTokens, MaxLen: cfg.MaxLen,
+		MaxObsTokens: cfg.MaxObsTokens, StopTokens: []int{sp.ToolEnd, sp.ImEnd}, Workers: cfg.Workers,
+	}
+	dec := policy.NewDecoder(min(cfg.Batch, len(probs)), cfg.MaxLen)
+	var samples []*rollout.Sample
+	for lo := 0; lo < len(probs); lo += cfg.Batch {
+		hi := min(len(probs), lo+cfg.Batch)
+		tasks := make([]rollout.Task, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			tasks = append(tasks, rollout.Task{Prompt: probs[i].Prompt, NewEpisode: probs[i].NewEpisode, Group: i})
+		}
+		out, err := rollout.Run(ctx, dec, samplerGreedy(), enc, tasks, rc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluate %s: %w", name, err)
+		}
+		samples = append(samples, out...)
+	}
+	return Summarize(name, probs, samples), samples, nil
+}
+
+// Summarize computes the evaluation figures of samples (samples[i] answers probs[i]).
+func Summarize(name string, probs []Problem, samples []*rollout.Sample) *EvalMetrics {
+	all := &evalAcc{}
+	groups := map[string]*evalAcc{}
+	for i, s := range samples {
+		all.add(s)
+		for _, key := range []string{"dataset=" + probs[i].Dataset, "type=" + probs[i].Type} {
+			if groups[key] == nil {
+				groups[key] = &evalAcc{}
+			}
+			groups[key].add(s)
+		}
+	}
+	m := all.metrics(name)
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	m.Groups = map[string]*EvalMetrics{}
+	for _, k := range keys {
+		m.Groups[k] = groups[k].metrics(k)
+	}
+	return m
+}
+
+// evalAcc sums per-episode figures.
+type evalAcc struct {
+	n                                                        int
+	em, f1, format, turns, searches, toolErr, toolCalls, rew float64
+}
+
+func (a *evalAcc) add(s *rollout.Sample) {
+	st := s.Outcome.Stats
+	a.n++
+	a.em += st[StatEM]
+	a.f1 += st[StatF1]
+	a.format += st[StatFormat]
+	a.searches += st[StatSearches]
+	a.toolErr += st[StatToolErrors]
+	a.toolCalls += st[StatToolCalls]
+	a.turns += float64(s.Turns)
+	a.rew += sampleReward(s)
+}
+
+func (a *evalAcc) metrics(name string) *EvalMetrics {
+	n := float64(max(a.n, 1))
+	rate := 0.0
+	if a.toolCalls > 0 {
+		rate = a.toolErr / a.toolCalls
+	}
+	return &EvalMetrics{
+		Name: name, N: a.n, EM: Num(a.em / n), F1: Num(a.f1 / n), FormatRate: Num(a.format / n),
+		Turns: Num(a.turns / n), Searches: Num(a.searches / n), ToolErrors: Num(rate), Reward: Num(a.rew / n),
+	}
+}

@@ -1,0 +1,74 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+	"agentr1/rl/rollout"
+)
+
+// QAEpisode adapts one env/qa episode to the rollout's Episode: each turn's process rewards
+// (one per tool call) are summed onto the turn's closing token, and Finish scores the episode
+// with the paper's Eq. 6 and reports EM, F1, format, searches and tool errors as Stats.
+type QAEpisode struct {
+	Env *qa.Env
+}
+
+// Step runs the agent's turn through the QA environment.
+func (e *QAEpisode) Step(ctx context.Context, turn string) (rollout.Transition, error) {
+	if e.Env.Done() {
+		return rollout.Transition{}, fmt.Errorf("qa episode %s: step after the episode ended", e.Env.Question().ID)
+	}
+	st := e.Env.Step(ctx, turn)
+	r := 0.0
+	for _, p := range st.ProcessRewards {
+		r += p
+	}
+	return rollout.Transition{Observation: st.Observation, Done: st.Done, Reward: r}, nil
+}
+
+// Finish scores the episode. A cut episode is scored on the turns it took (its missing answer
+// fails the format, so it earns Eq. 6's penalty rather than nothing).
+func (e *QAEpisode) Finish(truncated bool) rollout.Outcome {
+	sc := e.Env.Score()
+	format := 0.0
+	if sc.Format == 1 {
+		format = 1
+	}
+	return rollout.Outcome{Reward: sc.Reward, Stats: map[string]float64{
+		StatEM: sc.EM, StatF1: sc.F1, StatFormat: format,
+		StatSearches: float64(sc.Searches), StatToolErrors: float64(sc.ToolErrors + sc.FormatErrors),
+		StatToolCalls: float64(sc.Searches + sc.FormatErrors),
+	}}
+}
+
+// QAProblems turns questions into Problems: each prompt is rendered by a fresh qa.Env (system
+// prompt with the tools' schemas, the question, the assistant header) and tokenised once; each
+// episode gets its own qa.Env sharing the tools.
+func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
+	out := make([]Problem, 0, len(qs))
+	for _, q := range qs {
+		e, err := qa.New(cfg, tools...)
+		if err != nil {
+			return nil, fmt.Errorf("qa problems: %w", err)
+		}
+		prompt := enc.Encode(e.Reset(q))
+		out = append(out, Problem{
+			Prompt:  prompt,
+			Dataset: q.Dataset,
+			Type:    q.Type,
+			NewEpisode: func() rollout.Episode {
+				ep, err := qa.New(cfg, tools...)
+				if err != nil {
+					// The same cfg and tools built an env above.
+					panic("trainer: qa.New failed after succeeding: " + err.Error())
+				}
+				ep.Reset(q)
+				return &QAEpisode{Env: ep}
+			},
+		})
+	}
+	return out, nil
+}

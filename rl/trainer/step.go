@@ -1,0 +1,226 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"agentr1/rl"
+	"agentr1/rl/rollout"
+)
+
+// stepData is everything a step computes before the update, as (B, L) response-side arrays of
+// the collated batch.
+type stepData struct {
+	col        *Collated
+	lossMask   rl.Matrix // action mask (or every response token with NoLossMask)
+	advMask    rl.Matrix // advantage mask (or every response token with NoAdvantageMask)
+	oldLogp    rl.Matrix // recomputed by the policy before the update (verl old_log_prob)
+	refLogp    rl.Matrix // frozen reference's log-probs (zero when the KL term is off)
+	values     rl.Matrix // critic values at rollout time (PPO)
+	rewards    rl.Matrix // token-level rewards (+ KL when in the reward)
+	advantages rl.Matrix
+	returns    rl.Matrix
+}
+
+// Step runs one RL step: rollout, old/reference log-probs, critic values, rewards, advantages,
+// and the PPO update (or, during the critic warm-up, the critic update only). It returns the
+// step's metrics; StepsDone advances on success.
+func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
+	c := &t.Config
+	s := t.StepsDone
+	m := StepMetrics{Step: s, Phase: "rl", Algorithm: string(c.Algorithm)}
+	start := time.Now()
+
+	// 1. Rollout: Prompts x N rows, one group per prompt.
+	probs := t.stepProblems(s)
+	samples, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
+	if err != nil {
+		return m, fmt.Errorf("step %d: rollout: %w", s, err)
+	}
+	var baselines []float64 // ReMax: the greedy rollout's reward per row
+	if c.Algorithm == ReMax {
+		greedy, err := t.rollout(ctx, probs, 1, greedySampler, t.stepRand(s, purposeGreedy).Uint64())
+		if err != nil {
+			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", s, err)
+		}
+		baselines = make([]float64, len(samples))
+		for i := range samples {
+			baselines[i] = sampleReward(greedy[i/c.N])
+		}
+	}
+	m.TimeRollout = Num(time.Since(start).Seconds())
+	rolloutStats(&m, samples)
+
+	col, err := Collate(samples, t.Specials.ToolEnd, t.Specials.Pad)
+	if err != nil {
+		return m, fmt.Errorf("step %d: %w", s, err)
+	}
+	d, err := t.prepare(col, baselines, &m)
+	if err != nil {
+		return m, fmt.Errorf("step %d: %w", s, err)
+	}
+
+	// 2. Update.
+	tUpd := time.Now()
+	policyUpdate := !(c.Algorithm.NeedsCritic() && s < c.CriticWarmup)
+	if !policyUpdate {
+		m.Phase = "critic-warmup"
+	}
+	if err := t.update(d, policyUpdate, &m); err != nil {
+		return m, fmt.Errorf("step %d: update: %w", s, err)
+	}
+	m.TimeUpdate = Num(time.Since(tUpd).Seconds())
+	m.TimeTotal = Num(time.Since(start).Seconds())
+	tokens := 0
+	for i := 0; i < col.Batch.B; i++ {
+		tokens += col.Batch.PromptLens[i] + col.Batch.ResponseLens[i]
+	}
+	m.TokensPerSec = Num(float64(tokens) / float64(m.TimeTotal))
+	t.StepsDone++
+	return m, nil
+}
+
+// greedySampler takes the argmax: ReMax's baseline and evaluation.
+var greedySampler = samplerGreedy()
+
+// rollout generates n samples of every problem.
+func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler rollout.Sampler, seed uint64) ([]*rollout.Sample, error) {
+	tasks := make([]rollout.Task, len(probs))
+	for i, p := range probs {
+		tasks[i] = rollout.Task{Prompt: p.Prompt, NewEpisode: p.NewEpisode, Group: i}
+	}
+	return rollout.Run(ctx, t.decoder(len(tasks)*n), sampler, t.Encoder, tasks, t.rolloutConfig(n, seed))
+}
+
+// sampleReward is a trajectory's total reward: outcome plus process rewards.
+func sampleReward(s *rollout.Sample) float64 {
+	r := s.Outcome.Reward
+	for _, seg := range s.Segments {
+		r += seg.Reward
+	}
+	return r
+}
+
+// prepare computes the masks, old and reference log-probs, critic values, token rewards and
+// advantages of a collated step.
+func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*stepData, error) {
+	c := &t.Config
+	b := col.Batch
+	d := &stepData{col: col}
+	respMask := rl.MatrixOf(b.B, b.L, b.ResponseMask)
+	d.lossMask = rl.MatrixOf(b.B, b.L, b.ActionMask)
+	if c.NoLossMask {
+		d.lossMask = respMask
+	}
+	d.advMask = rl.MatrixOf(b.B, b.L, b.AdvantageMask)
+	if c.NoAdvantageMask {
+		d.advMask = respMask
+	}
+	chunkRows := c.MicroBatch
+	if chunkRows <= 0 {
+		chunkRows = (b.B + c.MiniBatches - 1) / c.MiniBatches
+	}
+
+	// Old log-probs, recomputed by the policy (verl recomputes old_log_prob), and their
+	// drift from the log-probs the rollout sampled with.
+	tOld := time.Now()
+	d.oldLogp = rl.NewMatrix(b.B, b.L)
+	for _, rows := range chunks(b.B, chunkRows) {
+		v := newView(b, rows)
+		logp, _ := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T)
+		v.scatter(d.oldLogp.Data, v.responseLogp(logp))
+	}
+	diff := 0.0
+	for k, a := range b.ActionMask {
+		if a != 0 {
+			diff = math.Max(diff, math.Abs(d.oldLogp.Data[k]-b.OldLogProbs[k]))
+		}
+	}
+	m.LogpDiffMax = Num(diff)
+	m.TimeOld = Num(time.Since(tOld).Seconds())
+
+	// Reference log-probs.
+	tRef := time.Now()
+	d.refLogp = rl.NewMatrix(b.B, b.L)
+	if t.Ref != nil {
+		for _, rows := range chunks(b.B, chunkRows) {
+			v := newView(b, rows)
+			logp, _ := t.Ref.Forward(t.wsRef, v.tokens, v.attn, v.B, v.T)
+			v.scatter(d.refLogp.Data, v.responseLogp(logp))
+		}
+		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.klEstimator())
+		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
+	}
+	m.TimeRef = Num(time.Since(tRef).Seconds())
+
+	// Critic values at rollout time.
+	tCrit := time.Now()
+	d.values = rl.NewMatrix(b.B, b.L)
+	if t.Critic != nil {
+		for _, rows := range chunks(b.B, chunkRows) {
+			v := newView(b, rows)
+			vals := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T)
+			v.scatter(d.values.Data, v.responseValues(vals))
+		}
+	}
+	m.TimeCritic = Num(time.Since(tCrit).Seconds())
+
+	// Token rewards, with the k1 KL penalty folded in when chosen (verl apply_kl_penalty:
+	// the penalty is masked by the response mask before it is subtracted).
+	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
+	if c.KLMode() == "reward" {
+		for k := range d.rewards.Data {
+			if d.lossMask.Data[k] != 0 {
+				d.rewards.Data[k] -= c.KLCoef * (d.oldLogp.Data[k] - d.refLogp.Data[k])
+			}
+		}
+	}
+	adv, ret, err := t.advantages(d, col.Groups, baselines)
+	if err != nil {
+		return nil, err
+	}
+	d.advantages, d.returns = adv, ret
+	return d, nil
+}
+
+// klEstimator is the configured KL estimator (validated by RLConfig.Validate).
+func (t *Trainer) klEstimator() rl.KLEstimator {
+	e, err := rl.ParseKLEstimator(t.Config.KLEstimator)
+	if err != nil {
+		panic("trainer: KLEstimator not validated: " + err.Error())
+	}
+	return e
+}
+
+// advantages dispatches to the configured estimator over the advantage mask. It returns the
+// advantages and the returns (the critic's targets for PPO; equal to the advantages for the
+// outcome estimators, as verl).
+func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (adv, ret rl.Matrix, err error) {
+	c := &t.Config
+	r, mask := d.rewards, d.advMask
+	switch c.Algorithm {
+	case PPO:
+		return rl.GAE(r, d.values, mask, c.Gamma, c.Lambda)
+	case GRPO, DrGRPO:
+		a := rl.GRPOAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
+		return a, a, nil
+	case ReinforcePP:
+		mode := rl.ReturnsOverAgentTokens
+		if c.ResetAtMask {
+			mode = rl.ReturnsResetAtMask
+		}
+		return rl.ReinforcePlusPlus(r, mask, c.Gamma, mode)
+	case ReinforcePPBase:
+		a, err := rl.ReinforcePPBaselineAdvantage(r, mask, groups)
+		return a, a, err
+	case RLOO:
+		a := rl.RLOOAdvantage(r, mask, groups)
+		return a, a, nil
+	case ReMax:
+		a, ret := rl.ReMaxAdvantage(r, mask, baselines)
+		return a, ret, nil
+	}
+	return rl.Matrix{}, rl.Matrix{}, fmt.Errorf("advantages: unknown algorithm %q", c.Algorithm)
+}

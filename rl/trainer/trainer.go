@@ -1,0 +1,129 @@
+package trainer
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"agentr1/model"
+	"agentr1/rl/rollout"
+	"agentr1/tensor"
+)
+
+// Problem is one question the agent can be trained or evaluated on: its prompt token ids and a
+// constructor of fresh episodes (the environment that scores the answer).
+type Problem struct {
+	Prompt     []int                  // rendered ChatML prompt ending with the assistant header
+	NewEpisode func() rollout.Episode // a fresh episode of this question
+	Dataset    string                 // for evaluation breakdowns ("world", "hotpotqa", ...)
+	Type       string                 // question type ("bridge", "comparison", ...)
+}
+
+// Specials are the token ids the trainer must know.
+type Specials struct {
+	Pad     int // padding id of collated batches
+	ToolEnd int // `</tool_call>`: stops a turn and closes a tool call
+	ImEnd   int // `<|im_end|>`: stops a turn (end of the assistant's message)
+}
+
+// Trainer runs RL steps of one policy. Every random choice derives from (Seed, step), so a
+// run resumed from a checkpoint at step s continues exactly as the uninterrupted run.
+type Trainer struct {
+	Config   RLConfig
+	Seed     uint64
+	Workers  int // goroutines for environment steps (0: GOMAXPROCS)
+	Policy   *model.Model
+	Ref      *model.Model  // frozen initial policy; nil when the KL term is off
+	Critic   *model.Critic // PPO only
+	Opt      tensor.AdamW  // policy optimiser
+	CritOpt  tensor.AdamW  // critic optimiser
+	Encoder  rollout.Encoder
+	Specials Specials
+	Train    []Problem
+
+	StepsDone int // RL steps completed (the next step's index)
+
+	ws, wsRef, wsCritic *model.Workspace
+	dec                 *model.Decoder
+	decRows             int
+}
+
+// New returns a trainer for policy on the train problems. The reference model is a frozen
+// clone of policy (when the KL term is on) and the critic, for PPO, is initialised from the
+// policy's trunk as verl does.
+func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp Specials, train []Problem) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(train) == 0 {
+		return nil, fmt.Errorf("trainer: no training problems")
+	}
+	t := &Trainer{
+		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train,
+		ws: model.NewWorkspace(), wsRef: model.NewWorkspace(), wsCritic: model.NewWorkspace(),
+	}
+	if cfg.KLMode() != "none" {
+		t.Ref = policy.Clone()
+	}
+	if cfg.Algorithm.NeedsCritic() {
+		t.Critic = model.NewCritic(policy, seed^0x5eed)
+	}
+	t.Opt = newAdamW(cfg, cfg.LR)
+	t.CritOpt = newAdamW(cfg, cfg.CriticLR)
+	return t, nil
+}
+
+func newAdamW(cfg RLConfig, lr float64) tensor.AdamW {
+	return tensor.AdamW{LR: lr, Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: 1e-8, WeightDecay: cfg.WeightDecay}
+}
+
+// decoder returns a decoder of the policy with at least rows rows of capacity MaxLen.
+func (t *Trainer) decoder(rows int) *model.Decoder {
+	if t.dec == nil || t.decRows < rows {
+		t.dec = t.Policy.NewDecoder(rows, t.Config.MaxLen)
+		t.decRows = rows
+	}
+	return t.dec
+}
+
+// stepRand returns the random stream of one purpose of step s: streams never overlap across
+// steps or purposes.
+func (t *Trainer) stepRand(s int, purpose uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(t.Seed, uint64(s)<<8|purpose))
+}
+
+// Random-stream purposes of a step.
+const (
+	purposePrompts uint64 = iota + 1
+	purposeRollout
+	purposeGreedy
+	purposeShuffle
+)
+
+// stepProblems returns the Prompts problems of step s: consecutive slices of a per-epoch
+// permutation of the training set, so every problem is seen once per epoch.
+func (t *Trainer) stepProblems(s int) []Problem {
+	n := len(t.Train)
+	out := make([]Problem, 0, t.Config.Prompts)
+	for k := 0; k < t.Config.Prompts; k++ {
+		global := s*t.Config.Prompts + k
+		epoch, pos := global/n, global%n
+		perm := rand.New(rand.NewPCG(t.Seed, uint64(epoch)<<8|purposePrompts)).Perm(n)
+		out = append(out, t.Train[perm[pos]])
+	}
+	return out
+}
+
+// sampler is the training rollout's sampler.
+func (t *Trainer) sampler() model.Sampler {
+	return model.Sampler{Temperature: t.Config.Temperature, TopP: t.Config.TopP, TopK: t.Config.TopK}
+}
+
+// rolloutConfig is the rollout's configuration for n samples per prompt.
+func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
+	c := t.Config
+	return rollout.Config{
+		N: n, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen,
+		MaxObsTokens: c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
+		Workers: t.Workers, Seed: seed,
+	}
+}

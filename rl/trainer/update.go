@@ -1,0 +1,171 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+
+	"agentr1/model"
+	"agentr1/rl"
+	"agentr1/tensor"
+)
+
+// updateStats accumulates the per-mini-batch metrics of an update.
+type updateStats struct {
+	n, nCritic                                     int
+	loss, pg, ent, approxKL, ppoKL, clip, gradNorm float64
+	valueLoss, critGrad                            float64
+}
+
+// update runs Epochs passes over the step's rows in MiniBatches shuffled mini-batches. Each
+// mini-batch takes one policy optimiser step (unless policy is false: the critic warm-up) and,
+// for PPO, one critic step.
+func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
+	c := &t.Config
+	b := d.col.Batch
+	sched := Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}
+	critSched := sched
+	critSched.Peak = c.CriticLR
+	t.Opt.LR = sched.LR(t.StepsDone)
+	t.CritOpt.LR = critSched.LR(t.StepsDone)
+	m.LR = Num(t.Opt.LR)
+	if t.Critic != nil {
+		m.CriticLR = Num(t.CritOpt.LR)
+	}
+	var st updateStats
+	rng := t.stepRand(t.StepsDone, purposeShuffle)
+	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
+	for epoch := 0; epoch < c.Epochs; epoch++ {
+		perm := rng.Perm(b.B)
+		for lo := 0; lo < b.B; lo += size {
+			rows := perm[lo:min(b.B, lo+size)]
+			v := newView(b, rows)
+			if policy {
+				if err := t.policyMiniBatch(d, v, &st); err != nil {
+					return err
+				}
+			}
+			if t.Critic != nil {
+				if err := t.criticMiniBatch(d, v, &st); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if st.n > 0 {
+		n := float64(st.n)
+		m.Loss, m.PGLoss, m.Entropy = Num(st.loss/n), Num(st.pg/n), Num(st.ent/n)
+		m.ApproxKL, m.PPOKL, m.ClipFrac, m.GradNorm = Num(st.approxKL/n), Num(st.ppoKL/n), Num(st.clip/n), Num(st.gradNorm/n)
+	}
+	if st.nCritic > 0 {
+		n := float64(st.nCritic)
+		m.ValueLoss, m.CriticGrad = Num(st.valueLoss/n), Num(st.critGrad/n)
+		m.ExplainedVar = Num(rl.ExplainedVariance(d.values, d.returns, d.lossMask))
+	}
+	return nil
+}
+
+// policyMiniBatch takes one policy optimiser step on the rows of v:
+//
+//	L = PPOClipLoss(logp, old, A) − EntropyCoef·Agg(H) + KLCoef·KLLoss(logp, ref)   (KL loss when chosen)
+//
+// then dL/dlogp and dL/dH go through the model's backward pass, the gradient is clipped to
+// GradClip and AdamW steps.
+func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
+	c := &t.Config
+	logpT, entT := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
+	logp := v.responseLogp(logpT)                                     // (B, L)
+	ent := v.responseLogp(entT)                                       // (B, L)
+	mask := v.gather(d.lossMask.Data)
+	old := v.gather(d.oldLogp.Data)
+	adv := v.gather(d.advantages.Data)
+	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, rl.AggOptions{})
+	if err != nil {
+		return err
+	}
+	loss := pl.Loss
+	dlogp := pl.GradLogProb // (B, L)
+	var dent []float32
+	entLoss, entGrad, err := rl.AggLoss(ent, mask, c.AggMode, rl.AggOptions{})
+	if err != nil {
+		return err
+	}
+	if c.EntropyCoef != 0 {
+		loss -= c.EntropyCoef * entLoss
+		for k := range entGrad.Data {
+			entGrad.Data[k] *= -c.EntropyCoef
+		}
+		dent = v.logpGrad(entGrad)
+	}
+	if c.KLMode() == "loss" {
+		ref := v.gather(d.refLogp.Data)
+		kl, klGrad, err := rl.KLLoss(logp, ref, mask, t.klEstimator(), c.AggMode, rl.AggOptions{})
+		if err != nil {
+			return err
+		}
+		loss += c.KLCoef * kl
+		for k := range dlogp.Data {
+			dlogp.Data[k] += c.KLCoef * klGrad.Data[k]
+		}
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("policy loss is %v (pg %v, entropy %v)", loss, pl.Loss, entLoss)
+	}
+	t.Policy.ZeroGrad()
+	t.Policy.Backward(t.ws, v.logpGrad(dlogp), dent)
+	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
+	t.Opt.Update(t.Policy.ParamData(), t.Policy.ParamGrads())
+
+	// approx_kl (CleanRL): mean of (ρ − 1) − log ρ, the k3 estimate of KL(old ‖ new).
+	akl, n := 0.0, 0.0
+	for k, w := range mask.Data {
+		if w != 0 {
+			lr := logp.Data[k] - old.Data[k]
+			akl += math.Expm1(lr) - lr
+			n++
+		}
+	}
+	st.n++
+	st.loss += loss
+	st.pg += pl.Loss
+	st.ent += rl.MaskedMean(ent, mask)
+	st.approxKL += akl / math.Max(n, 1)
+	st.ppoKL += pl.PPOKL
+	st.clip += pl.ClipFrac
+	st.gradNorm += gn
+	return nil
+}
+
+// criticMiniBatch takes one critic optimiser step on the rows of v with verl's clipped value
+// loss against the step's returns, over the loss mask.
+func (t *Trainer) criticMiniBatch(d *stepData, v *view, st *updateStats) error {
+	c := &t.Config
+	valsT := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T) // (B, T)
+	vpreds := v.responseValues(valsT)                                 // (B, L)
+	mask := v.gather(d.lossMask.Data)
+	vl, err := rl.ClippedValueLoss(vpreds, v.gather(d.returns.Data), v.gather(d.values.Data), mask, c.ValueClip, c.AggMode, rl.AggOptions{})
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(vl.Loss) || math.IsInf(vl.Loss, 0) {
+		return fmt.Errorf("value loss is %v", vl.Loss)
+	}
+	t.Critic.ZeroGrad()
+	t.Critic.Backward(t.wsCritic, v.valueGrad(vl.GradVPreds))
+	data, grads := paramSlices(t.Critic.Params)
+	gn := tensor.ClipGradNorm(grads, c.GradClip)
+	t.CritOpt.Update(data, grads)
+	st.nCritic++
+	st.valueLoss += vl.Loss
+	st.critGrad += gn
+	return nil
+}
+
+// paramSlices returns the value and gradient slices of params, in order (for tensor.AdamW).
+func paramSlices(params []*model.Param) (data, grads [][]float32) {
+	data = make([][]float32, len(params))
+	grads = make([][]float32, len(params))
+	for i, p := range params {
+		data[i], grads[i] = p.Data, p.Grad
+	}
+	return data, grads
+}
