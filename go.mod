@@ -1,8 +1,9 @@
 module agentr1
 
-go 1.26
+go 1.26.0
 
 require (
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.2
 	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )

@@ -9,5 +9,13 @@
 // functions accumulate into gradient buffers with += unless their comment says otherwise.
 // Shapes are given in comments as (n, d) and so on. Kernels panic with a message naming the
 // function and the mismatch when slice lengths do not match the dimensions: that is a
-// programming error, not bad input.
+// programming error, not bad input. Gradient slices may be nil when not wanted.
+//
+// Where things are: tensor.go (the Tensor type), matmul.go and linear.go (over Gemm),
+// elementwise.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),
+// rope.go, attention.go, embedding.go, loss.go (log-probs, entropy, masked cross entropy,
+// masked mean), optim.go (AdamW, ClipGradNorm), exp.go (the exponential of the softmax loops),
+// golden*.go (the PyTorch reference cases of testdata/golden/torch_ops.json). Large kernels
+// split rows, columns or heads across Workers() goroutines with Parallel, always so that each
+// goroutine owns the gradient elements it writes.
 package tensor

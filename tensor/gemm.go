@@ -9,14 +9,25 @@ import "fmt"
 //	op(B): (k, n), stored as B (k, n) with row stride ldb, or B (n, k) when transB
 //	C:     (m, n) with row stride ldc
 //
-// With beta == 0, C is overwritten and its previous contents (even NaN) are ignored.
-// It panics if a slice is too short for its dimensions and stride.
+// With beta == 0, C is overwritten and its previous contents (even NaN) are ignored. Elements of
+// C outside its (m, n) region (the slack between n and ldc) are never touched.
+//
+// The work runs on the kernel set KernelName reports, split across up to Workers() goroutines
+// when it is large: packed and cache-blocked around the register-tile micro-kernel, or, for a C
+// of fewer rows than a tile, as dot products or axpys straight from op(B). Results agree with the plain triple loop up to float32
+// rounding: the order of the k-sum depends on the kernel.
+// It panics if a dimension is negative, a stride is smaller than its row, or a slice is too short
+// for its dimensions and stride.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
 	}
-	gemmGeneric(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if m < active.mr {
+		gemmSmallRows(active, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	gemmBlocked(active, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func checkGemm(transA, transB bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {

@@ -1,0 +1,114 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// attentionRef is a direct float64 transcription of causal masked GQA attention in the model
+// layout, used to check AttentionForward on shapes larger than the golden cases.
+func attentionRef(q, k, v, keyMask []float32, B, T, Hq, Hkv, D int) (out, probs []float64) {
+	out, probs = make([]float64, B*T*Hq*D), make([]float64, B*Hq*T*T)
+	scale := 1 / math.Sqrt(float64(D))
+	for b := 0; b < B; b++ {
+		for h := 0; h < Hq; h++ {
+			kh := h / (Hq / Hkv)
+			for i := 0; i < T; i++ {
+				if keyMask[b*T+i] == 0 {
+					continue
+				}
+				p := probs[((b*Hq+h)*T+i)*T:][:T]
+				m := math.Inf(-1)
+				for j := 0; j <= i; j++ {
+					if keyMask[b*T+j] == 0 {
+						continue
+					}
+					var s float64
+					for e := 0; e < D; e++ {
+						s += float64(q[((b*T+i)*Hq+h)*D+e]) * float64(k[((b*T+j)*Hkv+kh)*D+e])
+					}
+					p[j] = s * scale
+					m = math.Max(m, p[j])
+				}
+				var sum float64
+				for j := 0; j <= i; j++ {
+					if keyMask[b*T+j] != 0 {
+						p[j] = math.Exp(p[j] - m)
+						sum += p[j]
+					}
+				}
+				for j := 0; j <= i; j++ {
+					p[j] /= sum
+					for e := 0; e < D; e++ {
+						out[((b*T+i)*Hq+h)*D+e] += p[j] * float64(v[((b*T+j)*Hkv+kh)*D+e])
+					}
+				}
+			}
+		}
+	}
+	return out, probs
+}
+
+func TestAttentionForward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []struct {
+		name             string
+		B, T, Hq, Hkv, D int
+		pad              []int // number of left-padding tokens per sequence
+	}{
+		{"leftpad-gqa", 3, 9, 6, 2, 8, []int{0, 3, 8}},
+		{"mha-nopad", 2, 7, 2, 2, 5, []int{0, 0}},
+		{"single-token", 1, 1, 2, 1, 4, []int{0}},
+		{"all-padding", 1, 3, 2, 2, 2, []int{3}},
+		{"several-blocks", 2, 2*attnBlock + 5, 2, 1, 4, []int{0, 70}},
+		{"model-head-size", 1, 70, 4, 2, 64, []int{3}},
+	}
+	for _, c := range cases {
+		B, T, Hq, Hkv, D := c.B, c.T, c.Hq, c.Hkv, c.D
+		q, k, v := randSlice(rng, B*T*Hq*D), randSlice(rng, B*T*Hkv*D), randSlice(rng, B*T*Hkv*D)
+		mask := make([]float32, B*T)
+		for b := range B {
+			for t := c.pad[b]; t < T; t++ {
+				mask[b*T+t] = 1
+			}
+		}
+		out, probs := make([]float32, len(q)), make([]float32, B*Hq*T*T)
+		for i := range out {
+			out[i] = float32(math.NaN()) // must be overwritten
+		}
+		AttentionForward(out, probs, q, k, v, mask, B, T, Hq, Hkv, D)
+		wantOut, wantProbs := attentionRef(q, k, v, mask, B, T, Hq, Hkv, D)
+		for i, w := range wantOut {
+			if d := math.Abs(float64(out[i]) - w); !(d <= 1e-5+1e-5*math.Abs(w)) {
+				t.Fatalf("%s: out[%d] = %v, want %v", c.name, i, out[i], w)
+			}
+		}
+		for i, w := range wantProbs {
+			if w == 0 && probs[i] != 0 {
+				t.Fatalf("%s: probs[%d] = %v for a masked, future or padded position, want exactly 0", c.name, i, probs[i])
+			}
+			if d := math.Abs(float64(probs[i]) - w); d > 1e-6 {
+				t.Fatalf("%s: probs[%d] = %v, want %v", c.name, i, probs[i], w)
+			}
+		}
+	}
+}
+
+// TestAttentionLargeScores checks the max shift: scores near float32's range must not overflow.
+func TestAttentionLargeScores(t *testing.T) {
+	const T, D = 3, 2
+	q := []float32{1e4, 1e4, 1e4, 1e4, -1e4, -1e4} // (1, T, 1, D)
+	k := []float32{1e4, 1e4, -1e4, -1e4, 1e4, 1e4} // (1, T, 1, D)
+	v := []float32{1, 2, 3, 4, 5, 6}               // (1, T, 1, D)
+	out, probs := make([]float32, T*D), make([]float32, T*T)
+	AttentionForward(out, probs, q, k, v, []float32{1, 1, 1}, 1, T, 1, 1, D)
+	for i, x := range out {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			t.Fatalf("large scores: out[%d] = %v", i, x)
+		}
+	}
+	if out[2] != 1 || out[3] != 2 { // query 1 attends only to key 0 (score 2e8 vs -2e8)
+		t.Errorf("large scores: out row 1 = %v, want [1 2]", out[2:4])
+	}
+}

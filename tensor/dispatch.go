@@ -1,0 +1,87 @@
+package tensor
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// kernelEnv is the environment variable that forces a kernel set: generic, avx2 or avx512.
+const kernelEnv = "AGENTR1_KERNELS"
+
+// kernels is one implementation of the SIMD-accelerated primitives: the sgemm micro-kernel with
+// its tile and cache-block sizes, and the vector primitives behind Dot, Axpy and Scal.
+//
+// The micro-kernel contract (all implementations, Go and assembly alike):
+//
+//	gemmKernel(k, a, b, c, ldc): C(mr, nr) += Apanel(mr, k) * Bpanel(k, nr)
+//	a: (k, mr) packed A micro-panel, a[p*mr+i] = A(i, p)
+//	b: (k, nr) packed B micro-panel, b[p*nr+j] = B(p, j)
+//	c: the tile's first element, row i at c[i*ldc:], mr full rows of nr columns
+//
+// The tile is always full: the driver pads panels with zeros and routes edge tiles through a
+// scratch tile, so no kernel ever needs a masked or partial path.
+type kernels struct {
+	name string // "generic", "avx2" or "avx512": what KernelName reports
+
+	mr, nr int // register tile: rows of C (A panel height) and columns of C (B panel width)
+	kc     int // depth of one packed block: a (kc, nr) B micro-panel should sit in L1
+	mc     int // rows of a packed A block (mc, kc), sized for L2; a multiple of mr
+	nc     int // columns of a packed B block (kc, nc), sized for L3; a multiple of nr
+
+	gemmKernel func(k int, a, b, c []float32, ldc int)
+
+	dot  func(x, y []float32) float32
+	axpy func(alpha float32, x, y []float32)
+	scal func(alpha float32, x []float32)
+}
+
+// genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.
+var genericKernels = &kernels{
+	name: "generic",
+	mr:   4, nr: 4,
+	kc: 256, mc: 128, nc: 2048,
+	gemmKernel: gemmKernel4x4Generic,
+	dot:        dotGeneric,
+	axpy:       axpyGeneric,
+	scal:       scalGeneric,
+}
+
+// supportedKernels lists every implementation this machine can run, slowest first: generic,
+// then what archKernels finds (avx2, avx512). Tests and benchmarks iterate over it.
+var supportedKernels = append([]*kernels{genericKernels}, archKernels()...)
+
+// active is the implementation Gemm, Dot, Axpy and Scal use, chosen once at start-up.
+var active = selectKernels(os.Getenv(kernelEnv), os.Stderr)
+
+// KernelName reports the kernel set in use: "generic", "avx2" or "avx512". By default it is the
+// fastest the CPU supports (detected with github.com/klauspost/cpuid/v2); the environment variable
+// AGENTR1_KERNELS=generic|avx2|avx512 forces one. Builds with -tags purego, and non-amd64
+// builds, always use "generic".
+func KernelName() string { return active.name }
+
+// selectKernels returns the implementation named by want, or the fastest supported one when want
+// is empty. A name this machine cannot run (a typo, or avx512 on a CPU without AVX-512F) is not
+// fatal: it writes one line to warn (stderr, at start-up) saying so and falls back to the fastest
+// supported set, so a forced setting copied between machines still runs, and KernelName tells
+// what was used.
+func selectKernels(want string, warn io.Writer) *kernels {
+	best := supportedKernels[len(supportedKernels)-1]
+	want = strings.TrimSpace(strings.ToLower(want))
+	if want == "" {
+		return best
+	}
+	for _, k := range supportedKernels {
+		if k.name == want {
+			return k
+		}
+	}
+	names := make([]string, len(supportedKernels))
+	for i, k := range supportedKernels {
+		names[i] = k.name
+	}
+	fmt.Fprintf(warn, "tensor: %s=%q is not supported here (this build and CPU support %s); using %s\n",
+		kernelEnv, want, strings.Join(names, ", "), best.name)
+	return best
+}

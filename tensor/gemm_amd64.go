@@ -1,0 +1,51 @@
+//go:build amd64 && !purego
+
+package tensor
+
+// gemmKernel6x16AVX2 is the AVX2+FMA sgemm micro-kernel: C(6, 16) += Apanel(6, k) * Bpanel(k, 16)
+// with the packed layouts of the kernels contract, the tile held in 12 YMM accumulators. It is
+// equivalent to
+//
+//	var acc [6][16]float32
+//	for p := 0; p < k; p++ {
+//		for i := 0; i < 6; i++ {
+//			for j := 0; j < 16; j++ {
+//				acc[i][j] += a[p*6+i] * b[p*16+j] // one fused multiply-add
+//			}
+//		}
+//	}
+//	for i := 0; i < 6; i++ {
+//		for j := 0; j < 16; j++ {
+//			c[i*ldc+j] += acc[i][j]
+//		}
+//	}
+//
+// The caller guarantees len(a) >= 6*k, len(b) >= 16*k and that c holds 6 rows of 16 at stride
+// ldc: the assembly does not check.
+//
+//go:noescape
+func gemmKernel6x16AVX2(k int, a, b, c []float32, ldc int)
+
+// gemmKernel12x32AVX512 is the AVX-512F sgemm micro-kernel: C(12, 32) += Apanel(12, k) *
+// Bpanel(k, 32) with the packed layouts of the kernels contract, the tile held in 24 ZMM
+// accumulators. It is equivalent to
+//
+//	var acc [12][32]float32
+//	for p := 0; p < k; p++ {
+//		for i := 0; i < 12; i++ {
+//			for j := 0; j < 32; j++ {
+//				acc[i][j] += a[p*12+i] * b[p*32+j] // one fused multiply-add
+//			}
+//		}
+//	}
+//	for i := 0; i < 12; i++ {
+//		for j := 0; j < 32; j++ {
+//			c[i*ldc+j] += acc[i][j]
+//		}
+//	}
+//
+// The caller guarantees len(a) >= 12*k, len(b) >= 32*k and that c holds 12 rows of 32 at stride
+// ldc: the assembly does not check.
+//
+//go:noescape
+func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)

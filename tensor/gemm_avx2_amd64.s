@@ -1,0 +1,115 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2_STEP does one rank-1 update of the 6x16 tile: row i of C, held in Y(2i) (columns 0-7)
+// and Y(2i+1) (columns 8-15), gains a[i] * b[0:16]. The packed A step is 6 floats (24 bytes)
+// at aoff(SI), the packed B step 16 floats (64 bytes) at boff(DI).
+#define AVX2_STEP(aoff, boff) \
+	VMOVUPS      boff(DI), Y12;    \
+	VMOVUPS      boff+32(DI), Y13; \
+	VBROADCASTSS aoff(SI), Y14;    \
+	VFMADD231PS  Y12, Y14, Y0;     \
+	VFMADD231PS  Y13, Y14, Y1;     \
+	VBROADCASTSS aoff+4(SI), Y15;  \
+	VFMADD231PS  Y12, Y15, Y2;     \
+	VFMADD231PS  Y13, Y15, Y3;     \
+	VBROADCASTSS aoff+8(SI), Y14;  \
+	VFMADD231PS  Y12, Y14, Y4;     \
+	VFMADD231PS  Y13, Y14, Y5;     \
+	VBROADCASTSS aoff+12(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y6;     \
+	VFMADD231PS  Y13, Y15, Y7;     \
+	VBROADCASTSS aoff+16(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y8;     \
+	VFMADD231PS  Y13, Y14, Y9;     \
+	VBROADCASTSS aoff+20(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y10;    \
+	VFMADD231PS  Y13, Y15, Y11
+
+// AVX2_ROW adds the accumulators lo, hi to the 16 floats of C at DX and moves DX to the next row.
+#define AVX2_ROW(lo, hi) \
+	VADDPS  (DX), lo, lo;   \
+	VMOVUPS lo, (DX);       \
+	VADDPS  32(DX), hi, hi; \
+	VMOVUPS hi, 32(DX);     \
+	ADDQ    R8, DX
+
+// func gemmKernel6x16AVX2(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8            // row stride of C in bytes
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	// Prefetch the C tile: it is read once, after the k loop.
+	MOVQ       DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+
+	MOVQ  CX, BX
+	SHRQ  $2, BX           // k/4 unrolled iterations
+	ANDQ  $3, CX           // k%4 single steps
+	TESTQ BX, BX
+	JZ    tail
+
+loop4:
+	AVX2_STEP(0, 0)
+	AVX2_STEP(24, 64)
+	AVX2_STEP(48, 128)
+	AVX2_STEP(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	TESTQ CX, CX
+	JZ    store
+
+loop1:
+	AVX2_STEP(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	AVX2_ROW(Y0, Y1)
+	AVX2_ROW(Y2, Y3)
+	AVX2_ROW(Y4, Y5)
+	AVX2_ROW(Y6, Y7)
+	AVX2_ROW(Y8, Y9)
+	AVX2_ROW(Y10, Y11)
+	VZEROUPPER
+	RET

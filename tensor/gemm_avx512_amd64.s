@@ -1,0 +1,169 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX512_STEP does one rank-1 update of the 12x32 tile: row i of C, held in Z(2i) (columns 0-15)
+// and Z(2i+1) (columns 16-31), gains a[i] * b[0:32]. The packed A step is 12 floats (48 bytes)
+// at aoff(SI), the packed B step 32 floats (128 bytes) at boff(DI).
+#define AVX512_STEP(aoff, boff) \
+	VMOVUPS      boff(DI), Z24;    \
+	VMOVUPS      boff+64(DI), Z25; \
+	VBROADCASTSS aoff(SI), Z26;    \
+	VFMADD231PS  Z24, Z26, Z0;     \
+	VFMADD231PS  Z25, Z26, Z1;     \
+	VBROADCASTSS aoff+4(SI), Z27;  \
+	VFMADD231PS  Z24, Z27, Z2;     \
+	VFMADD231PS  Z25, Z27, Z3;     \
+	VBROADCASTSS aoff+8(SI), Z26;  \
+	VFMADD231PS  Z24, Z26, Z4;     \
+	VFMADD231PS  Z25, Z26, Z5;     \
+	VBROADCASTSS aoff+12(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z6;     \
+	VFMADD231PS  Z25, Z27, Z7;     \
+	VBROADCASTSS aoff+16(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z8;     \
+	VFMADD231PS  Z25, Z26, Z9;     \
+	VBROADCASTSS aoff+20(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z10;    \
+	VFMADD231PS  Z25, Z27, Z11;    \
+	VBROADCASTSS aoff+24(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z12;    \
+	VFMADD231PS  Z25, Z26, Z13;    \
+	VBROADCASTSS aoff+28(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z14;    \
+	VFMADD231PS  Z25, Z27, Z15;    \
+	VBROADCASTSS aoff+32(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z16;    \
+	VFMADD231PS  Z25, Z26, Z17;    \
+	VBROADCASTSS aoff+36(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z18;    \
+	VFMADD231PS  Z25, Z27, Z19;    \
+	VBROADCASTSS aoff+40(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z20;    \
+	VFMADD231PS  Z25, Z26, Z21;    \
+	VBROADCASTSS aoff+44(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z22;    \
+	VFMADD231PS  Z25, Z27, Z23
+
+// AVX512_ROW adds the accumulators lo, hi to the 32 floats of C at DX and moves DX to the next row.
+#define AVX512_ROW(lo, hi) \
+	VADDPS  (DX), lo, lo;   \
+	VMOVUPS lo, (DX);       \
+	VADDPS  64(DX), hi, hi; \
+	VMOVUPS hi, 64(DX);     \
+	ADDQ    R8, DX
+
+// func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel12x32AVX512(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8            // row stride of C in bytes
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+	// Prefetch the C tile: it is read once, after the k loop.
+	MOVQ       DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 127(R9)
+
+	MOVQ  CX, BX
+	SHRQ  $2, BX           // k/4 unrolled iterations
+	ANDQ  $3, CX           // k%4 single steps
+	TESTQ BX, BX
+	JZ    tail
+
+loop4:
+	AVX512_STEP(0, 0)
+	AVX512_STEP(48, 128)
+	AVX512_STEP(96, 256)
+	AVX512_STEP(144, 384)
+	ADDQ $192, SI
+	ADDQ $512, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	TESTQ CX, CX
+	JZ    store
+
+loop1:
+	AVX512_STEP(0, 0)
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	AVX512_ROW(Z0, Z1)
+	AVX512_ROW(Z2, Z3)
+	AVX512_ROW(Z4, Z5)
+	AVX512_ROW(Z6, Z7)
+	AVX512_ROW(Z8, Z9)
+	AVX512_ROW(Z10, Z11)
+	AVX512_ROW(Z12, Z13)
+	AVX512_ROW(Z14, Z15)
+	AVX512_ROW(Z16, Z17)
+	AVX512_ROW(Z18, Z19)
+	AVX512_ROW(Z20, Z21)
+	AVX512_ROW(Z22, Z23)
+	VZEROUPPER
+	RET

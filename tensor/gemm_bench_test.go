@@ -1,0 +1,97 @@
+package tensor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchShapes are the square sizes of the sgemm literature and the model's skinny products:
+// (64, 256) x (256, 768) is a projection over a short batch, (16, 512) x (512, 32000) the
+// language-model head over a vocabulary.
+var benchShapes = []struct{ m, k, n int }{
+	{128, 128, 128},
+	{256, 256, 256},
+	{512, 512, 512},
+	{1024, 1024, 1024},
+	{64, 256, 768},
+	{16, 512, 32000},
+}
+
+// BenchmarkMatMul times C = A*B (no transposes, beta = 0) for every kernel set this machine
+// supports on 1 and 2 workers, reporting GFLOP/s = 2*m*n*k per multiplication.
+//
+//	go test -run '^$' -bench MatMul -count 3 ./tensor/
+func BenchmarkMatMul(b *testing.B) {
+	defer SetWorkers(SetWorkers(1))
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, ks := range supportedKernels {
+		for _, threads := range []int{1, 2} {
+			for _, s := range benchShapes {
+				name := fmt.Sprintf("impl=%s/threads=%d/size=%dx%dx%d", ks.name, threads, s.m, s.k, s.n)
+				b.Run(name, func(b *testing.B) {
+					SetWorkers(threads)
+					a := make([]float32, s.m*s.k)  // (m, k)
+					bm := make([]float32, s.k*s.n) // (k, n)
+					c := make([]float32, s.m*s.n)  // (m, n)
+					for i := range a {
+						a[i] = 2*r.Float32() - 1
+					}
+					for i := range bm {
+						bm[i] = 2*r.Float32() - 1
+					}
+					for b.Loop() {
+						gemmBlocked(ks, false, false, s.m, s.n, s.k, 1, a, s.k, bm, s.n, 0, c, s.n)
+					}
+					flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGemmFewRows compares, for the selected kernels, the blocked driver with
+// gemmSmallRows on the products of a decoding step: m = 1..8 rows against a (512, 32000) or
+// (512, 1536) weight, stored transposed (Linear's layout) or not.
+func BenchmarkGemmFewRows(b *testing.B) {
+	defer SetWorkers(SetWorkers(1))
+	ks := active
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, threads := range []int{1, 2} {
+		for _, n := range []int{1536, 32000} {
+			for _, transB := range []bool{true, false} {
+				for _, m := range []int{1, 2, 4, 6, 8, 12} {
+					const k = 512
+					a := make([]float32, m*k) // (m, k)
+					w := make([]float32, k*n) // (n, k) or (k, n)
+					c := make([]float32, m*n) // (m, n)
+					for i := range a {
+						a[i] = r.Float32()
+					}
+					for i := range w {
+						w[i] = r.Float32()
+					}
+					ldb := n
+					if transB {
+						ldb = k
+					}
+					for _, path := range []string{"blocked", "rows"} {
+						name := fmt.Sprintf("threads=%d/transB=%v/path=%s/size=%dx%dx%d", threads, transB, path, m, k, n)
+						b.Run(name, func(b *testing.B) {
+							SetWorkers(threads)
+							for b.Loop() {
+								if path == "rows" {
+									gemmSmallRows(ks, false, transB, m, n, k, 1, a, k, w, ldb, 0, c, n)
+								} else {
+									gemmBlocked(ks, false, transB, m, n, k, 1, a, k, w, ldb, 0, c, n)
+								}
+							}
+							b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						})
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package tensor
+
+// Packing copies a block of op(A) or op(B) into the order the micro-kernel reads it, so the
+// kernel streams both operands from contiguous memory whatever the transposes and strides
+// (Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication", 2008, sec. 4-6).
+// Panels narrower than the register tile are padded with zeros: a zero row of A or column of B
+// adds nothing, so every kernel call computes a full tile.
+//
+// Both packings are one of two moves: a strided copy of short contiguous runs (the panel's
+// width of a row), or a transpose, gathering element p of up to mr (or nr) rows into one run.
+// Both are written so that the compiler drops the bounds checks from the inner loops.
+
+// packA copies op(A)(i0:i0+mb, p0:p0+kb), scaled by alpha, into dst as ceil(mb/mr) micro-panels
+// of mr rows each; panel r holds rows i0+r*mr ... at dst[r*mr*kb:], element (i, p) of the
+// panel at [p*mr+i].
+//
+//	a:   (m, k) at stride lda, or (k, m) when transA
+//	dst: (ceil(mb/mr), kb, mr)
+func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha float32, mr int) {
+	for ir := 0; ir < mb; ir += mr {
+		panel := dst[ir*kb : ir*kb+mr*kb]
+		rows := min(mr, mb-ir)
+		if transA {
+			// Row p of the stored A holds column p of op(A): contiguous in i.
+			copyRuns(panel, mr, a[(p0*lda)+i0+ir:], lda, kb, rows, alpha)
+		} else {
+			// Row i of the stored A holds row i of op(A): contiguous in p.
+			gatherRuns(panel, mr, a[(i0+ir)*lda+p0:], lda, rows, kb, alpha)
+		}
+	}
+}
+
+// packB copies op(B)(p0:p0+kb, j0:j0+nb) into dst as ceil(nb/nr) micro-panels of nr columns
+// each; panel r holds columns j0+r*nr ... at dst[r*nr*kb:], element (p, j) of the panel at
+// [p*nr+j].
+//
+//	b:   (k, n) at stride ldb, or (n, k) when transB
+//	dst: (ceil(nb/nr), kb, nr)
+func packB(dst, b []float32, ldb int, transB bool, p0, kb, j0, nb int, nr int) {
+	for jr := 0; jr < nb; jr += nr {
+		panel := dst[jr*kb : jr*kb+nr*kb]
+		cols := min(nr, nb-jr)
+		if transB {
+			// Row j of the stored B holds column j of op(B): contiguous in p.
+			gatherRuns(panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kb, 1)
+		} else {
+			copyRuns(panel, nr, b[p0*ldb+j0+jr:], ldb, kb, cols, 1)
+		}
+	}
+}
+
+// copyRuns copies runs of width floats, scaled by alpha, from src at stride ld into dst at
+// stride w, zero-padding each run to w:
+//
+//	for r := 0; r < runs; r++ { dst[r*w : r*w+width] = scale * src[r*ld : r*ld+width]; dst[r*w+width : (r+1)*w] = 0 }
+//
+//	src: (runs, width) at stride ld; dst: (runs, w)
+func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale float32) {
+	dst = dst[:runs*w]
+	if width == w && scale == 1 && w%16 == 0 {
+		// The full-width B panels of the SIMD kernels (16 or 32 floats).
+		copyRows16(dst, src, ld, runs, w)
+		return
+	}
+	for r := 0; r < runs; r++ {
+		out := dst[r*w : r*w+w]
+		in := src[r*ld:][:width]
+		if scale == 1 {
+			// An element loop, not copy: for runs this short, memmove's call costs more.
+			for i, v := range in {
+				out[i] = v
+			}
+		} else {
+			for i, v := range in {
+				out[i] = scale * v
+			}
+		}
+		clear(out[width:])
+	}
+}
+
+// gatherRuns transposes rows runs of length n from src at stride ld into dst, element p of
+// row i landing at dst[p*w+i], scaled by alpha; positions i >= rows of each group of w are
+// zeroed:
+//
+//	for p := 0; p < n; p++ { for i := 0; i < w; i++ { dst[p*w+i] = i < rows ? scale*src[i*ld+p] : 0 } }
+//
+//	src: (rows, n) at stride ld; dst: (n, w)
+func gatherRuns(dst []float32, w int, src []float32, ld, rows, n int, scale float32) {
+	dst = dst[:n*w]
+	// Four rows at a time: each pass writes four neighbouring floats of every group.
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		r0 := src[i*ld:][:n]
+		r1 := src[(i+1)*ld:][:n]
+		r2 := src[(i+2)*ld:][:n]
+		r3 := src[(i+3)*ld:][:n]
+		for p := range r0 {
+			out := dst[p*w+i : p*w+i+4 : p*w+i+4]
+			out[0] = scale * r0[p]
+			out[1] = scale * r1[p]
+			out[2] = scale * r2[p]
+			out[3] = scale * r3[p]
+		}
+	}
+	for ; i < rows; i++ {
+		r := src[i*ld:][:n]
+		for p, v := range r {
+			dst[p*w+i] = scale * v
+		}
+	}
+	if rows < w {
+		for p := 0; p < n; p++ {
+			clear(dst[p*w+rows : p*w+w])
+		}
+	}
+}

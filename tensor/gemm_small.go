@@ -1,0 +1,67 @@
+package tensor
+
+// gemmSmallRowsChunk is the width, in columns of C, of the strip gemmSmallRows updates with
+// axpys before moving on: m rows of it (8 KiB each) stay in L1 while k rows of B stream past.
+const gemmSmallRowsChunk = 2048
+
+// gemmSmallRows computes Gemm for a C of few rows (m below the micro-kernel's mr, as in a
+// decoding step, where the rows are the batch) from the vector primitives, without packing op(B):
+// with so few rows each packed B panel would feed a single, mostly empty register tile, so
+// packing would cost as much as the product. Columns of C are split across workers.
+//
+//   - transB: C(i, j) = alpha*Dot(op(A) row i, stored B row j) + beta*C(i, j); each row of B is
+//     read once and used for all m rows while it sits in L1.
+//   - otherwise: C row i += alpha*A(i, p) * B row p for every p (an Axpy per term, skipping
+//     zero coefficients as gemmGeneric does), strip by strip of gemmSmallRowsChunk columns.
+//
+// op(A)'s rows are gathered into a contiguous (m, k) buffer when transA.
+func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if k == 0 {
+		scaleRows(beta, c, m, n, ldc)
+		return
+	}
+	// arows: (m, k), row i of op(A) at arows[i*ald:].
+	arows, ald := a, lda
+	if transA {
+		buf := gemmBufferPool.Get().(*gemmBuffers)
+		defer gemmBufferPool.Put(buf)
+		buf.a = grow(buf.a, m*k)
+		for p := 0; p < k; p++ {
+			for i, v := range a[p*lda:][:m] {
+				buf.a[i*k+p] = v
+			}
+		}
+		arows, ald = buf.a, k
+	}
+	minCols := max(16, gemmParallelMin/(m*k))
+	if transB {
+		Parallel(n, minCols, func(j0, j1 int) {
+			for j := j0; j < j1; j++ {
+				brow := b[j*ldb:][:k]
+				for i := 0; i < m; i++ {
+					s := alpha * ks.dot(arows[i*ald:][:k], brow)
+					if beta == 0 {
+						c[i*ldc+j] = s
+					} else {
+						c[i*ldc+j] = beta*c[i*ldc+j] + s
+					}
+				}
+			}
+		})
+		return
+	}
+	Parallel(n, minCols, func(j0, j1 int) {
+		scaleRows(beta, c[j0:], m, j1-j0, ldc)
+		for s0 := j0; s0 < j1; s0 += gemmSmallRowsChunk {
+			s1 := min(s0+gemmSmallRowsChunk, j1)
+			for p := 0; p < k; p++ {
+				brow := b[p*ldb+s0 : p*ldb+s1]
+				for i := 0; i < m; i++ {
+					if coef := alpha * arows[i*ald+p]; coef != 0 {
+						ks.axpy(coef, brow, c[i*ldc+s0:i*ldc+s1])
+					}
+				}
+			}
+		}
+	})
+}

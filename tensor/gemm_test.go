@@ -1,0 +1,243 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gemmCase is one Gemm problem; the pads make lda, ldb, ldc larger than the rows they stride.
+type gemmCase struct {
+	m, n, k          int
+	padA, padB, padC int
+}
+
+// gemmShapes covers the awkward corners of the blocked driver: dimensions of 1, primes, exact
+// and off-by-one register tiles of every kernel (4x4, 6x16, 12x32), depth above kc (several pc
+// blocks, unequal split), rows above mc (several ic blocks), columns above nc (several jc
+// blocks), and problems large enough to be split across workers.
+var gemmShapes = []gemmCase{
+	{1, 1, 1, 0, 0, 0},
+	{1, 1, 7, 1, 0, 2},
+	{1, 17, 3, 0, 3, 0},
+	{17, 1, 3, 2, 0, 1},
+	{2, 3, 4, 0, 0, 0},
+	{5, 7, 1, 3, 1, 5},
+	{4, 4, 4, 0, 0, 0},
+	{6, 16, 8, 0, 0, 0},
+	{7, 17, 9, 1, 2, 3},
+	{12, 32, 5, 0, 0, 0},
+	{13, 33, 3, 4, 0, 7},
+	{11, 29, 257, 0, 5, 0},
+	{31, 47, 300, 2, 2, 2},
+	{64, 64, 64, 0, 0, 0},
+	{97, 89, 113, 3, 0, 1},
+	{149, 37, 23, 0, 1, 0},
+	{3, 5, 1031, 1, 1, 1},
+	{1, 1, 1025, 0, 0, 0},
+	{9, 3100, 7, 0, 3, 4},
+	{130, 131, 70, 1, 0, 2},
+	{19, 601, 97, 0, 0, 9},
+}
+
+// gemmScalars are the (alpha, beta) pairs tried on every shape; beta == 0 also poisons C's
+// region with NaN, which Gemm must ignore.
+var gemmScalars = []struct{ alpha, beta float32 }{
+	{1, 0},
+	{0.5, 1},
+	{-1.5, 0.25},
+	{2, -1},
+	{0, 0.5},
+}
+
+// fillMatrix returns rows x cols random values in [-1, 1) at stride ld, with NaN in the slack
+// of every row (columns cols..ld) and in a tail of guard elements after the last row.
+func fillMatrix(r *rand.Rand, rows, cols, ld int) []float32 {
+	const guard = 8
+	x := make([]float32, rows*ld+guard)
+	for i := range x {
+		x[i] = float32(math.NaN())
+	}
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			x[i*ld+j] = 2*r.Float32() - 1
+		}
+	}
+	return x
+}
+
+// gemmTolerance bounds |got - want| for C(i, j) from the magnitude of the terms summed: float32
+// rounding of a k-term sum in any order, for both the result and the reference.
+func gemmTolerance(tc gemmCase, transA, transB bool, alpha, beta float32, a []float32, lda int, b []float32, ldb int, c0 []float32, ldc, i, j int) float64 {
+	var mag float64
+	for p := 0; p < tc.k; p++ {
+		var aip, bpj float32
+		if transA {
+			aip = a[p*lda+i]
+		} else {
+			aip = a[i*lda+p]
+		}
+		if transB {
+			bpj = b[j*ldb+p]
+		} else {
+			bpj = b[p*ldb+j]
+		}
+		mag += math.Abs(float64(alpha) * float64(aip) * float64(bpj))
+	}
+	if beta != 0 {
+		mag += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
+	}
+	return 2*float64(tc.k+2)*6e-8*mag + 1e-30
+}
+
+// gemmFunc has Gemm's signature: the exported function, or one driver on one kernel set.
+type gemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// namedGemm is one implementation under test, named for failure messages.
+type namedGemm struct {
+	name    string
+	threads int
+	gemm    gemmFunc
+}
+
+// checkGemmAgainstGeneric builds one problem, computes it with gemmGeneric and, for each
+// implementation, compares the result element by element and checks that every NaN guard
+// around C's region is still NaN. Inputs, reference and tolerances are computed once.
+func checkGemmAgainstGeneric(t *testing.T, name string, tc gemmCase, transA, transB bool, alpha, beta float32, impls []namedGemm) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(tc.m*1000003+tc.n*1009+tc.k), 7))
+	ar, ac := tc.m, tc.k
+	if transA {
+		ar, ac = tc.k, tc.m
+	}
+	br, bc := tc.k, tc.n
+	if transB {
+		br, bc = tc.n, tc.k
+	}
+	lda, ldb, ldc := ac+tc.padA, bc+tc.padB, tc.n+tc.padC
+	a := fillMatrix(r, ar, ac, lda)
+	b := fillMatrix(r, br, bc, ldb)
+	c0 := fillMatrix(r, tc.m, tc.n, ldc)
+	if beta == 0 {
+		for i := 0; i < tc.m; i++ {
+			for j := 0; j < tc.n; j++ {
+				c0[i*ldc+j] = float32(math.NaN())
+			}
+		}
+	}
+	want := append([]float32(nil), c0...)
+	gemmGeneric(transA, transB, tc.m, tc.n, tc.k, alpha, a, lda, b, ldb, beta, want, ldc)
+	tol := make([]float64, len(c0))
+	for i := 0; i < tc.m; i++ {
+		for j := 0; j < tc.n; j++ {
+			tol[i*ldc+j] = gemmTolerance(tc, transA, transB, alpha, beta, a, lda, b, ldb, c0, ldc, i, j)
+		}
+	}
+
+	defer SetWorkers(SetWorkers(1))
+	got := make([]float32, len(c0))
+	for _, impl := range impls {
+		name := fmt.Sprintf("impl=%s/threads=%d/%s", impl.name, impl.threads, name)
+		SetWorkers(impl.threads)
+		copy(got, c0)
+		impl.gemm(transA, transB, tc.m, tc.n, tc.k, alpha, a, lda, b, ldb, beta, got, ldc)
+		bad := 0
+		for idx := range got {
+			i, j := idx/ldc, idx%ldc
+			if i >= tc.m || j >= tc.n {
+				if !math.IsNaN(float64(got[idx])) {
+					t.Errorf("%s: guard C[%d] (row %d col %d) = %v, was NaN: written outside C", name, idx, i, j, got[idx])
+					bad++
+				}
+			} else if d := math.Abs(float64(got[idx]) - float64(want[idx])); !(d <= tol[idx]) {
+				t.Errorf("%s: C(%d,%d) = %v, want %v", name, i, j, got[idx], want[idx])
+				bad++
+			}
+			if bad >= 5 {
+				t.Errorf("%s: stopping after 5 errors", name)
+				break
+			}
+		}
+	}
+}
+
+// gemmImpls lists every driver on every kernel set this machine supports, on one worker and on
+// two and three (uneven bands).
+func gemmImpls() []namedGemm {
+	paths := []struct {
+		name string
+		run  func(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	}{
+		{"blocked", gemmBlocked},
+		{"rows", gemmSmallRows},
+	}
+	var impls []namedGemm
+	for _, ks := range supportedKernels {
+		for _, path := range paths {
+			for _, threads := range []int{1, 2, 3} {
+				impls = append(impls, namedGemm{ks.name + "/path=" + path.name, threads,
+					func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+						path.run(ks, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+					}})
+			}
+		}
+	}
+	return impls
+}
+
+// TestGemmKernels checks both drivers of every kernel set this machine supports, on one and
+// several workers, against gemmGeneric on every shape, transpose and scalar pair.
+func TestGemmKernels(t *testing.T) {
+	impls := gemmImpls()
+	for _, tc := range gemmShapes {
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			for _, s := range gemmScalars {
+				name := fmt.Sprintf("%dx%dx%d/pad=%d,%d,%d/transA=%v/transB=%v/alpha=%v/beta=%v",
+					tc.m, tc.k, tc.n, tc.padA, tc.padB, tc.padC, tr[0], tr[1], s.alpha, s.beta)
+				checkGemmAgainstGeneric(t, name, tc, tr[0], tr[1], s.alpha, s.beta, impls)
+			}
+		}
+	}
+}
+
+// TestGemmPublic checks the exported Gemm (the selected kernel set and driver, argument checks,
+// early returns) against gemmGeneric.
+func TestGemmPublic(t *testing.T) {
+	impls := []namedGemm{{"Gemm:" + KernelName(), 1, Gemm}, {"Gemm:" + KernelName(), 2, Gemm}}
+	for _, tc := range append(gemmShapes, gemmCase{0, 5, 3, 0, 0, 0}, gemmCase{4, 0, 3, 0, 0, 1}, gemmCase{3, 4, 0, 0, 0, 1}) {
+		for _, tr := range [][2]bool{{false, false}, {true, true}} {
+			name := fmt.Sprintf("%dx%dx%d/transA=%v/transB=%v", tc.m, tc.k, tc.n, tr[0], tr[1])
+			checkGemmAgainstGeneric(t, name+"/beta=0.5", tc, tr[0], tr[1], 0.75, 0.5, impls)
+			checkGemmAgainstGeneric(t, name+"/beta=0", tc, tr[0], tr[1], 1, 0, impls)
+		}
+	}
+}
+
+// TestGemmPanics checks that malformed arguments panic with a message naming Gemm.
+func TestGemmPanics(t *testing.T) {
+	buf := make([]float32, 64)
+	cases := []struct {
+		name string
+		call func()
+	}{
+		{"negative m", func() { Gemm(false, false, -1, 2, 2, 1, buf, 2, buf, 2, 0, buf, 2) }},
+		{"lda < k", func() { Gemm(false, false, 2, 2, 3, 1, buf, 2, buf, 2, 0, buf, 2) }},
+		{"lda < m with transA", func() { Gemm(true, false, 3, 2, 2, 1, buf, 2, buf, 2, 0, buf, 2) }},
+		{"ldc < n", func() { Gemm(false, false, 2, 3, 2, 1, buf, 2, buf, 3, 0, buf, 2) }},
+		{"short a", func() { Gemm(false, false, 9, 2, 8, 1, buf, 8, buf, 2, 0, buf, 2) }},
+		{"short b", func() { Gemm(false, true, 2, 9, 8, 1, buf, 8, buf, 8, 0, buf, 9) }},
+		{"short c", func() { Gemm(false, false, 2, 40, 1, 1, buf, 1, buf, 40, 0, buf, 40) }},
+	}
+	for _, tc := range cases {
+		func() {
+			defer func() {
+				msg, _ := recover().(string)
+				if len(msg) < 12 || msg[:12] != "tensor.Gemm:" {
+					t.Errorf("%s: panic %q, want one starting with tensor.Gemm:", tc.name, msg)
+				}
+			}()
+			tc.call()
+		}()
+	}
+}

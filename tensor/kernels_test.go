@@ -1,0 +1,94 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStableWithLargeLogits feeds rows with huge and tiny logits to every per-row kernel and
+// checks the results against closed forms.
+func TestStableWithLargeLogits(t *testing.T) {
+	const V = 3
+	cases := []struct {
+		name    string
+		logits  []float32 // (1, V)
+		label   int
+		logp    float64 // log softmax at label
+		entropy float64
+	}{
+		{"huge-equal", []float32{3e4, 3e4, -3e4}, 0, -math.Ln2, math.Ln2},
+		{"huge-gap", []float32{3e4, 0, 0}, 1, -3e4, 0},
+		{"overflow-range", []float32{3e38, 3e38, 0}, 2, -3e38, math.Ln2},
+		{"uniform", []float32{-7, -7, -7}, 2, -math.Log(3), math.Log(3)},
+		{"minus-inf", []float32{0, float32(math.Inf(-1)), 0}, 0, -math.Ln2, math.Ln2},
+	}
+	for _, c := range cases {
+		logp, ent, sm := make([]float32, 1), make([]float32, 1), make([]float32, V)
+		LogProbsForward(logp, c.logits, []int{c.label}, 1, V)
+		EntropyForward(ent, c.logits, 1, V)
+		SoftmaxForward(sm, c.logits, 1, V)
+		if math.Abs(float64(logp[0])-c.logp) > 1e-5*(1+math.Abs(c.logp)) {
+			t.Errorf("%s: logprob %v, want %v", c.name, logp[0], c.logp)
+		}
+		if math.Abs(float64(ent[0])-c.entropy) > 1e-5 {
+			t.Errorf("%s: entropy %v, want %v", c.name, ent[0], c.entropy)
+		}
+		var sum float64
+		for _, p := range sm {
+			sum += float64(p)
+		}
+		if math.Abs(sum-1) > 1e-6 {
+			t.Errorf("%s: softmax sums to %v", c.name, sum)
+		}
+		dl := make([]float32, V)
+		LogProbsBackward(dl, []float32{1}, c.logits, logp, []int{c.label}, 1, V)
+		EntropyBackward(dl, []float32{1}, c.logits, ent, 1, V)
+		CrossEntropyMaskedBackward(dl, 1, c.logits, []int{c.label}, []float32{1}, 1, V)
+		for j, g := range dl {
+			if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+				t.Errorf("%s: gradient[%d] = %v", c.name, j, g)
+			}
+		}
+	}
+}
+
+func TestMaskedReductionsEmptyMask(t *testing.T) {
+	x, mask := []float32{1, 2}, []float32{0, 0}
+	if got := MaskedMean(x, mask); got != 0 {
+		t.Errorf("MaskedMean with an all-zero mask = %v, want 0", got)
+	}
+	logits := []float32{1, 2, 3, 4}
+	if got := CrossEntropyMaskedForward(logits, []int{0, 1}, mask, 2, 2); got != 0 {
+		t.Errorf("CrossEntropyMaskedForward with an all-zero mask = %v, want 0", got)
+	}
+	dx := []float32{5, 5}
+	MaskedMeanBackward(dx, 1, mask)
+	if dx[0] != 5 || dx[1] != 5 {
+		t.Errorf("MaskedMeanBackward with an all-zero mask changed dx to %v", dx)
+	}
+}
+
+// TestRoPEInverse checks that Backward undoes Forward (the rotation is orthogonal) and that
+// position 0 is the identity.
+func TestRoPEInverse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for _, theta := range []float64{10000, 1e6} {
+		rope := NewRoPE(8, 4096, theta)
+		positions := []int{0, 1, 4095}
+		x := randSlice(rng, 3*2*8) // (3, 2, 8)
+		y := append([]float32(nil), x...)
+		rope.Forward(y, positions, 3, 2)
+		for i := 0; i < 16; i++ {
+			if y[i] != x[i] {
+				t.Fatalf("theta %g: position 0 changed x[%d] from %v to %v", theta, i, x[i], y[i])
+			}
+		}
+		rope.Backward(y, positions, 3, 2)
+		for i := range x {
+			if math.Abs(float64(y[i]-x[i])) > 1e-5 {
+				t.Fatalf("theta %g: Backward(Forward(x))[%d] = %v, want %v", theta, i, y[i], x[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestAdamWMatchesTorchSteps follows torch.optim.AdamW's single-tensor loop step by step in
+// float64 (exp_avg.lerp_, exp_avg_sq.mul_().addcmul_(), denom = sqrt(v)/sqrt(bc2) + eps,
+// param.addcdiv_(exp_avg, denom, -lr/bc1)) and compares five updates.
+func TestAdamWMatchesTorchSteps(t *testing.T) {
+	cases := []struct {
+		name                string
+		lr, b1, b2, eps, wd float64
+	}{
+		{"defaults", 1e-3, 0.9, 0.999, 1e-8, 0.01},
+		{"no-decay", 3e-3, 0.8, 0.95, 1e-6, 0},
+		{"strong-decay", 1e-2, 0.9, 0.99, 1e-8, 0.5},
+	}
+	for _, c := range cases {
+		rng := rand.New(rand.NewPCG(1, 2))
+		p := randSlice(rng, 7)
+		ref := make([]float64, len(p))
+		for i, x := range p {
+			ref[i] = float64(x)
+		}
+		m, v := make([]float64, len(p)), make([]float64, len(p))
+		o := &AdamW{LR: c.lr, Beta1: c.b1, Beta2: c.b2, Eps: c.eps, WeightDecay: c.wd}
+		for step := 1; step <= 5; step++ {
+			g := randSlice(rng, len(p))
+			o.Update([][]float32{p}, [][]float32{g})
+			bc1, bc2 := 1-math.Pow(c.b1, float64(step)), 1-math.Pow(c.b2, float64(step))
+			for i := range ref {
+				gi := float64(g[i])
+				ref[i] *= 1 - c.lr*c.wd
+				m[i] += (gi - m[i]) * (1 - c.b1)
+				v[i] = v[i]*c.b2 + (1-c.b2)*gi*gi
+				ref[i] -= c.lr / bc1 * m[i] / (math.Sqrt(v[i])/math.Sqrt(bc2) + c.eps)
+			}
+			for i := range ref {
+				if d := math.Abs(float64(p[i]) - ref[i]); d > 1e-6*(1+math.Abs(ref[i])) {
+					t.Fatalf("%s: step %d: param[%d] = %v, want %v", c.name, step, i, p[i], ref[i])
+				}
+				if d := math.Abs(float64(o.V[0][i]) - v[i]); d > 1e-6*(1+v[i]) {
+					t.Fatalf("%s: step %d: exp_avg_sq[%d] = %v, want %v", c.name, step, i, o.V[0][i], v[i])
+				}
+			}
+		}
+		if o.Step != 5 {
+			t.Errorf("%s: Step = %d after 5 updates", c.name, o.Step)
+		}
+	}
+}
+
+func TestAdamWNilGradSkipsParam(t *testing.T) {
+	p0, p1 := []float32{1, 2}, []float32{3, 4}
+	o := &AdamW{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1}
+	o.Update([][]float32{p0, p1}, [][]float32{nil, {1, 1}})
+	if !slices.Equal(p0, []float32{1, 2}) || !slices.Equal(o.M[0], []float32{0, 0}) {
+		t.Errorf("nil grad: param %v moments %v, want untouched", p0, o.M[0])
+	}
+	if p1[0] >= 3 {
+		t.Errorf("non-nil grad: param %v was not updated", p1)
+	}
+}
+
+func TestClipGradNorm(t *testing.T) {
+	big := make([]float32, 3*normChunk+5) // several blocks, so the parallel sum is exercised
+	for i := range big {
+		big[i] = float32(math.Sin(float64(i)))
+	}
+	cases := []struct {
+		name    string
+		grads   [][]float32
+		maxNorm float64
+		norm    float64 // expected total norm before clipping
+	}{
+		{"clipped", [][]float32{{3, 0}, {0, 4}}, 1, 5},
+		{"below-max", [][]float32{{3, 0}, {0, 4}}, 10, 5},
+		{"nil-entry", [][]float32{nil, {0, 2}}, 1, 2},
+		{"zero", [][]float32{{0, 0}}, 1, 0},
+		{"large", [][]float32{big}, 1, math.Sqrt(sumSquares(big))},
+	}
+	for _, c := range cases {
+		before := make([][]float32, len(c.grads))
+		for i, g := range c.grads {
+			before[i] = slices.Clone(g)
+		}
+		got := ClipGradNorm(c.grads, c.maxNorm)
+		if math.Abs(got-c.norm) > 1e-6*(1+c.norm) {
+			t.Errorf("%s: total norm %v, want %v", c.name, got, c.norm)
+		}
+		scale := math.Min(1, c.maxNorm/(c.norm+1e-6))
+		for i, g := range c.grads {
+			for j, x := range g {
+				if want := float64(before[i][j]) * scale; math.Abs(float64(x)-want) > 1e-6 {
+					t.Fatalf("%s: grads[%d][%d] = %v, want %v", c.name, i, j, x, want)
+				}
+			}
+		}
+	}
+}
+
+func TestClipGradNormDeterministic(t *testing.T) {
+	defer SetWorkers(SetWorkers(1))
+	rng := rand.New(rand.NewPCG(8, 9))
+	g := randSlice(rng, 5*normChunk+123)
+	var norms []float64
+	for _, w := range []int{1, 2, 3} {
+		SetWorkers(w)
+		norms = append(norms, ClipGradNorm([][]float32{slices.Clone(g)}, math.Inf(1)))
+	}
+	if norms[0] != norms[1] || norms[0] != norms[2] {
+		t.Errorf("norm depends on the worker count: %v", norms)
+	}
+}
+
+func sumSquares(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package tensor
+
+import "math"
+
+// SoftmaxForward computes y = softmax(x) over the last axis of x (n, d), overwriting y (n, d).
+// It subtracts the row maximum before exponentiating (numerically stable) and sums in float64.
+// It panics if a slice length does not match its dimensions.
+func SoftmaxForward(y, x []float32, n, d int) {
+	mustDims("SoftmaxForward", n, d)
+	mustLen("SoftmaxForward", "y", y, n*d)
+	mustLen("SoftmaxForward", "x", x, n*d)
+	Parallel(n, rowChunk(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			softmaxRow(y[i*d:(i+1)*d], x[i*d:(i+1)*d])
+		}
+	})
+}
+
+// SoftmaxBackward accumulates the gradient of y = softmax(x) given the forward output y:
+//
+//	dx_j += y_j * (dy_j - sum_k dy_k y_k)
+//
+// dx may be nil (nothing to do). It panics if a slice length does not match its dimensions.
+func SoftmaxBackward(dx, dy, y []float32, n, d int) {
+	mustDims("SoftmaxBackward", n, d)
+	mustLenOrNil("SoftmaxBackward", "dx", dx, n*d)
+	mustLen("SoftmaxBackward", "dy", dy, n*d)
+	mustLen("SoftmaxBackward", "y", y, n*d)
+	if dx == nil {
+		return
+	}
+	Parallel(n, rowChunk(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dxr, dyr, yr := dx[i*d:(i+1)*d], dy[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
+			var dot float64
+			for j, p := range yr {
+				dot += float64(dyr[j]) * float64(p)
+			}
+			for j, p := range yr {
+				dxr[j] += p * (dyr[j] - float32(dot))
+			}
+		}
+	})
+}
+
+// LogSoftmaxForward computes y = log_softmax(x) = x - logsumexp(x) over the last axis of
+// x (n, d), overwriting y (n, d). It panics if a slice length does not match its dimensions.
+func LogSoftmaxForward(y, x []float32, n, d int) {
+	mustDims("LogSoftmaxForward", n, d)
+	mustLen("LogSoftmaxForward", "y", y, n*d)
+	mustLen("LogSoftmaxForward", "x", x, n*d)
+	Parallel(n, rowChunk(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
+			lse := logSumExp(xr)
+			for j, v := range xr {
+				yr[j] = float32(float64(v) - lse)
+			}
+		}
+	})
+}
+
+// LogSoftmaxBackward accumulates the gradient of y = log_softmax(x) given the forward output y:
+//
+//	dx_j += dy_j - exp(y_j) * sum_k dy_k
+//
+// dx may be nil (nothing to do). It panics if a slice length does not match its dimensions.
+func LogSoftmaxBackward(dx, dy, y []float32, n, d int) {
+	mustDims("LogSoftmaxBackward", n, d)
+	mustLenOrNil("LogSoftmaxBackward", "dx", dx, n*d)
+	mustLen("LogSoftmaxBackward", "dy", dy, n*d)
+	mustLen("LogSoftmaxBackward", "y", y, n*d)
+	if dx == nil {
+		return
+	}
+	Parallel(n, rowChunk(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dxr, dyr, yr := dx[i*d:(i+1)*d], dy[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
+			var sum float64
+			for _, g := range dyr {
+				sum += float64(g)
+			}
+			for j, l := range yr {
+				dxr[j] += float32(float64(dyr[j]) - expF64(float64(l))*sum)
+			}
+		}
+	})
+}
+
+// softmaxRow writes softmax(x) into y (both of length d), max-shifted, summing in float64.
+// A row whose entries are all -Inf yields zeros.
+func softmaxRow(y, x []float32) {
+	m := rowMax(x)
+	if math.IsInf(float64(m), -1) {
+		clear(y)
+		return
+	}
+	var sum float64
+	for j, v := range x {
+		e := expF64(float64(v - m))
+		y[j] = float32(e)
+		sum += e
+	}
+	inv := float32(1 / sum)
+	for j := range y {
+		y[j] *= inv
+	}
+}
+
+// rowMax returns the largest element of x, or -Inf for an empty row.
+func rowMax(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// logSumExp returns log(sum_j exp(x_j)) computed stably (max shift, float64 sum).
+func logSumExp(x []float32) float64 {
+	m := float64(rowMax(x))
+	if math.IsInf(m, -1) {
+		return m
+	}
+	var sum float64
+	for _, v := range x {
+		sum += expF64(float64(v) - m)
+	}
+	return m + math.Log(sum)
+}

@@ -1,0 +1,62 @@
+package tensor
+
+import "fmt"
+
+// Dot returns the inner product sum_i x[i]*y[i], accumulated in float32 (BLAS sdot).
+// The summation order depends on the kernel set (see KernelName), so results may differ from a
+// left-to-right sum in the last bits.
+// It panics if len(x) != len(y).
+func Dot(x, y []float32) float32 {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("tensor.Dot: len(x)=%d != len(y)=%d", len(x), len(y)))
+	}
+	return active.dot(x, y)
+}
+
+// Axpy computes y += alpha*x element-wise (BLAS saxpy).
+// It panics if len(x) != len(y).
+func Axpy(alpha float32, x, y []float32) {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("tensor.Axpy: len(x)=%d != len(y)=%d", len(x), len(y)))
+	}
+	active.axpy(alpha, x, y)
+}
+
+// Scal computes x *= alpha element-wise (BLAS sscal). Like sscal, alpha == 0 multiplies, so NaN
+// and Inf in x stay NaN.
+func Scal(alpha float32, x []float32) {
+	active.scal(alpha, x)
+}
+
+// dotGeneric is the pure-Go Dot: four independent partial sums, so the loop is not bound by the
+// latency of one chain of additions, combined as (s0+s1)+(s2+s3) plus the tail.
+func dotGeneric(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyGeneric is the pure-Go Axpy.
+func axpyGeneric(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// scalGeneric is the pure-Go Scal.
+func scalGeneric(alpha float32, x []float32) {
+	for i := range x {
+		x[i] *= alpha
+	}
+}

@@ -1,0 +1,123 @@
+//go:build amd64 && !purego
+
+package tensor
+
+// The assembly loops below handle a length that is a multiple of their vector width (8 floats
+// for AVX2, 16 for AVX-512); these wrappers finish the short tail in Go, so the assembly has no
+// partial-vector path.
+
+// dotAVX2 is Dot with AVX2+FMA.
+func dotAVX2(x, y []float32) float32 {
+	n := len(x) &^ 7
+	s := dotBlocksAVX2(x[:n], y[:n])
+	for i := n; i < len(x); i++ {
+		s += x[i] * y[i]
+	}
+	return s
+}
+
+// axpyAVX2 is Axpy with AVX2+FMA.
+func axpyAVX2(alpha float32, x, y []float32) {
+	n := len(x) &^ 7
+	axpyBlocksAVX2(alpha, x[:n], y[:n])
+	for i := n; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
+// scalAVX2 is Scal with AVX2.
+func scalAVX2(alpha float32, x []float32) {
+	n := len(x) &^ 7
+	scalBlocksAVX2(alpha, x[:n])
+	for i := n; i < len(x); i++ {
+		x[i] *= alpha
+	}
+}
+
+// dotAVX512 is Dot with AVX-512F.
+func dotAVX512(x, y []float32) float32 {
+	n := len(x) &^ 15
+	s := dotBlocksAVX512(x[:n], y[:n])
+	for i := n; i < len(x); i++ {
+		s += x[i] * y[i]
+	}
+	return s
+}
+
+// axpyAVX512 is Axpy with AVX-512F.
+func axpyAVX512(alpha float32, x, y []float32) {
+	n := len(x) &^ 15
+	axpyBlocksAVX512(alpha, x[:n], y[:n])
+	for i := n; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
+// scalAVX512 is Scal with AVX-512F.
+func scalAVX512(alpha float32, x []float32) {
+	n := len(x) &^ 15
+	scalBlocksAVX512(alpha, x[:n])
+	for i := n; i < len(x); i++ {
+		x[i] *= alpha
+	}
+}
+
+// dotBlocksAVX2 returns the inner product of x and y, len(x) == len(y) a multiple of 8, summed
+// in four 8-wide partial sums. It is equivalent to
+//
+//	var s float32
+//	for i := range x {
+//		s += x[i] * y[i]
+//	}
+//	return s
+//
+//go:noescape
+func dotBlocksAVX2(x, y []float32) float32
+
+// axpyBlocksAVX2 computes y += alpha*x, len(x) == len(y) a multiple of 8. It is equivalent to
+//
+//	for i := range x {
+//		y[i] += alpha * x[i]
+//	}
+//
+//go:noescape
+func axpyBlocksAVX2(alpha float32, x, y []float32)
+
+// scalBlocksAVX2 computes x *= alpha, len(x) a multiple of 8. It is equivalent to
+//
+//	for i := range x {
+//		x[i] *= alpha
+//	}
+//
+//go:noescape
+func scalBlocksAVX2(alpha float32, x []float32)
+
+// dotBlocksAVX512 returns the inner product of x and y, len(x) == len(y) a multiple of 16,
+// summed in four 16-wide partial sums. It is equivalent to
+//
+//	var s float32
+//	for i := range x {
+//		s += x[i] * y[i]
+//	}
+//	return s
+//
+//go:noescape
+func dotBlocksAVX512(x, y []float32) float32
+
+// axpyBlocksAVX512 computes y += alpha*x, len(x) == len(y) a multiple of 16. It is equivalent to
+//
+//	for i := range x {
+//		y[i] += alpha * x[i]
+//	}
+//
+//go:noescape
+func axpyBlocksAVX512(alpha float32, x, y []float32)
+
+// scalBlocksAVX512 computes x *= alpha, len(x) a multiple of 16. It is equivalent to
+//
+//	for i := range x {
+//		x[i] *= alpha
+//	}
+//
+//go:noescape
+func scalBlocksAVX512(alpha float32, x []float32)

@@ -1,0 +1,170 @@
+package tensor
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+// vecLengths covers every tail length of the 8- and 16-wide loops and both unrolled main loops.
+func vecLengths() []int {
+	var ns []int
+	for n := 0; n <= 70; n++ {
+		ns = append(ns, n)
+	}
+	return append(ns, 127, 128, 129, 1000, 1031)
+}
+
+// guarded returns a buffer of n random values in [-1, 1) starting at offset off (so the data
+// is not 32- or 64-byte aligned), with NaN guards before and after, and the slice of the data.
+func guarded(r *rand.Rand, n, off int) (buf, x []float32) {
+	const guard = 16
+	buf = make([]float32, off+n+guard)
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	x = buf[off : off+n]
+	for i := range x {
+		x[i] = 2*r.Float32() - 1
+	}
+	return buf, x
+}
+
+// checkGuards reports an error for any element of buf outside [off, off+n) that is not NaN.
+func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
+	t.Helper()
+	for i, v := range buf {
+		if (i < off || i >= off+n) && !math.IsNaN(float64(v)) {
+			t.Errorf("%s: guard element %d (data at %d:%d) = %v, was NaN", name, i, off, off+n, v)
+		}
+	}
+}
+
+// TestVecKernels checks Dot, Axpy and Scal of every kernel set this machine supports against
+// plain Go loops, over lengths 0..70 and longer, at unaligned offsets, with NaN guards.
+func TestVecKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, ks := range supportedKernels {
+		for _, n := range vecLengths() {
+			for _, off := range []int{0, 1, 3, 5} {
+				name := fmt.Sprintf("impl=%s/n=%d/off=%d", ks.name, n, off)
+				_, x := guarded(r, n, off+2)
+				_, y := guarded(r, n, off)
+
+				var want, mag float64
+				for i := range x {
+					want += float64(x[i]) * float64(y[i])
+					mag += math.Abs(float64(x[i]) * float64(y[i]))
+				}
+				if got := ks.dot(x, y); math.Abs(float64(got)-want) > float64(n+1)*6e-8*mag {
+					t.Errorf("%s: dot = %v, want %v", name, got, want)
+				}
+
+				const alpha = float32(-0.75)
+				ybuf, y2 := guarded(r, n, off)
+				wantY := make([]float32, n)
+				for i := range y2 {
+					wantY[i] = y2[i] + alpha*x[i]
+				}
+				ks.axpy(alpha, x, y2)
+				for i := range y2 {
+					// One rounding (fused) or two (multiply, then add).
+					if d := math.Abs(float64(y2[i]) - float64(wantY[i])); d > 2.4e-7*(math.Abs(float64(wantY[i]))+math.Abs(float64(alpha*x[i]))) {
+						t.Errorf("%s: axpy y[%d] = %v, want %v", name, i, y2[i], wantY[i])
+						break
+					}
+				}
+				checkGuards(t, name+"/axpy", ybuf, off, n)
+
+				xbuf, x2 := guarded(r, n, off)
+				wantX := make([]float32, n)
+				for i := range x2 {
+					wantX[i] = 1.5 * x2[i]
+				}
+				ks.scal(1.5, x2)
+				for i := range x2 {
+					if x2[i] != wantX[i] {
+						t.Errorf("%s: scal x[%d] = %v, want %v", name, i, x2[i], wantX[i])
+						break
+					}
+				}
+				checkGuards(t, name+"/scal", xbuf, off, n)
+			}
+		}
+	}
+}
+
+// TestVecPublic checks the exported functions, their length checks and Scal's NaN semantics.
+func TestVecPublic(t *testing.T) {
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}
+	y := make([]float32, len(x))
+	for i := range y {
+		y[i] = 1
+	}
+	if got := Dot(x, y); got != 153 {
+		t.Errorf("Dot = %v, want 153", got)
+	}
+	Axpy(2, x, y)
+	for i := range y {
+		if want := 1 + 2*x[i]; y[i] != want {
+			t.Errorf("Axpy: y[%d] = %v, want %v", i, y[i], want)
+		}
+	}
+	z := []float32{float32(math.NaN()), float32(math.Inf(1)), 3}
+	Scal(0, z)
+	if !math.IsNaN(float64(z[0])) || !math.IsNaN(float64(z[1])) || z[2] != 0 {
+		t.Errorf("Scal(0) = %v, want [NaN NaN 0]", z)
+	}
+	for _, tc := range []struct {
+		name string
+		call func()
+	}{
+		{"Dot", func() { Dot(x, y[:3]) }},
+		{"Axpy", func() { Axpy(1, x[:2], y) }},
+	} {
+		func() {
+			defer func() {
+				if msg, _ := recover().(string); len(msg) < len("tensor.")+len(tc.name) || msg[:len("tensor.")+len(tc.name)] != "tensor."+tc.name {
+					t.Errorf("%s with mismatched lengths: panic %q, want tensor.%s: ...", tc.name, msg, tc.name)
+				}
+			}()
+			tc.call()
+		}()
+	}
+}
+
+// TestSelectKernels checks the AGENTR1_KERNELS parsing: empty picks the fastest, a supported
+// name (any case) picks that set, anything else falls back to the fastest.
+func TestSelectKernels(t *testing.T) {
+	best := supportedKernels[len(supportedKernels)-1]
+	if env, sel := os.Getenv(kernelEnv), selectKernels(os.Getenv(kernelEnv), io.Discard).name; KernelName() != sel {
+		t.Errorf("KernelName() = %q, but %s=%q selects %q", KernelName(), kernelEnv, env, sel)
+	}
+	cases := []struct {
+		want string
+		name string
+	}{
+		{"", best.name},
+		{"generic", "generic"},
+		{" GENERIC ", "generic"},
+		{"avx1024", best.name},
+	}
+	for _, ks := range supportedKernels {
+		cases = append(cases, struct{ want, name string }{ks.name, ks.name})
+	}
+	for _, tc := range cases {
+		var warn strings.Builder
+		if got := selectKernels(tc.want, &warn).name; got != tc.name {
+			t.Errorf("selectKernels(%q) = %q, want %q", tc.want, got, tc.name)
+		}
+		// A warning exactly when the request was not honoured.
+		honoured := strings.TrimSpace(strings.ToLower(tc.want)) == tc.name || tc.want == ""
+		if got := warn.String(); honoured != (got == "") {
+			t.Errorf("selectKernels(%q) warned %q", tc.want, got)
+		}
+	}
+}
