@@ -56,16 +56,16 @@ type StepMetrics struct {
 	LogpDiffMax   Num `json:"logp_diff_max"`  // max |sampled logp − recomputed old logp| over agent tokens
 
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
-	Loss         Num `json:"loss"`          // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
-	PGLoss       Num `json:"pg_loss"`       // PPO clipped surrogate
-	Entropy      Num `json:"entropy"`       // mean predictive entropy
-	ApproxKL     Num `json:"approx_kl"`     // CleanRL's k3 estimate of KL(old || new)
-	PPOKL        Num `json:"ppo_kl"`        // verl's masked mean of (old − new) log-probs
-	ClipFrac     Num `json:"clipfrac"`      // fraction of tokens where the clip was active
-	RefKL        Num `json:"ref_kl"`        // mean KL penalty to the reference (the chosen estimator)
-	ValueLoss    Num `json:"value_loss"`    // clipped value loss (PPO)
-	ExplainedVar Num `json:"explained_var"` // 1 − Var(R−V)/Var(R) of the critic (PPO)
-	GradNorm     Num `json:"grad_norm"`     // policy gradient norm before clipping
+	Loss         Num `json:"loss"`                    // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
+	PGLoss       Num `json:"pg_loss"`                 // PPO clipped surrogate
+	Entropy      Num `json:"entropy"`                 // mean predictive entropy
+	ApproxKL     Num `json:"approx_kl"`               // CleanRL's k3 estimate of KL(old || new)
+	PPOKL        Num `json:"ppo_kl"`                  // verl's masked mean of (old − new) log-probs
+	ClipFrac     Num `json:"clipfrac"`                // fraction of tokens where the clip was active
+	RefKL        Num `json:"ref_kl"`                  // mean KL penalty to the reference (the chosen estimator)
+	ValueLoss    Num `json:"value_loss,omitempty"`    // clipped value loss (PPO)
+	ExplainedVar Num `json:"explained_var,omitempty"` // 1 − Var(R−V)/Var(R) of the critic (PPO)
+	GradNorm     Num `json:"grad_norm"`               // policy gradient norm before clipping
 	CriticGrad   Num `json:"critic_grad_norm,omitempty"`
 	LR           Num `json:"lr"`                  // policy learning rate this step
 	CriticLR     Num `json:"critic_lr,omitempty"` // critic learning rate this step

@@ -45,6 +45,10 @@ type Trainer struct {
 	ws, wsRef, wsCritic *model.Workspace
 	dec                 *model.Decoder
 	decRows             int
+
+	// onBackward, when set (by tests), sees each mini-batch's (B, T) dL/dlogp before the
+	// policy's backward pass.
+	onBackward func(v *view, dlogp []float32)
 }
 
 // New returns a trainer for policy on the train problems. The reference model is a frozen

@@ -110,8 +110,12 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return fmt.Errorf("policy loss is %v (pg %v, entropy %v)", loss, pl.Loss, entLoss)
 	}
+	gradT := v.logpGrad(dlogp) // (B, T)
+	if t.onBackward != nil {
+		t.onBackward(v, gradT)
+	}
 	t.Policy.ZeroGrad()
-	t.Policy.Backward(t.ws, v.logpGrad(dlogp), dent)
+	t.Policy.Backward(t.ws, gradT, dent)
 	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
 	t.Opt.Update(t.Policy.ParamData(), t.Policy.ParamGrads())
 

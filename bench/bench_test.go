@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"agentr1/model"
+	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
+)
+
+// The default policy shape (trainer.DefaultConfig) over a 2048-id vocabulary whose last ids
+// are the specials.
+const (
+	vocab   = 2048
+	toolEnd = vocab - 3
+	imEnd   = vocab - 2
+	pad     = vocab - 1
+)
+
+var specials = trainer.Specials{Pad: pad, ToolEnd: toolEnd, ImEnd: imEnd}
+
+func policy(b *testing.B, maxLen int) *model.Model {
+	b.Helper()
+	mc := trainer.DefaultConfig().Model
+	m, err := model.New(model.Config{
+		VocabSize: vocab, HiddenSize: mc.Hidden, IntermediateSize: mc.Intermediate, NumHiddenLayers: mc.Layers,
+		NumAttentionHeads: mc.Heads, NumKeyValueHeads: mc.KVHeads, RMSNormEps: 1e-6, RopeTheta: 10000,
+		TieWordEmbeddings: true, MaxPositionEmbeddings: maxLen, InitializerRange: 0.02,
+	}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkRollout measures batched multi-turn generation: prompts x n rows, 3 turns of up to
+// 32 tokens, 60-token observations appended to the KV cache between turns.
+func BenchmarkRollout(b *testing.B) {
+	for _, rows := range []int{8, 40} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			const maxLen = 512
+			m := policy(b, maxLen)
+			probs := Problems(rows, 150, 3, 60, toolEnd)
+			tasks := make([]rollout.Task, rows)
+			for i, p := range probs {
+				tasks[i] = rollout.Task{Prompt: p.Prompt, NewEpisode: p.NewEpisode, Group: i}
+			}
+			cfg := rollout.Config{N: 1, MaxTurns: 3, MaxTurnTokens: 32, MaxLen: maxLen, StopTokens: []int{toolEnd, imEnd}, Seed: 1}
+			dec := m.NewDecoder(rows, maxLen)
+			generated := 0
+			for b.Loop() {
+				out, err := rollout.Run(context.Background(), dec, model.Sampler{Temperature: 1}, Encoder{}, tasks, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range out {
+					generated += s.AgentTokens()
+				}
+			}
+			b.ReportMetric(float64(generated)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkRLStep measures one whole RL step of GRPO and PPO: 8 prompts x 5 samples (PPO: 40
+// prompts x 1), rollout, old/reference log-probs, critic, advantages and the update in 2
+// mini-batches.
+func BenchmarkRLStep(b *testing.B) {
+	for _, algo := range []trainer.Algorithm{trainer.GRPO, trainer.PPO} {
+		b.Run("algo="+string(algo), func(b *testing.B) {
+			cfg := trainer.DefaultRLConfig(algo)
+			cfg.MaxTurns, cfg.MaxTurnTokens, cfg.MaxLen = 3, 32, 512
+			cfg.CriticWarmup = 0
+			cfg.Steps = 1 << 20
+			if algo == trainer.PPO {
+				cfg.N, cfg.Prompts = 1, 40
+			}
+			tr, err := trainer.New(cfg, 1, policy(b, cfg.MaxLen), Encoder{}, specials, Problems(64, 150, 3, 60, toolEnd))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens, seconds := 0.0, 0.0
+			for b.Loop() {
+				m, err := tr.Step(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				tokens += float64(m.TokensPerSec) * float64(m.TimeTotal)
+				seconds += float64(m.TimeTotal)
+			}
+			b.ReportMetric(tokens/seconds, "tokens/s")
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"agentr1/env/search"
+)
+
+func init() {
+	c := &command{
+		name:    "serve",
+		summary: "run a service; 'serve search' answers Search-R1's retrieval API (POST /retrieve) with BM25",
+		usage: "agentr1 serve search (--corpus FILE|mhqa | --index INDEX) [--addr HOST:PORT]\n" +
+			"  e.g. agentr1 serve search --corpus mhqa --addr 127.0.0.1:8000\n" +
+			"       curl -s localhost:8000/retrieve -d '{\"queries\": [\"Maria Golovin\"], \"topk\": 3, \"return_scores\": true}'",
+	}
+	c.flags = serveFlags(new(serveOptions))
+	c.run = func(args []string, stdout, stderr io.Writer) error {
+		if len(args) == 0 || args[0] != "search" {
+			return fmt.Errorf("%w: the only service is \"search\"", errUsage)
+		}
+		var opt serveOptions
+		fs := newFlagSet(c, stderr)
+		serveFlags(&opt)(fs)
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runServeSearch(ctx, opt, stderr)
+	}
+	register(c)
+}
+
+type serveOptions struct {
+	src    indexSource
+	addr   string
+	limits search.Limits
+	drain  time.Duration
+}
+
+func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		def := search.DefaultLimits()
+		indexSourceFlags(fs, &opt.src)
+		fs.StringVar(&opt.addr, "addr", "127.0.0.1:8000", "HOST:PORT to listen on")
+		fs.Int64Var(&opt.limits.MaxBodyBytes, "max-body", def.MaxBodyBytes, "largest request body in bytes")
+		fs.IntVar(&opt.limits.MaxQueries, "max-queries", def.MaxQueries, "most queries in one request")
+		fs.IntVar(&opt.limits.MaxQueryBytes, "max-query-bytes", def.MaxQueryBytes, "longest query in bytes")
+		fs.IntVar(&opt.limits.MaxTopK, "max-topk", def.MaxTopK, "largest topk a request may ask for")
+		fs.IntVar(&opt.limits.DefaultTopK, "topk", def.DefaultTopK, "topk when a request gives none")
+		fs.DurationVar(&opt.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may take to finish")
+	}
+}
+
+// runServeSearch serves the index until ctx is cancelled (SIGINT or SIGTERM), then drains.
+func runServeSearch(ctx context.Context, opt serveOptions, log io.Writer) error {
+	lim := opt.limits
+	if lim.MaxBodyBytes <= 0 || lim.MaxQueries <= 0 || lim.MaxQueryBytes <= 0 || lim.MaxTopK <= 0 ||
+		lim.DefaultTopK <= 0 || lim.DefaultTopK > lim.MaxTopK {
+		return fmt.Errorf("%w: limits must be positive and --topk at most --max-topk", errUsage)
+	}
+	ix, took, err := opt.src.load()
+	if err != nil {
+		return err
+	}
+	h := search.NewHandler(ix, lim)
+	err = search.ListenAndServe(ctx, opt.addr, h, opt.drain, func(a net.Addr) {
+		fmt.Fprintf(log, "serving %d passages (index ready in %.2f s) on http://%s/retrieve\n", ix.Len(), took.Seconds(), a)
+	})
+	if err == nil {
+		fmt.Fprintln(log, "search service stopped")
+	}
+	return err
+}

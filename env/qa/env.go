@@ -1,0 +1,181 @@
+package qa
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"agentr1/env"
+)
+
+// DefaultInstructions is the task part of the system prompt: think, search, answer. The tool
+// signatures follow it (see SystemPrompt).
+const DefaultInstructions = `Answer the question. You can search a wiki. ` +
+	`Think step by step inside <think> </think>. To search, write:
+<tool_call>
+{"name": "search", "arguments": {"query": "..."}}
+</tool_call>
+The results come back inside <tool_response> </tool_response>. Search as often as you need. ` +
+	`When you know the answer, think, then give only the short answer inside <answer> </answer>.`
+
+// SystemPrompt renders instructions followed by the tools' signatures in Qwen2.5's
+// <tools> block.
+func SystemPrompt(instructions string, tools []env.Tool) string {
+	return instructions + "\n\n# Tools\n\n" + env.RenderTools(tools)
+}
+
+// UserMessage renders the question as the user turn ("Question: ...", PAPER.md section 3).
+func UserMessage(q Question) string { return "Question: " + q.Question }
+
+// Config sets up a QA environment.
+type Config struct {
+	Env env.Config
+	// SystemPrompt is the whole system message; "" means SystemPrompt(DefaultInstructions, tools).
+	SystemPrompt string
+	// RequireThink makes a <think>...</think> block part of the required format of every turn,
+	// as in Agent-R1's reward.
+	RequireThink bool
+	// ProcessReward is paid for each tool call whose results hold a supporting passage of the
+	// question not returned before in the episode (so repeating a search earns nothing). 0
+	// turns process rewards off. It needs tools implementing env.PassageTool and questions with
+	// SupportingPIDs.
+	ProcessReward float64
+}
+
+// DefaultConfig is env.DefaultConfig with the think block required and no process reward.
+func DefaultConfig() Config {
+	return Config{Env: env.DefaultConfig(), RequireThink: true}
+}
+
+// Env is one episode of multi-hop QA: a ToolEnv for the transitions plus the question, the
+// agent's turns and the reward. It is not safe for concurrent use; create one per episode
+// slot (the tools may be shared).
+type Env struct {
+	cfg     Config
+	tools   *env.ToolEnv
+	system  string
+	q       Question
+	turns   []string        // the agent's text per turn
+	support map[string]bool // the question's supporting pids
+	found   map[string]bool // supporting pids already rewarded
+	proc    float64
+	toolOK  bool // every tool turn well formed so far
+}
+
+// New returns a QA environment offering tools.
+func New(cfg Config, tools ...env.Tool) (*Env, error) {
+	te, err := env.NewToolEnv(cfg.Env, tools...)
+	if err != nil {
+		return nil, fmt.Errorf("qa: %w", err)
+	}
+	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
+	if e.system == "" {
+		e.system = SystemPrompt(DefaultInstructions, te.Tools())
+	}
+	return e, nil
+}
+
+// System returns the system message the prompts use.
+func (e *Env) System() string { return e.system }
+
+// Reset starts an episode on q and returns its prompt: the system and user messages in ChatML
+// and the opening of the assistant's turn, the text the rollout tokenises as the prompt.
+func (e *Env) Reset(q Question) string {
+	e.tools.Reset()
+	e.q = q
+	e.turns = e.turns[:0]
+	e.support = make(map[string]bool, len(q.SupportingPIDs))
+	for _, id := range q.SupportingPIDs {
+		e.support[id] = true
+	}
+	e.found = map[string]bool{}
+	e.proc = 0
+	e.toolOK = true
+	return env.RenderPrompt(e.system, UserMessage(q))
+}
+
+// MaxTurns is the episode's turn limit (Config.Env.MaxTurns).
+func (e *Env) MaxTurns() int { return e.cfg.Env.MaxTurns }
+
+// Question returns the episode's question.
+func (e *Env) Question() Question { return e.q }
+
+// Step is the environment's answer to one turn: the ToolEnv's result and the process reward
+// of each call (aligned with Result.Calls; the rollout places it on the token closing the
+// call, whose byte offset in the turn text is Calls[i].Call.End).
+type Step struct {
+	env.StepResult
+	ProcessRewards []float64
+}
+
+// Step takes the agent's text for one turn. It panics if the episode has ended.
+func (e *Env) Step(ctx context.Context, agentText string) Step {
+	res := e.tools.Step(ctx, agentText)
+	e.turns = append(e.turns, agentText)
+	s := Step{StepResult: res, ProcessRewards: make([]float64, len(res.Calls))}
+	if len(res.Calls) > 0 {
+		if !CheckToolTurn(agentText, e.cfg.RequireThink) {
+			e.toolOK = false
+		}
+		for _, c := range res.Calls {
+			if c.Status.FormatError() {
+				e.toolOK = false
+			}
+		}
+	}
+	if e.cfg.ProcessReward != 0 {
+		for i, c := range res.Calls {
+			newFind := false
+			for _, id := range c.PassageIDs {
+				if e.support[id] && !e.found[id] {
+					e.found[id], newFind = true, true
+				}
+			}
+			if newFind {
+				s.ProcessRewards[i] = e.cfg.ProcessReward
+				e.proc += e.cfg.ProcessReward
+			}
+		}
+	}
+	return s
+}
+
+// Done reports whether the episode has ended.
+func (e *Env) Done() bool { return e.tools.Done() }
+
+// Turns returns the agent's text of each turn so far.
+func (e *Env) Turns() []string { return e.turns }
+
+// Score computes the episode's outcome (paper Eq. 6) from the turns taken so far. An episode
+// that has not ended, or ended at the turn limit, has no answer turn: its answer format fails.
+func (e *Env) Score() Score {
+	st := e.tools.Stats()
+	s := Score{
+		ToolSyntaxOK:  e.toolOK,
+		ProcessReward: e.proc,
+		Turns:         st.Turns,
+		Searches:      st.Executed,
+		ToolErrors:    st.ToolErrors,
+		FormatErrors:  st.FormatErrors,
+	}
+	answerTurn := e.tools.Done() && len(e.turns) > 0 && !hasToolTags(e.turns[len(e.turns)-1])
+	if !answerTurn && e.tools.Done() {
+		s.CutMaxTurns = true
+	}
+	if len(e.turns) > 0 {
+		var ok bool
+		s.Answer, ok = CheckAnswerTurn(e.turns[len(e.turns)-1], e.cfg.RequireThink)
+		s.AnswerFormatOK = ok && answerTurn
+	}
+	s.EM = ExactMatch(s.Answer, e.q.Answers)
+	s.F1 = F1(s.Answer, e.q.Answers)
+	if s.Answer == "" {
+		s.EM, s.F1 = 0, 0
+	}
+	s.Reward, s.Format = Eq6(s.AnswerFormatOK, s.ToolSyntaxOK, s.EM)
+	return s
+}
+
+func hasToolTags(s string) bool {
+	return strings.Contains(s, env.ToolCallOpen) || strings.Contains(s, env.ToolCallClose)
+}

@@ -1,0 +1,42 @@
+// Package qa is the multi-hop question-answering environment of the Agent-R1 paper (section
+// 4, PAPER.md section 4): questions from HotpotQA, 2WikiMultihopQA and MuSiQue (or the
+// generated world of env/world), a wiki search tool, and the reward of the paper's Eq. 6 with
+// SQuAD-normalised exact match. It also loads the datasets in their usual formats.
+package qa
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+	"unicode"
+)
+
+// Question is one multi-hop QA task.
+type Question struct {
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Answers  []string `json:"answers"` // the gold answer and its aliases; EM takes the best
+	Type     string   `json:"type"`    // bridge, comparison, compositional, 2hop, ...
+	Dataset  string   `json:"dataset"` // hotpotqa, 2wiki, musique, world, ...
+	Split    string   `json:"split,omitempty"`
+	Level    string   `json:"level,omitempty"` // HotpotQA difficulty
+	// SupportingTitles are the titles of the passages the answer needs, in hop order.
+	SupportingTitles []string `json:"supporting_titles,omitempty"`
+	// SupportingPIDs are the ids of those passages in the corpus (env.Passage.ID), when known;
+	// retrieval recall and the process reward use them.
+	SupportingPIDs []string `json:"supporting_pids,omitempty"`
+}
+
+// PassageID is the id the mhqa corpus gives a passage (data/mhqa/README.md): the first 12 hex
+// digits of sha1(title + "\n" + text with all whitespace removed). Whitespace is what Python's
+// str.isspace calls whitespace (Unicode spaces and the separators U+001C..U+001F).
+func PassageID(title, text string) string {
+	squeezed := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) {
+			return -1
+		}
+		return r
+	}, text)
+	sum := sha1.Sum([]byte(title + "\n" + squeezed))
+	return hex.EncodeToString(sum[:])[:12]
+}

@@ -1,0 +1,88 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestReadCorpus(t *testing.T) {
+	cases := []struct {
+		name  string
+		input string
+		want  []Passage
+		err   string // substring of the error; "" for success
+	}{
+		{"agentr1 format", `{"id": "a1", "title": "T", "text": "x y", "datasets": ["hotpotqa"]}` + "\n\n" +
+			`{"id": "a2", "text": "no title"}`,
+			[]Passage{{ID: "a1", Title: "T", Text: "x y"}, {ID: "a2", Text: "no title"}}, ""},
+		{"Search-R1 format", `{"id": "0", "contents": "\"Evan Morris\"\nEvan L. Morris was a lobbyist."}` + "\n" +
+			`{"id": "1", "contents": "untitled text"}`,
+			[]Passage{{ID: "0", Title: "Evan Morris", Text: "Evan L. Morris was a lobbyist."}, {ID: "1", Text: "untitled text"}}, ""},
+		{"CRLF lines", "{\"id\": \"a\", \"text\": \"x\"}\r\n{\"id\": \"b\", \"text\": \"y\"}\r\n",
+			[]Passage{{ID: "a", Text: "x"}, {ID: "b", Text: "y"}}, ""},
+		{"bad JSON", `{"id": "a", "text": "x"}` + "\n" + `{"id": "b", "text": }`, nil, "c.jsonl:2:"},
+		{"missing id", `{"title": "T", "text": "x"}`, nil, `c.jsonl:1: passage has no "id"`},
+		{"empty id", `{"id": "", "text": "x"}`, nil, `c.jsonl:1: passage has no "id"`},
+		{"no text", `{"id": "a", "title": "T"}`, nil, `c.jsonl:1: passage "a" has neither "text" nor "contents"`},
+		{"duplicate id", `{"id": "a", "text": "x"}` + "\n" + `{"id": "b", "text": "y"}` + "\n" + `{"id": "a", "text": "z"}`, nil, `c.jsonl:3: passage id "a" already used on line 1`},
+		{"wrong type", `{"id": 7, "text": "x"}`, nil, "c.jsonl:1:"},
+		{"empty file", "\n\n", nil, "c.jsonl: no passages"},
+	}
+	for _, c := range cases {
+		got, err := ReadCorpus(strings.NewReader(c.input), "c.jsonl")
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		case c.err == "" && !reflect.DeepEqual(got, c.want):
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestParseContents(t *testing.T) {
+	cases := []struct{ contents, title, text string }{
+		{"\"Title\"\nsome text", "Title", "some text"},
+		{"Bare title\nsome text", "Bare title", "some text"},
+		{"\"Quoted \"inner\" title\"\nline one\nline two", `Quoted "inner" title`, "line one\nline two"},
+		{"no newline at all", "", "no newline at all"},
+		{"\"\"\n", "", ""},
+	}
+	for _, c := range cases {
+		title, text := ParseContents(c.contents)
+		if title != c.title || text != c.text {
+			t.Errorf("ParseContents(%q) = %q, %q; want %q, %q", c.contents, title, text, c.title, c.text)
+		}
+	}
+	p := Passage{ID: "x", Title: "Maria Golovin", Text: "An opera."}
+	if title, text := ParseContents(Contents(p)); title != p.Title || text != p.Text {
+		t.Errorf("ParseContents(Contents(p)) = %q, %q", title, text)
+	}
+}
+
+func TestLoadCorpus(t *testing.T) {
+	passages, err := LoadCorpus(EmbeddedCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(passages) != 19719 {
+		t.Errorf("embedded corpus: %d passages, want 19719", len(passages))
+	}
+	if p := passages[0]; p.ID != "79ae9550199b" || p.Title != "Act of Congress (music group)" {
+		t.Errorf("embedded corpus: first passage %+v", p)
+	}
+	path := filepath.Join(t.TempDir(), "corpus.jsonl")
+	if err := os.WriteFile(path, []byte(`{"id": "a", "text": "x"}`+"\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCorpus(path); err == nil || !strings.Contains(err.Error(), path+":2:") {
+		t.Errorf("LoadCorpus of a bad file: error %v does not name file and line", err)
+	}
+	if _, err := LoadCorpus(filepath.Join(t.TempDir(), "missing.jsonl")); err == nil {
+		t.Error("LoadCorpus of a missing file succeeded")
+	}
+}

@@ -1,0 +1,220 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The retrieval API of Search-R1's retrieval server (search_r1/search/retrieval_server.py),
+// which RemoteSearch speaks and NewHandler serves:
+//
+//	POST /retrieve  {"queries": ["q1", ...], "topk": 5, "return_scores": true}
+//	-> 200 {"result": [[{"document": {"id": "...", "contents": "\"Title\"\ntext"}, "score": 7.1}, ...], ...]}
+//
+// one list per query, best first; with "return_scores" false or absent each list holds the
+// documents alone: [[{"id", "contents"}, ...], ...].
+
+// RetrieveRequest is the body of POST /retrieve.
+type RetrieveRequest struct {
+	Queries      []string `json:"queries"`
+	TopK         *int     `json:"topk,omitempty"` // nil: the server's default
+	ReturnScores bool     `json:"return_scores"`
+}
+
+// Document is a passage as the retrieval API carries it; Contents is "\"<title>\"\n<text>".
+type Document struct {
+	ID       string `json:"id"`
+	Contents string `json:"contents"`
+}
+
+// ScoredDocument is one result when scores are asked for.
+type ScoredDocument struct {
+	Document Document `json:"document"`
+	Score    float64  `json:"score"`
+}
+
+// errorResponse is the body of every non-200 answer.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+// Limits bound what one request may ask of the server.
+type Limits struct {
+	MaxBodyBytes  int64 // request body size
+	MaxQueries    int   // queries per request
+	MaxQueryBytes int   // bytes per query
+	MaxTopK       int   // largest topk
+	DefaultTopK   int   // topk when the request gives none
+}
+
+// DefaultLimits are the limits `agentr1 serve search` starts with: 1 MiB bodies, 512 queries
+// of at most 4 KiB, topk up to 100, default 5.
+func DefaultLimits() Limits {
+	return Limits{MaxBodyBytes: 1 << 20, MaxQueries: 512, MaxQueryBytes: 4096, MaxTopK: 100, DefaultTopK: DefaultTopK}
+}
+
+// NewHandler returns the HTTP handler of the retrieval service: POST /retrieve answers with
+// r's results, GET /healthz with {"status": "ok"}. Malformed JSON, unknown fields, an empty
+// or oversized query list, an empty or oversized query and an out-of-range topk are answered
+// 400, a body over MaxBodyBytes 413, a retriever failure 500, all with {"error": "..."}.
+// It panics if the limits are not all positive or DefaultTopK exceeds MaxTopK.
+func NewHandler(r Retriever, limits Limits) http.Handler {
+	if limits.MaxBodyBytes <= 0 || limits.MaxQueries <= 0 || limits.MaxQueryBytes <= 0 ||
+		limits.MaxTopK <= 0 || limits.DefaultTopK <= 0 || limits.DefaultTopK > limits.MaxTopK {
+		panic(fmt.Sprintf("search: NewHandler with invalid limits %+v", limits))
+	}
+	s := &service{retriever: r, limits: limits}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/retrieve", s.retrieve)
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint %s (have POST /retrieve, GET /healthz)", req.URL.Path)
+	})
+	return mux
+}
+
+type service struct {
+	retriever Retriever
+	limits    Limits
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) // a failed write means the client left; nothing to tell it
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, errorResponse{Error: fmt.Sprintf(format, args...)})
+}
+
+func (s *service) healthz(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "healthz takes GET, not %s", req.Method)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, "retrieve takes POST, not %s", req.Method)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.limits.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes", s.limits.MaxBodyBytes)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "reading request body: %v", err)
+		return
+	}
+	var r RetrieveRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed request: %v", err)
+		return
+	}
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+		writeError(w, http.StatusBadRequest, "malformed request: data after the JSON object")
+		return
+	}
+	topK, err := s.check(&r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	results := make([][]any, len(r.Queries))
+	for i, q := range r.Queries {
+		found, err := s.retriever.Retrieve(req.Context(), q, topK)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "queries[%d]: %v", i, err)
+			return
+		}
+		results[i] = make([]any, len(found))
+		for j, f := range found {
+			doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
+			if r.ReturnScores {
+				results[i][j] = ScoredDocument{Document: doc, Score: f.Score}
+			} else {
+				results[i][j] = doc
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"result": results})
+}
+
+// check validates a request against the limits and returns the topk to use.
+func (s *service) check(r *RetrieveRequest) (int, error) {
+	lim := s.limits
+	switch {
+	case len(r.Queries) == 0:
+		return 0, fmt.Errorf("\"queries\" must be a non-empty list of strings")
+	case len(r.Queries) > lim.MaxQueries:
+		return 0, fmt.Errorf("%d queries, at most %d per request", len(r.Queries), lim.MaxQueries)
+	}
+	for i, q := range r.Queries {
+		if strings.TrimSpace(q) == "" {
+			return 0, fmt.Errorf("queries[%d] is empty", i)
+		}
+		if len(q) > lim.MaxQueryBytes {
+			return 0, fmt.Errorf("queries[%d] is %d bytes, at most %d", i, len(q), lim.MaxQueryBytes)
+		}
+	}
+	if r.TopK == nil {
+		return lim.DefaultTopK, nil
+	}
+	if *r.TopK < 1 || *r.TopK > lim.MaxTopK {
+		return 0, fmt.Errorf("\"topk\" %d out of range [1, %d]", *r.TopK, lim.MaxTopK)
+	}
+	return *r.TopK, nil
+}
+
+// ListenAndServe serves h on addr until ctx is cancelled, then shuts down gracefully: it stops
+// accepting connections and waits up to drain for in-flight requests to finish. ready, if not
+// nil, is called with the bound address once the listener is open (useful with port 0).
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, drain time.Duration, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve search: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve search: %w", err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return fmt.Errorf("serve search: shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve search: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func testHandler(t *testing.T) (http.Handler, *Index) {
+	t.Helper()
+	ix, err := Build(smallCorpus(), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := Limits{MaxBodyBytes: 400, MaxQueries: 3, MaxQueryBytes: 40, MaxTopK: 4, DefaultTopK: 2}
+	return NewHandler(ix, lim), ix
+}
+
+func do(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	return rec
+}
+
+func TestHandlerRetrieve(t *testing.T) {
+	h, ix := testHandler(t)
+	doc := func(d int) Document {
+		p := ix.Passage(d)
+		return Document{ID: p.ID, Contents: Contents(p)}
+	}
+	hits := func(q string, k int) []Hit { return ix.Search(q, k) }
+
+	// With scores: one list per query, topk as asked.
+	rec := do(h, "POST", "/retrieve", `{"queries": ["Maria Golovin", "Daron Hagen opera"], "topk": 3, "return_scores": true}`)
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("scores: status %d, type %q, body %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	var scored struct{ Result [][]ScoredDocument }
+	if err := json.Unmarshal(rec.Body.Bytes(), &scored); err != nil {
+		t.Fatal(err)
+	}
+	var want [][]ScoredDocument
+	for _, q := range []string{"Maria Golovin", "Daron Hagen opera"} {
+		var list []ScoredDocument
+		for _, hit := range hits(q, 3) {
+			list = append(list, ScoredDocument{Document: doc(hit.Doc), Score: float64(hit.Score)})
+		}
+		want = append(want, list)
+	}
+	if !reflect.DeepEqual(scored.Result, want) {
+		t.Errorf("scores: result %+v, want %+v", scored.Result, want)
+	}
+
+	// Without scores: bare documents, the default topk, a query matching nothing gives [].
+	rec = do(h, "POST", "/retrieve", `{"queries": ["Menotti", "zebra"]}`)
+	if rec.Code != 200 {
+		t.Fatalf("no scores: status %d, body %s", rec.Code, rec.Body)
+	}
+	var bare struct{ Result [][]Document }
+	if err := json.Unmarshal(rec.Body.Bytes(), &bare); err != nil {
+		t.Fatal(err)
+	}
+	wantBare := [][]Document{{}, {}}
+	for _, hit := range hits("Menotti", 2) {
+		wantBare[0] = append(wantBare[0], doc(hit.Doc))
+	}
+	if !reflect.DeepEqual(bare.Result, wantBare) || !strings.Contains(rec.Body.String(), `[]]}`) {
+		t.Errorf("no scores: result %s, want %+v", rec.Body, wantBare)
+	}
+
+	rec = do(h, "GET", "/healthz", "")
+	if rec.Code != 200 || strings.TrimSpace(rec.Body.String()) != `{"status":"ok"}` {
+		t.Errorf("healthz: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestHandlerErrors(t *testing.T) {
+	h, _ := testHandler(t)
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		message                  string
+	}{
+		{"malformed JSON", "POST", "/retrieve", `{"queries": [`, 400, "malformed request"},
+		{"not an object", "POST", "/retrieve", `["q"]`, 400, "malformed request"},
+		{"wrong field type", "POST", "/retrieve", `{"queries": "just one"}`, 400, "malformed request"},
+		{"unknown field", "POST", "/retrieve", `{"queries": ["q"], "top_k": 3}`, 400, `unknown field "top_k"`},
+		{"trailing data", "POST", "/retrieve", `{"queries": ["q"]} {"queries": ["r"]}`, 400, "data after the JSON object"},
+		{"empty body", "POST", "/retrieve", ``, 400, "malformed request"},
+		{"no queries", "POST", "/retrieve", `{"topk": 3}`, 400, "non-empty list"},
+		{"empty queries", "POST", "/retrieve", `{"queries": []}`, 400, "non-empty list"},
+		{"too many queries", "POST", "/retrieve", `{"queries": ["a", "b", "c", "d"]}`, 400, "4 queries, at most 3"},
+		{"blank query", "POST", "/retrieve", `{"queries": ["opera", " "]}`, 400, "queries[1] is empty"},
+		{"query too long", "POST", "/retrieve", `{"queries": ["` + strings.Repeat("x", 41) + `"]}`, 400, "queries[0] is 41 bytes, at most 40"},
+		{"topk zero", "POST", "/retrieve", `{"queries": ["q"], "topk": 0}`, 400, `"topk" 0 out of range [1, 4]`},
+		{"topk negative", "POST", "/retrieve", `{"queries": ["q"], "topk": -2}`, 400, "out of range"},
+		{"topk too large", "POST", "/retrieve", `{"queries": ["q"], "topk": 5}`, 400, "out of range"},
+		{"topk not an integer", "POST", "/retrieve", `{"queries": ["q"], "topk": 2.5}`, 400, "malformed request"},
+		{"body too large", "POST", "/retrieve", `{"queries": ["` + strings.Repeat("x", 500) + `"]}`, 413, "over 400 bytes"},
+		{"GET retrieve", "GET", "/retrieve", ``, 405, "takes POST"},
+		{"POST healthz", "POST", "/healthz", ``, 405, "takes GET"},
+		{"unknown path", "GET", "/search", ``, 404, "no such endpoint /search"},
+	}
+	for _, c := range cases {
+		rec := do(h, c.method, c.path, c.body)
+		var e errorResponse
+		err := json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code != c.status || err != nil || !strings.Contains(e.Error, c.message) {
+			t.Errorf("%s: %d %s, want %d with an error containing %q", c.name, rec.Code, rec.Body, c.status, c.message)
+		}
+	}
+}
+
+// failingRetriever fails every query, for the 500 path.
+type failingRetriever struct{}
+
+func (failingRetriever) Retrieve(context.Context, string, int) ([]Retrieved, error) {
+	return nil, errors.New("backend down")
+}
+
+func TestHandlerRetrieverFailure(t *testing.T) {
+	h := NewHandler(failingRetriever{}, DefaultLimits())
+	rec := do(h, "POST", "/retrieve", `{"queries": ["q"]}`)
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "backend down") {
+		t.Errorf("failing retriever: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestNewHandlerPanicsOnBadLimits(t *testing.T) {
+	bad := DefaultLimits()
+	bad.DefaultTopK = bad.MaxTopK + 1
+	defer func() {
+		if recover() == nil {
+			t.Error("NewHandler with DefaultTopK > MaxTopK did not panic")
+		}
+	}()
+	NewHandler(failingRetriever{}, bad)
+}
+
+// TestRemoteSearch runs the search tool against this package's service over HTTP and checks
+// it answers exactly like the local tool.
+func TestRemoteSearch(t *testing.T) {
+	h, ix := testHandler(t)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	remote := NewRemoteSearch(srv.URL+"/retrieve", 3)
+	local := NewTool(ix, 3)
+	for _, q := range []string{"Maria Golovin", "American composer opera", "zebra"} {
+		args := map[string]any{"query": q}
+		rText, rIDs, err := remote.CallPassages(context.Background(), args)
+		if err != nil {
+			t.Fatalf("query %q: %v", q, err)
+		}
+		lText, lIDs, _ := local.CallPassages(context.Background(), args)
+		if rText != lText || !reflect.DeepEqual(rIDs, lIDs) {
+			t.Errorf("query %q: remote %q %v, local %q %v", q, rText, rIDs, lText, lIDs)
+		}
+	}
+	got, err := remote.Retriever.Retrieve(context.Background(), "Maria Golovin", 1)
+	if err != nil || len(got) != 1 || got[0].Score != float64(ix.Search("Maria Golovin", 1)[0].Score) {
+		t.Errorf("remote scores: %+v %v", got, err)
+	}
+	// The server's refusal reaches the caller with its message.
+	tooMany := NewRemoteSearch(srv.URL+"/retrieve", 9)
+	if _, _, err := tooMany.CallPassages(context.Background(), map[string]any{"query": "opera"}); err == nil ||
+		!strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "out of range [1, 4]") {
+		t.Errorf("topk over the server's limit: error %v", err)
+	}
+}
+
+// TestRemoteAnswerForms checks that Remote reads every result form Search-R1-style servers send
+// and rejects malformed answers.
+func TestRemoteAnswerForms(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer string
+		status int
+		want   []Retrieved
+		err    string
+	}{
+		{"scored contents", `{"result": [[{"document": {"id": "7", "contents": "\"T\"\nbody"}, "score": 1.5}]]}`, 200,
+			[]Retrieved{{Passage: Passage{ID: "7", Title: "T", Text: "body"}, Score: 1.5}}, ""},
+		{"bare contents", `{"result": [[{"id": "7", "contents": "\"T\"\nbody"}, {"id": "8", "contents": "x"}]]}`, 200,
+			[]Retrieved{{Passage: Passage{ID: "7", Title: "T", Text: "body"}}, {Passage: Passage{ID: "8", Text: "x"}}}, ""},
+		{"title and text", `{"result": [[{"document": {"id": "7", "title": "T", "text": "body"}, "score": 2}]]}`, 200,
+			[]Retrieved{{Passage: Passage{ID: "7", Title: "T", Text: "body"}, Score: 2}}, ""},
+		{"more than asked is cut", `{"result": [[{"id": "1", "contents": "a"}, {"id": "2", "contents": "b"}, {"id": "3", "contents": "c"}]]}`, 200,
+			[]Retrieved{{Passage: Passage{ID: "1", Text: "a"}}, {Passage: Passage{ID: "2", Text: "b"}}}, ""},
+		{"not JSON", `<html>`, 200, nil, "malformed answer"},
+		{"two lists", `{"result": [[], []]}`, 200, nil, "2 result lists for 1 query"},
+		{"server error text", `internal failure`, 500, nil, "500 Internal Server Error: internal failure"},
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req RetrieveRequest
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Queries) != 1 || req.TopK == nil || *req.TopK != 2 || !req.ReturnScores {
+				http.Error(w, fmt.Sprintf("bad request from Remote: %+v %v", req, err), 400)
+				return
+			}
+			w.WriteHeader(c.status)
+			io.WriteString(w, c.answer)
+		}))
+		got, err := NewRemote(srv.URL).Retrieve(context.Background(), "q", 2)
+		srv.Close()
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		case c.err == "" && !reflect.DeepEqual(got, c.want):
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if _, err := NewRemote("http://127.0.0.1:1/retrieve").Retrieve(context.Background(), "q", 2); err == nil {
+		t.Error("Remote to a closed port succeeded")
+	}
+}
+
+// slowRetriever blocks each query until released, to hold a request in flight.
+type slowRetriever struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (s slowRetriever) Retrieve(ctx context.Context, q string, k int) ([]Retrieved, error) {
+	s.started <- struct{}{}
+	<-s.release
+	return []Retrieved{{Passage: Passage{ID: "x", Title: "T", Text: q}}}, nil
+}
+
+// TestListenAndServeDrains cancels the server's context while a request is in flight and
+// checks that the request still completes and ListenAndServe returns cleanly afterwards.
+func TestListenAndServeDrains(t *testing.T) {
+	slow := slowRetriever{started: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrCh := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- ListenAndServe(ctx, "127.0.0.1:0", NewHandler(slow, DefaultLimits()), 5*time.Second, func(a net.Addr) { addrCh <- a })
+	}()
+	url := "http://" + (<-addrCh).String() + "/retrieve"
+
+	var wg sync.WaitGroup
+	var got []Retrieved
+	var reqErr error
+	wg.Go(func() { got, reqErr = NewRemote(url).Retrieve(context.Background(), "in flight", 1) })
+	<-slow.started
+	cancel()
+	select {
+	case err := <-served:
+		t.Fatalf("ListenAndServe returned %v before the in-flight request finished", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(slow.release)
+	wg.Wait()
+	if reqErr != nil || len(got) != 1 || got[0].Text != "in flight" {
+		t.Errorf("in-flight request: %+v %v", got, reqErr)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("ListenAndServe: %v", err)
+	}
+	if _, err := NewRemote(url).Retrieve(context.Background(), "after", 1); err == nil {
+		t.Error("the server still answers after shutdown")
+	}
+	if err := ListenAndServe(context.Background(), "256.0.0.1:bad", NewHandler(slow, DefaultLimits()), time.Second, nil); err == nil {
+		t.Error("ListenAndServe on a bad address succeeded")
+	}
+}

@@ -1,0 +1,231 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+)
+
+// relNoun is how the agent's thoughts name each relation.
+var relNoun = map[Rel]string{
+	RelCapital: "capital", RelCountry: "country", RelPopulation: "population",
+	RelFounded: "founding year", RelBornIn: "birthplace", RelBorn: "birth year", RelJob: "job",
+	RelFather: "father", RelFounder: "founder", RelBase: "base city", RelSinger: "lead singer",
+	RelHome: "home city",
+}
+
+// Agent is a scripted solver of a world's questions: it follows each task's plan, searching
+// for one entity per turn, reading the fact it needs out of the search results with ReadFact,
+// searching again when the fact is not there, and answering in the format the reward wants.
+// With Noise > 0 it errs like a learner: each search is for a wrong entity, each call is
+// malformed (bad JSON, an unknown tool or a wrong argument name), and the final answer is
+// wrong, each with probability Noise. Its transcripts are the SFT warm start's demonstrations.
+type Agent struct {
+	Noise float64
+	rng   *rand.Rand
+	names []string // entity names, for wrong queries and wrong answers
+}
+
+// NewAgent returns an agent for w's tasks with the given noise, its mistakes drawn from seed.
+func NewAgent(w *World, noise float64, seed uint64) *Agent {
+	a := &Agent{Noise: noise, rng: rand.New(rand.NewPCG(seed, 0xa6e47))}
+	for _, e := range w.Entities {
+		a.names = append(a.names, e.Name)
+	}
+	return a
+}
+
+// DemoTurn is one turn of a transcript: the agent's text (ending in "</tool_call>" or, for
+// the answer, "<|im_end|>"), then the environment's observation ("" after the answer).
+type DemoTurn struct {
+	Action      string
+	Observation string
+}
+
+// Demo is one episode's transcript in the exact format of a rollout: tokenise Prompt and each
+// Observation as environment text (masked), each Action as agent text (trained on).
+type Demo struct {
+	Task   Task
+	Prompt string
+	Turns  []DemoTurn
+	Score  qa.Score
+}
+
+// Text is the whole transcript as one string.
+func (d *Demo) Text() string {
+	var b strings.Builder
+	b.WriteString(d.Prompt)
+	for _, t := range d.Turns {
+		b.WriteString(t.Action)
+		b.WriteString(t.Observation)
+	}
+	return b.String()
+}
+
+func (a *Agent) chance() bool { return a.Noise > 0 && a.rng.Float64() < a.Noise }
+
+func (a *Agent) otherName(not string) string {
+	for {
+		if n := a.names[a.rng.IntN(len(a.names))]; n != not {
+			return n
+		}
+	}
+}
+
+// Solve runs one episode of t in e (which it resets) and returns the transcript. The search
+// is whatever tool e offers under the name "search".
+func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
+	d := Demo{Task: t, Prompt: e.Reset(t.Question)}
+	step := func(text string) qa.Step {
+		s := e.Step(ctx, text)
+		d.Turns = append(d.Turns, DemoTurn{Action: text, Observation: s.Observation})
+		return s
+	}
+	values := make([]string, len(t.Plan.Hops))
+	var notes []string // facts read so far, as sentences
+	for i, h := range t.Plan.Hops {
+		subject := h.Subject
+		if h.From >= 0 {
+			subject = values[h.From]
+		}
+		if subject == "" {
+			break // an earlier hop failed; no point going on
+		}
+		need := fmt.Sprintf("I need the %s of %s.", relNoun[h.Rel], subject)
+		think := need
+		if len(notes) > 0 {
+			think = notes[len(notes)-1] + " " + need
+		}
+		for values[i] == "" && e.MaxTurns()-len(d.Turns) > 1 {
+			query := subject
+			if a.chance() {
+				query = a.otherName(subject)
+			}
+			s := step("<think>" + think + "</think>\n" + a.call(query))
+			switch v, ok := ReadFact(s.Observation, subject, h.Rel); {
+			case ok:
+				values[i] = v
+				notes = append(notes, fmt.Sprintf("The %s of %s is %s.", relNoun[h.Rel], subject, v))
+			case len(s.Calls) > 0 && s.Calls[0].Status.FormatError():
+				think = "My call was wrong. " + need
+			default:
+				think = "It is not there. " + need
+			}
+		}
+	}
+	if e.Done() { // cannot happen while MaxTurns >= 1: the loop leaves a turn for the answer
+		d.Score = e.Score()
+		return d
+	}
+	answer := a.conclude(t.Plan, values)
+	if a.chance() {
+		answer = a.otherName(answer)
+	}
+	summary := strings.Join(notes, " ")
+	if summary == "" {
+		summary = "I could not find it."
+	}
+	step("<think>" + summary + "</think>\n<answer>" + answer + "</answer>" + env.ImEnd)
+	d.Score = e.Score()
+	return d
+}
+
+// call writes a search call for query, malformed with probability Noise.
+func (a *Agent) call(query string) string {
+	name, key, quote := "search", "query", `"`
+	if a.chance() {
+		switch a.rng.IntN(3) {
+		case 0:
+			quote = "" // bad JSON: an unquoted string
+		case 1:
+			name = "lookup" // no such tool
+		default:
+			key = "q" // missing required argument "query"
+		}
+	}
+	return fmt.Sprintf("<tool_call>\n{\"name\": \"%s\", \"arguments\": {\"%s\": %s%s%s}}\n</tool_call>",
+		name, key, quote, query, quote)
+}
+
+// conclude derives the answer from the hop values; a missing value gives a guess.
+func (a *Agent) conclude(p Plan, values []string) string {
+	switch p.Final {
+	case Same:
+		x, y := values[p.Compare[0]], values[p.Compare[1]]
+		if x == "" || y == "" {
+			return []string{"yes", "no"}[a.rng.IntN(2)]
+		}
+		return map[bool]string{true: "yes", false: "no"}[x == y]
+	case Larger, Smaller:
+		x, y := values[p.Compare[0]], values[p.Compare[1]]
+		if x == "" || y == "" {
+			return p.Options[a.rng.IntN(2)]
+		}
+		var nx, ny int
+		fmt.Sscan(x, &nx)
+		fmt.Sscan(y, &ny)
+		if (nx > ny) == (p.Final == Larger) {
+			return p.Options[0]
+		}
+		return p.Options[1]
+	}
+	if v := values[len(values)-1]; v != "" {
+		return v
+	}
+	return a.names[a.rng.IntN(len(a.names))]
+}
+
+// Summary aggregates an agent's scores over tasks.
+type Summary struct {
+	N            int
+	EM, F1       float64 // means
+	Reward       float64 // mean Eq. 6 reward
+	FormatOK     float64 // fraction with r_format = 1
+	Turns        float64 // mean turns
+	Searches     float64 // mean searches run
+	EMByType     map[string]float64
+	CountsByType map[string]int
+}
+
+// Run solves every task with a fresh agent (noise, seed) in an environment made of cfg and
+// search, and returns the transcripts and their summary.
+func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []Task, noise float64, seed uint64) ([]Demo, Summary, error) {
+	e, err := qa.New(cfg, search)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	a := NewAgent(w, noise, seed)
+	s := Summary{EMByType: map[string]float64{}, CountsByType: map[string]int{}}
+	demos := make([]Demo, 0, len(tasks))
+	for _, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			return demos, s, err
+		}
+		d := a.Solve(ctx, e, t)
+		demos = append(demos, d)
+		sc := d.Score
+		s.N++
+		s.EM += sc.EM
+		s.F1 += sc.F1
+		s.Reward += sc.Reward
+		if sc.Format == 1 {
+			s.FormatOK++
+		}
+		s.Turns += float64(sc.Turns)
+		s.Searches += float64(sc.Searches)
+		s.EMByType[t.Type] += sc.EM
+		s.CountsByType[t.Type]++
+	}
+	if s.N > 0 {
+		n := float64(s.N)
+		s.EM, s.F1, s.Reward, s.FormatOK, s.Turns, s.Searches = s.EM/n, s.F1/n, s.Reward/n, s.FormatOK/n, s.Turns/n, s.Searches/n
+		for k, c := range s.CountsByType {
+			s.EMByType[k] /= float64(c)
+		}
+	}
+	return demos, s, nil
+}

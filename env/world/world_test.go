@@ -1,0 +1,194 @@
+package world
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"agentr1/env/qa"
+)
+
+func mustWorld(t *testing.T, cfg Config) *World {
+	t.Helper()
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestDeterministic(t *testing.T) {
+	a := mustWorld(t, DefaultConfig(7, Train))
+	b := mustWorld(t, DefaultConfig(7, Train))
+	if !reflect.DeepEqual(a.Passages, b.Passages) || !reflect.DeepEqual(a.Tasks, b.Tasks) {
+		t.Errorf("two worlds of seed 7 differ")
+	}
+	c := mustWorld(t, DefaultConfig(8, Train))
+	if reflect.DeepEqual(a.Passages, c.Passages) {
+		t.Errorf("seeds 7 and 8 give the same world")
+	}
+}
+
+// words splits names into their generated words (dropping shared industry suffixes).
+func words(w *World) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range w.Entities {
+		out[e.Name] = true
+		for _, part := range strings.Fields(e.Name) {
+			if !contains(industries, part) {
+				out[part] = true
+			}
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTrainEvalDisjoint(t *testing.T) {
+	for _, seeds := range [][2]uint64{{1, 1}, {1, 2}, {3, 9}} {
+		tr := words(mustWorld(t, DefaultConfig(seeds[0], Train)))
+		ev := mustWorld(t, DefaultConfig(seeds[1], Eval))
+		for wd := range words(ev) {
+			if tr[wd] {
+				t.Errorf("seeds %v: %q is in both the train and the eval world", seeds, wd)
+			}
+		}
+		trainQ := map[string]bool{}
+		for _, q := range mustWorld(t, DefaultConfig(seeds[0], Train)).Tasks {
+			trainQ[q.Question.Question] = true
+			trainQ[q.Answers[0]] = true
+		}
+		for _, q := range ev.Tasks {
+			if trainQ[q.Question.Question] {
+				t.Errorf("seeds %v: question %q in both worlds", seeds, q.Question.Question)
+			}
+			if a := q.Answers[0]; a != "yes" && a != "no" && trainQ[a] && !isNumber(a) && !contains(jobs, a) {
+				t.Errorf("seeds %v: answer %q in both worlds", seeds, a)
+			}
+		}
+	}
+}
+
+func isNumber(s string) bool { return strings.Trim(s, "0123456789") == "" }
+
+func TestWorldConsistency(t *testing.T) {
+	w := mustWorld(t, DefaultConfig(11, Train))
+	if len(w.Tasks) != 1000 {
+		t.Errorf("%d tasks, want 1000", len(w.Tasks))
+	}
+	ids := map[string]string{}
+	for _, p := range w.Passages {
+		if other, dup := ids[p.ID]; dup {
+			t.Errorf("passage id %s shared by %q and %q", p.ID, p.Title, other)
+		}
+		ids[p.ID] = p.Title
+	}
+	// Every fact can be read back from its entity's passage, and from no other entity's.
+	for i, e := range w.Entities {
+		p := w.Passages[i]
+		if p.Title != e.Name || w.PassageID(e.Name) != p.ID {
+			t.Fatalf("passage %d is %q, entity %q", i, p.Title, e.Name)
+		}
+		for rel, want := range e.Facts {
+			got, ok := ReadFact(p.Text, e.Name, rel)
+			if !ok || got != want {
+				t.Errorf("%s %q: read %s = %q (%v) from %q, want %q", e.Kind, e.Name, rel, got, ok, p.Text, want)
+			}
+		}
+	}
+	types := map[string]int{}
+	for _, task := range w.Tasks {
+		types[task.Type]++
+		if len(task.SupportingPIDs) < 2 || len(task.SupportingPIDs) != len(task.SupportingTitles) {
+			t.Errorf("%s: supporting %v %v", task.ID, task.SupportingTitles, task.SupportingPIDs)
+		}
+		for _, id := range task.SupportingPIDs {
+			if _, ok := ids[id]; !ok {
+				t.Errorf("%s: supporting pid %s not in the corpus", task.ID, id)
+			}
+		}
+		if len(task.Answers) != 1 || task.Answers[0] == "" {
+			t.Errorf("%s: answers %v", task.ID, task.Answers)
+		}
+	}
+	for _, typ := range []string{"bridge", "compositional", "inference", "comparison", "bridge_comparison"} {
+		if types[typ] < 20 {
+			t.Errorf("only %d %s questions: %v", types[typ], typ, types)
+		}
+	}
+	t.Logf("question types: %v; %d passages", types, len(w.Passages))
+}
+
+func TestReadFactIgnoresOtherSubjects(t *testing.T) {
+	text := `Doc 1 (Title: "Kalo FC") Kalo FC is a football club from Kalo. The club was started in 1901.
+Doc 2 (Title: "Bo Kalo") Bo Kalo (1880) was a pilot from Miren.
+Doc 3 (Title: "Kalo") Kalo lies in Dunia. About 120 thousand people live in Kalo. Kalo was founded in 1420.`
+	cases := []struct {
+		subject string
+		rel     Rel
+		want    string
+		ok      bool
+	}{
+		{"Kalo", RelFounded, "1420", true},
+		{"Kalo", RelCountry, "Dunia", true},
+		{"Kalo", RelPopulation, "120", true},
+		{"Bo Kalo", RelBornIn, "Miren", true},
+		{"Bo Kalo", RelBorn, "1880", true},
+		{"Kalo", RelBorn, "", false},
+		{"Miren", RelFounded, "", false},
+		{"Bo", RelJob, "", false},
+	}
+	for _, c := range cases {
+		got, ok := ReadFact(text, c.subject, c.rel)
+		if got != c.want || ok != c.ok {
+			t.Errorf("ReadFact(%s, %s) = %q, %v; want %q, %v", c.subject, c.rel, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestScriptedAgent(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300})
+	search := NewTitleSearch(w.Passages, 5)
+	cfg := qa.DefaultConfig()
+	cfg.Env.MaxTurns = 6
+	cfg.ProcessReward = 0.1
+	cases := []struct {
+		noise        float64
+		minEM, maxEM float64
+	}{
+		{0, 1, 1},
+		{0.1, 0.6, 0.97},
+		{0.3, 0.2, 0.8},
+	}
+	for _, c := range cases {
+		demos, s, err := Run(context.Background(), w, cfg, search, w.Tasks, c.noise, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("noise %.2f: EM %.3f F1 %.3f reward %.3f format-ok %.3f turns %.2f searches %.2f by type %v",
+			c.noise, s.EM, s.F1, s.Reward, s.FormatOK, s.Turns, s.Searches, s.EMByType)
+		if s.EM < c.minEM || s.EM > c.maxEM {
+			t.Errorf("noise %v: EM %.3f outside [%v, %v]", c.noise, s.EM, c.minEM, c.maxEM)
+		}
+		if c.noise == 0 {
+			for _, d := range demos {
+				if d.Score.Reward != 1 || d.Score.ProcessReward == 0 {
+					t.Fatalf("noise 0: %s scored %+v\n%s", d.Task.ID, d.Score, d.Text())
+				}
+			}
+			d := demos[0]
+			if !strings.HasPrefix(d.Text(), d.Prompt) || !strings.HasSuffix(d.Turns[len(d.Turns)-1].Action, "</answer><|im_end|>") {
+				t.Errorf("transcript layout:\n%s", d.Text())
+			}
+		}
+	}
+}

@@ -1,0 +1,323 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Config holds the fields of a Hugging Face Qwen2 config.json (transformers' Qwen2Config) that
+// define the architecture. Keys it does not model are kept in Extra and written back by Save;
+// settings agentr1 does not implement (a sliding window, rope scaling, an activation other than
+// SiLU, attention dropout) are rejected by Validate rather than silently ignored.
+type Config struct {
+	VocabSize             int     // vocab_size: rows of the embedding and of lm_head
+	HiddenSize            int     // hidden_size: C, the residual stream width
+	IntermediateSize      int     // intermediate_size: width of the SwiGLU MLP
+	NumHiddenLayers       int     // num_hidden_layers
+	NumAttentionHeads     int     // num_attention_heads: Hq
+	NumKeyValueHeads      int     // num_key_value_heads: Hkv (grouped-query attention, Hq % Hkv == 0)
+	HeadDim               int     // head_dim; 0 means HiddenSize / NumAttentionHeads, as HF Qwen2
+	RMSNormEps            float64 // rms_norm_eps
+	RopeTheta             float64 // rope_theta: base of the rotary frequencies
+	TieWordEmbeddings     bool    // tie_word_embeddings: lm_head shares model.embed_tokens.weight
+	MaxPositionEmbeddings int     // max_position_embeddings: size of the RoPE table
+	InitializerRange      float64 // initializer_range: std of the normal initialisation
+	BOSTokenID            *int    // bos_token_id (null in many Qwen configs)
+	EOSTokenIDs           []int   // eos_token_id: one id or a list in config.json
+
+	// Extra holds every other key of config.json verbatim (transformers_version, use_cache,
+	// max_window_layers, ...), so that Save writes back what LoadConfig read.
+	Extra map[string]json.RawMessage
+}
+
+// knownKeys are the keys of config.json that Config parses itself (fields above, plus the
+// architecture-defining keys whose values Validate checks).
+var knownKeys = map[string]bool{
+	"vocab_size": true, "hidden_size": true, "intermediate_size": true, "num_hidden_layers": true,
+	"num_attention_heads": true, "num_key_value_heads": true, "head_dim": true, "rms_norm_eps": true,
+	"rope_theta": true, "tie_word_embeddings": true, "max_position_embeddings": true,
+	"initializer_range": true, "bos_token_id": true, "eos_token_id": true,
+	"architectures": true, "model_type": true, "hidden_act": true, "use_sliding_window": true,
+	"rope_scaling": true, "attention_dropout": true, "torch_dtype": true,
+}
+
+// ParseConfig decodes the contents of a config.json and validates it.
+func ParseConfig(raw []byte) (Config, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c := Config{Extra: map[string]json.RawMessage{}}
+	for k, v := range keys {
+		if !knownKeys[k] {
+			c.Extra[k] = v
+		}
+	}
+	// Defaults are transformers' Qwen2Config defaults where a key is absent.
+	c.RMSNormEps = 1e-6
+	c.RopeTheta = 10000
+	c.MaxPositionEmbeddings = 32768
+	c.InitializerRange = 0.02
+	fields := []struct {
+		key string
+		dst any
+	}{
+		{"vocab_size", &c.VocabSize}, {"hidden_size", &c.HiddenSize},
+		{"intermediate_size", &c.IntermediateSize}, {"num_hidden_layers", &c.NumHiddenLayers},
+		{"num_attention_heads", &c.NumAttentionHeads}, {"num_key_value_heads", &c.NumKeyValueHeads},
+		{"head_dim", &c.HeadDim}, {"rms_norm_eps", &c.RMSNormEps}, {"rope_theta", &c.RopeTheta},
+		{"tie_word_embeddings", &c.TieWordEmbeddings},
+		{"max_position_embeddings", &c.MaxPositionEmbeddings},
+		{"initializer_range", &c.InitializerRange}, {"bos_token_id", &c.BOSTokenID},
+	}
+	for _, f := range fields {
+		v, ok := keys[f.key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return Config{}, fmt.Errorf("config: key %q: %w", f.key, err)
+		}
+	}
+	if v, ok := keys["eos_token_id"]; ok && string(v) != "null" {
+		var one int
+		if err := json.Unmarshal(v, &one); err == nil {
+			c.EOSTokenIDs = []int{one}
+		} else if err := json.Unmarshal(v, &c.EOSTokenIDs); err != nil {
+			return Config{}, fmt.Errorf("config: key \"eos_token_id\": want an integer or a list of integers: %s", v)
+		}
+	}
+	if _, ok := keys["num_key_value_heads"]; !ok {
+		c.NumKeyValueHeads = c.NumAttentionHeads // Qwen2Config: defaults to num_attention_heads
+	}
+	if err := checkUnsupported(keys); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// checkUnsupported rejects settings of config.json that change the architecture in ways this
+// package does not implement.
+func checkUnsupported(keys map[string]json.RawMessage) error {
+	str := func(key string) (string, bool, error) {
+		v, ok := keys[key]
+		if !ok || string(v) == "null" {
+			return "", false, nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", true, fmt.Errorf("config: key %q: want a string: %s", key, v)
+		}
+		return s, true, nil
+	}
+	if s, ok, err := str("model_type"); err != nil {
+		return err
+	} else if ok && s != "qwen2" {
+		return fmt.Errorf("config: model_type %q is not supported (want \"qwen2\")", s)
+	}
+	if s, ok, err := str("hidden_act"); err != nil {
+		return err
+	} else if ok && s != "silu" {
+		return fmt.Errorf("config: hidden_act %q is not supported (want \"silu\")", s)
+	}
+	if v, ok := keys["architectures"]; ok && string(v) != "null" {
+		var archs []string
+		if err := json.Unmarshal(v, &archs); err != nil {
+			return fmt.Errorf("config: key \"architectures\": want a list of strings: %s", v)
+		}
+		for _, a := range archs {
+			if a != "Qwen2ForCausalLM" && a != "Qwen2ForTokenClassification" {
+				return fmt.Errorf("config: architecture %q is not supported (want Qwen2ForCausalLM)", a)
+			}
+		}
+	}
+	if v, ok := keys["use_sliding_window"]; ok && string(v) != "null" {
+		var on bool
+		if err := json.Unmarshal(v, &on); err != nil {
+			return fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
+		}
+		if on {
+			return fmt.Errorf("config: use_sliding_window=true is not supported (sliding-window attention is not implemented)")
+		}
+	}
+	if v, ok := keys["rope_scaling"]; ok && string(v) != "null" {
+		return fmt.Errorf("config: rope_scaling=%s is not supported (only plain RoPE is implemented)", v)
+	}
+	if v, ok := keys["attention_dropout"]; ok && string(v) != "null" {
+		var p float64
+		if err := json.Unmarshal(v, &p); err != nil {
+			return fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
+		}
+		if p != 0 {
+			return fmt.Errorf("config: attention_dropout=%v is not supported (dropout is not implemented)", p)
+		}
+	}
+	return nil
+}
+
+// LoadConfig reads and validates a Hugging Face config.json.
+func LoadConfig(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := ParseConfig(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// HeadSize returns D, the width of one attention head: HeadDim, or HiddenSize /
+// NumAttentionHeads when HeadDim is 0.
+func (c Config) HeadSize() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	if c.NumAttentionHeads == 0 {
+		return 0
+	}
+	return c.HiddenSize / c.NumAttentionHeads
+}
+
+// Validate reports the first inconsistency in the configuration.
+func (c Config) Validate() error {
+	positive := []struct {
+		key string
+		v   int
+	}{
+		{"vocab_size", c.VocabSize}, {"hidden_size", c.HiddenSize},
+		{"intermediate_size", c.IntermediateSize}, {"num_hidden_layers", c.NumHiddenLayers},
+		{"num_attention_heads", c.NumAttentionHeads}, {"num_key_value_heads", c.NumKeyValueHeads},
+		{"max_position_embeddings", c.MaxPositionEmbeddings},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return fmt.Errorf("config: %s = %d, want > 0", p.key, p.v)
+		}
+	}
+	if c.HeadDim < 0 {
+		return fmt.Errorf("config: head_dim = %d, want > 0", c.HeadDim)
+	}
+	if c.HeadDim == 0 && c.HiddenSize%c.NumAttentionHeads != 0 {
+		return fmt.Errorf("config: hidden_size %d is not divisible by num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
+	}
+	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
+		return fmt.Errorf("config: num_attention_heads %d is not divisible by num_key_value_heads %d", c.NumAttentionHeads, c.NumKeyValueHeads)
+	}
+	if c.HeadSize()%2 != 0 {
+		return fmt.Errorf("config: head size %d is odd; rotary embeddings need an even head size", c.HeadSize())
+	}
+	if !(c.RMSNormEps > 0) {
+		return fmt.Errorf("config: rms_norm_eps = %v, want > 0", c.RMSNormEps)
+	}
+	if !(c.RopeTheta > 0) {
+		return fmt.Errorf("config: rope_theta = %v, want > 0", c.RopeTheta)
+	}
+	if !(c.InitializerRange >= 0) {
+		return fmt.Errorf("config: initializer_range = %v, want >= 0", c.InitializerRange)
+	}
+	for _, id := range c.EOSTokenIDs {
+		if id < 0 || id >= c.VocabSize {
+			return fmt.Errorf("config: eos_token_id %d outside the vocabulary [0, %d)", id, c.VocabSize)
+		}
+	}
+	if c.BOSTokenID != nil && (*c.BOSTokenID < 0 || *c.BOSTokenID >= c.VocabSize) {
+		return fmt.Errorf("config: bos_token_id %d outside the vocabulary [0, %d)", *c.BOSTokenID, c.VocabSize)
+	}
+	return nil
+}
+
+// MarshalJSON writes the configuration as a Hugging Face config.json for Qwen2ForCausalLM,
+// including the keys held in Extra.
+func (c Config) MarshalJSON() ([]byte, error) { return c.marshal("Qwen2ForCausalLM", nil) }
+
+// marshal writes config.json for the given architecture with extra keys added.
+func (c Config) marshal(arch string, extra map[string]any) ([]byte, error) {
+	out := map[string]any{}
+	for k, v := range c.Extra {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	out["architectures"] = []string{arch}
+	out["model_type"] = "qwen2"
+	out["hidden_act"] = "silu"
+	out["torch_dtype"] = "float32"
+	out["use_sliding_window"] = false
+	out["rope_scaling"] = nil
+	out["attention_dropout"] = 0.0
+	out["vocab_size"] = c.VocabSize
+	out["hidden_size"] = c.HiddenSize
+	out["intermediate_size"] = c.IntermediateSize
+	out["num_hidden_layers"] = c.NumHiddenLayers
+	out["num_attention_heads"] = c.NumAttentionHeads
+	out["num_key_value_heads"] = c.NumKeyValueHeads
+	if c.HeadDim > 0 {
+		out["head_dim"] = c.HeadDim
+	}
+	out["rms_norm_eps"] = c.RMSNormEps
+	out["rope_theta"] = c.RopeTheta
+	out["tie_word_embeddings"] = c.TieWordEmbeddings
+	out["max_position_embeddings"] = c.MaxPositionEmbeddings
+	out["initializer_range"] = c.InitializerRange
+	out["bos_token_id"] = c.BOSTokenID
+	switch len(c.EOSTokenIDs) {
+	case 0:
+		out["eos_token_id"] = nil
+	case 1:
+		out["eos_token_id"] = c.EOSTokenIDs[0]
+	default:
+		out["eos_token_id"] = c.EOSTokenIDs
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.WriteString("{\n")
+	for i, k := range keys {
+		kj, _ := json.Marshal(k)
+		vj, err := json.Marshal(out[k])
+		if err != nil {
+			return nil, fmt.Errorf("config: key %q: %w", k, err)
+		}
+		fmt.Fprintf(&buf, "  %s: %s", kj, vj)
+		if i < len(keys)-1 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n")
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
+// Save writes the configuration as config.json at path.
+func (c Config) Save(path string) error {
+	raw, err := c.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes a Hugging Face config.json into c, as ParseConfig does.
+func (c *Config) UnmarshalJSON(raw []byte) error {
+	parsed, err := ParseConfig(raw)
+	if err != nil {
+		return err
+	}
+	*c = parsed
+	return nil
+}

@@ -1,0 +1,280 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"agentr1/tensor"
+)
+
+// Decoder runs the model incrementally over a batch of independent rows, keeping each row's
+// keys and values (a KV cache) so that every new token costs one pass of the layers instead of
+// a pass over the whole sequence. Rows have their own lengths: a row is prefilled with Append
+// (a prompt, or a tool observation appended mid-sequence), then grown one token at a time with
+// Step, which batches every stepping row through each projection as one matrix product.
+// Token positions within a row are 0, 1, 2, ...: the logits equal those of Forward on the
+// row's tokens, whatever padding that batch had. A Decoder is not safe for concurrent use.
+type Decoder struct {
+	m      *Model
+	rows   int
+	maxLen int
+	lens   []int       // (rows) tokens in each row's cache
+	kCache [][]float32 // per layer (rows, maxLen, Hkv, D) keys after RoPE
+	vCache [][]float32 // per layer (rows, maxLen, Hkv, D) values
+	logits []float32   // (rows, V) each row's latest next-token logits
+	out    [][]float32 // (rows) views into logits returned by Step
+
+	// Scratch for up to cap tokens processed together (a prefill chunk or one Step).
+	cap    int
+	x      []float32   // (cap, C) residual stream
+	norm   []float32   // (cap, C) RMSNorm output
+	rstd   []float32   // (cap)
+	q      []float32   // (cap, Hq, D)
+	k      []float32   // (cap, Hkv, D)
+	v      []float32   // (cap, Hkv, D)
+	attn   []float32   // (cap, Hq, D)
+	gate   []float32   // (cap, I)
+	up     []float32   // (cap, I)
+	act    []float32   // (cap, I)
+	rowOf  []int       // (cap) cache row of each token
+	pos    []int       // (cap) position of each token in its row
+	last   []int       // (rows) index of a row's last token within the batch, for the lm_head
+	hidden []float32   // (rows, C) final hidden states of the rows whose logits are wanted
+	hlog   []float32   // (rows, V) their logits before scattering into logits
+	scores [][]float32 // per attention worker (2*maxLen): scores and probabilities of one query
+}
+
+// prefillChunk is the largest number of a row's tokens Append processes in one pass.
+const prefillChunk = 128
+
+// NewDecoder returns a decoder for rows independent sequences of at most maxLen tokens each.
+// It panics if rows < 1, maxLen < 1 or maxLen exceeds max_position_embeddings.
+func (m *Model) NewDecoder(rows, maxLen int) *Decoder {
+	cfg := m.Config
+	if rows < 1 || maxLen < 1 || maxLen > cfg.MaxPositionEmbeddings {
+		panic(fmt.Sprintf("model.NewDecoder: rows=%d maxLen=%d (want >= 1, maxLen <= max_position_embeddings %d)", rows, maxLen, cfg.MaxPositionEmbeddings))
+	}
+	C, I, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.VocabSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	S := max(rows, prefillChunk)
+	d := &Decoder{
+		m: m, rows: rows, maxLen: maxLen, cap: S,
+		lens:   make([]int, rows),
+		kCache: make([][]float32, cfg.NumHiddenLayers),
+		vCache: make([][]float32, cfg.NumHiddenLayers),
+		logits: make([]float32, rows*V),
+		out:    make([][]float32, 0, rows),
+		x:      make([]float32, S*C), norm: make([]float32, S*C), rstd: make([]float32, S),
+		q: make([]float32, S*Q), k: make([]float32, S*K), v: make([]float32, S*K),
+		attn: make([]float32, S*Q),
+		gate: make([]float32, S*I), up: make([]float32, S*I), act: make([]float32, S*I),
+		rowOf: make([]int, S), pos: make([]int, S), last: make([]int, 0, rows),
+		hidden: make([]float32, rows*C), hlog: make([]float32, rows*V),
+	}
+	for l := range d.kCache {
+		d.kCache[l] = make([]float32, rows*maxLen*K)
+		d.vCache[l] = make([]float32, rows*maxLen*K)
+	}
+	return d
+}
+
+// Rows returns the number of rows of the decoder.
+func (d *Decoder) Rows() int { return d.rows }
+
+// MaxLen returns the capacity of each row in tokens.
+func (d *Decoder) MaxLen() int { return d.maxLen }
+
+// Len returns the number of tokens in row's cache.
+func (d *Decoder) Len(row int) int { return d.lens[row] }
+
+// Reset empties row's cache.
+func (d *Decoder) Reset(row int) { d.lens[row] = 0 }
+
+// CopyRow makes row dst a copy of row src (cache and latest logits), so that several samples
+// can share one prefilled prompt (GRPO's group of responses).
+func (d *Decoder) CopyRow(dst, src int) {
+	if dst == src {
+		return
+	}
+	cfg := d.m.Config
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	V := cfg.VocabSize
+	n := d.lens[src] * K
+	for l := range d.kCache {
+		copy(d.kCache[l][dst*d.maxLen*K:dst*d.maxLen*K+n], d.kCache[l][src*d.maxLen*K:])
+		copy(d.vCache[l][dst*d.maxLen*K:dst*d.maxLen*K+n], d.vCache[l][src*d.maxLen*K:])
+	}
+	copy(d.logits[dst*V:(dst+1)*V], d.logits[src*V:(src+1)*V])
+	d.lens[dst] = d.lens[src]
+}
+
+// Append feeds tokens to the end of row (a prompt, or a tool observation in the middle of a
+// rollout) and returns the next-token logits (V) after the last of them: a view into the
+// decoder valid until the row is next fed. With no tokens it returns the row's latest logits
+// (nil for an empty row). It panics if the row would exceed MaxLen or a token is outside the
+// vocabulary.
+func (d *Decoder) Append(row int, tokens []int) []float32 {
+	V := d.m.Config.VocabSize
+	d.checkRow("Append", row, len(tokens))
+	if len(tokens) == 0 {
+		if d.lens[row] == 0 {
+			return nil
+		}
+		return d.logits[row*V : (row+1)*V]
+	}
+	for lo := 0; lo < len(tokens); lo += prefillChunk {
+		hi := min(lo+prefillChunk, len(tokens))
+		n := hi - lo
+		for i := range n {
+			d.rowOf[i] = row
+			d.pos[i] = d.lens[row] + i
+		}
+		d.last = append(d.last[:0], n-1)
+		d.forward(tokens[lo:hi])
+		d.lens[row] += n
+	}
+	return d.logits[row*V : (row+1)*V]
+}
+
+// Step feeds one token to each listed row (tokens[i] to rows[i]), all rows through each layer
+// together, and returns each row's next-token logits (V), views into the decoder valid until
+// that row is next fed. It panics if the lists differ in length, a row is listed twice or is
+// full, or a token is outside the vocabulary.
+func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
+	if len(rows) != len(tokens) {
+		panic(fmt.Sprintf("model.Decoder.Step: %d rows and %d tokens", len(rows), len(tokens)))
+	}
+	V := d.m.Config.VocabSize
+	d.last = d.last[:0]
+	for i, r := range rows {
+		d.checkRow("Step", r, 1)
+		for _, prev := range rows[:i] {
+			if prev == r {
+				panic(fmt.Sprintf("model.Decoder.Step: row %d listed twice", r))
+			}
+		}
+		d.rowOf[i] = r
+		d.pos[i] = d.lens[r]
+		d.last = append(d.last, i)
+	}
+	if len(rows) > 0 {
+		d.forward(tokens)
+	}
+	d.out = d.out[:0]
+	for _, r := range rows {
+		d.lens[r]++
+		d.out = append(d.out, d.logits[r*V:(r+1)*V])
+	}
+	return d.out
+}
+
+func (d *Decoder) checkRow(fn string, row, n int) {
+	if row < 0 || row >= d.rows {
+		panic(fmt.Sprintf("model.Decoder.%s: row %d outside [0, %d)", fn, row, d.rows))
+	}
+	if d.lens[row]+n > d.maxLen {
+		panic(fmt.Sprintf("model.Decoder.%s: row %d holds %d tokens, %d more exceed MaxLen %d", fn, row, d.lens[row], n, d.maxLen))
+	}
+}
+
+// forward runs n = len(tokens) tokens through the model, token i belonging to cache row
+// d.rowOf[i] at position d.pos[i] (a row's tokens in order), appends their keys and values to
+// the caches, and writes the logits after each token listed in d.last into its row's slot.
+func (d *Decoder) forward(tokens []int) {
+	m, cfg := d.m, d.m.Config
+	n := len(tokens)
+	C, I, D, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize(), cfg.VocabSize
+	Hq, Hkv := cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	Q, K := Hq*D, Hkv*D
+	eps := float32(cfg.RMSNormEps)
+	for i, id := range tokens {
+		if id < 0 || id >= V {
+			panic(fmt.Sprintf("model.Decoder: token %d at %d outside the vocabulary [0, %d)", id, i, V))
+		}
+	}
+	x, norm, rstd := d.x[:n*C], d.norm[:n*C], d.rstd[:n]
+	q, k, v, attn := d.q[:n*Q], d.k[:n*K], d.v[:n*K], d.attn[:n*Q]
+	gate, up, act := d.gate[:n*I], d.up[:n*I], d.act[:n*I]
+	pos := d.pos[:n]
+	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
+	for l := range m.layers {
+		p := &m.layers[l]
+		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
+		tensor.LinearForward(q, norm, p.q.Data, p.qBias.Data, n, C, Q)
+		tensor.LinearForward(k, norm, p.k.Data, p.kBias.Data, n, C, K)
+		tensor.LinearForward(v, norm, p.v.Data, p.vBias.Data, n, C, K)
+		m.rope.Forward(q, pos, n, Hq)
+		m.rope.Forward(k, pos, n, Hkv)
+		for i := range n {
+			at := (d.rowOf[i]*d.maxLen + pos[i]) * K
+			copy(d.kCache[l][at:at+K], k[i*K:(i+1)*K])
+			copy(d.vCache[l][at:at+K], v[i*K:(i+1)*K])
+		}
+		d.attention(attn, q, d.kCache[l], d.vCache[l], n)
+		// x (n, C) += attn (n, Q) @ o_proj (C, Q)^T
+		tensor.Gemm(false, true, n, C, Q, 1, attn, Q, p.o.Data, Q, 1, x, C)
+		tensor.RMSNormForward(norm, rstd, x, p.postNorm.Data, n, C, eps)
+		tensor.LinearForward(gate, norm, p.gate.Data, nil, n, C, I)
+		tensor.LinearForward(up, norm, p.up.Data, nil, n, C, I)
+		tensor.SwiGLUForward(act, gate, up)
+		// x (n, C) += act (n, I) @ down_proj (C, I)^T
+		tensor.Gemm(false, true, n, C, I, 1, act, I, p.down.Data, I, 1, x, C)
+	}
+	r := len(d.last)
+	hidden, hlog := d.hidden[:r*C], d.hlog[:r*V]
+	for j, i := range d.last {
+		copy(hidden[j*C:(j+1)*C], x[i*C:(i+1)*C])
+	}
+	final := norm[:r*C] // (r, C)
+	tensor.RMSNormForward(final, rstd[:r], hidden, m.norm.Data, r, C, eps)
+	tensor.LinearForward(hlog, final, m.lmHead.Data, nil, r, C, V)
+	for j, i := range d.last {
+		row := d.rowOf[i]
+		copy(d.logits[row*V:(row+1)*V], hlog[j*V:(j+1)*V])
+	}
+}
+
+// attention computes causal grouped-query attention for the n tokens of the current batch
+// against their rows' caches (Vaswani et al. 2017, eq. 1, as tensor.AttentionForward computes
+// it for a whole sequence): for token i in row r at position P and query head h with
+// key/value head g = h / (Hq/Hkv),
+//
+//	out[i,h] = sum_{j<=P} softmax_j(q[i,h] . K[r,j,g] / sqrt(D)) V[r,j,g]
+//
+// The (token, head) pairs are split evenly over the workers, each with its own scores buffer.
+func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
+	cfg := d.m.Config
+	D, Hq, Hkv := cfg.HeadSize(), cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	group := Hq / Hkv
+	K := Hkv * D
+	scale := float32(1 / math.Sqrt(float64(D)))
+	tasks := n * Hq
+	// A task costs about 4*(P+1)*D flops; give each worker at least ~64K of them.
+	work := tasks * 4 * (d.pos[n-1] + 1) * D
+	W := max(1, min(tensor.Workers(), tasks, work/(1<<16)))
+	for len(d.scores) < W {
+		d.scores = append(d.scores, make([]float32, 2*d.maxLen))
+	}
+	tensor.Parallel(W, 1, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			buf := d.scores[w]
+			for task := w * tasks / W; task < (w+1)*tasks/W; task++ {
+				i, h := task/Hq, task%Hq
+				L := d.pos[i] + 1
+				scores, probs := buf[:L], buf[d.maxLen:d.maxLen+L] // (L)
+				qh := q[(i*Hq+h)*D : (i*Hq+h+1)*D]                 // (D)
+				o := out[(i*Hq+h)*D : (i*Hq+h+1)*D]                // (D)
+				base := d.rowOf[i]*d.maxLen*K + (h/group)*D        // K[r, 0, g, :]; keys K apart
+				for j := range L {
+					scores[j] = scale * tensor.Dot(qh, kCache[base+j*K:base+j*K+D])
+				}
+				tensor.SoftmaxForward(probs, scores, 1, L)
+				clear(o)
+				for j, pj := range probs {
+					tensor.Axpy(pj, vCache[base+j*K:base+j*K+D], o)
+				}
+			}
+		}
+	})
+}

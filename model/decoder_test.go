@@ -1,0 +1,182 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// fullLogits returns the logits (len(seq), V) of one unpadded sequence from ForwardLogits,
+// run inside a left-padded batch of width T beside a filler row.
+func fullLogits(t *testing.T, m *Model, seq []int, T int) []float32 {
+	t.Helper()
+	V := m.Config.VocabSize
+	tokens := make([]int, 2*T)
+	mask := make([]float32, 2*T)
+	for i := range T {
+		tokens[i] = i % V // filler row, all real
+		mask[i] = 1
+	}
+	off := 2*T - len(seq)
+	copy(tokens[off:], seq)
+	for i := off; i < 2*T; i++ {
+		mask[i] = 1
+	}
+	logits := m.ForwardLogits(NewWorkspace(), tokens, mask, 2, T)
+	return append([]float32(nil), logits[off*V:]...)
+}
+
+// TestDecoderMatchesForward feeds rows of different lengths through the KV cache (prefill with
+// Append, batched Steps over changing row sets, observations appended mid-sequence, a copied
+// row) and checks the next-token logits after every token against a full forward pass.
+func TestDecoderMatchesForward(t *testing.T) {
+	for _, tied := range []bool{true, false} {
+		name := map[bool]string{true: "tied", false: "untied"}[tied]
+		t.Run(name, func(t *testing.T) {
+			cfg := tinyConfig(tied)
+			cfg.MaxPositionEmbeddings = 300
+			m := newTestModel(t, cfg, 21)
+			V := cfg.VocabSize
+			rng := rand.New(rand.NewPCG(22, 22))
+			const rows, maxLen = 4, 300
+			d := m.NewDecoder(rows, maxLen)
+			seqs := make([][]int, rows)
+			got := make([][][]float32, rows) // got[r][i]: logits after token i of row r
+			record := func(r int, logits []float32) {
+				got[r] = append(got[r], append([]float32(nil), logits...))
+			}
+			feed := func(r int, toks []int) {
+				// Append returns only the logits after the last token; the ones before are
+				// recorded token by token through Append of a single token when len(toks) == 1.
+				logits := d.Append(r, toks)
+				for range len(toks) - 1 {
+					got[r] = append(got[r], nil) // not observed
+				}
+				record(r, logits)
+				seqs[r] = append(seqs[r], toks...)
+			}
+			randToks := func(n int) []int {
+				s := make([]int, n)
+				for i := range s {
+					s[i] = rng.IntN(V)
+				}
+				return s
+			}
+			// Prompts of different lengths; row 3 longer than a prefill chunk.
+			feed(0, randToks(5))
+			feed(1, randToks(1))
+			feed(2, randToks(9))
+			feed(3, randToks(prefillChunk+17))
+			step := func(rs []int) {
+				toks := make([]int, len(rs))
+				for i := range toks {
+					toks[i] = rng.IntN(V)
+				}
+				out := d.Step(rs, toks)
+				for i, r := range rs {
+					seqs[r] = append(seqs[r], toks[i])
+					record(r, out[i])
+				}
+			}
+			for range 6 {
+				step([]int{0, 1, 2, 3})
+			}
+			feed(1, randToks(4)) // a tool observation mid-sequence
+			step([]int{2, 1})
+			step([]int{1, 0, 3})
+			feed(0, randToks(3))
+			d.CopyRow(2, 0)
+			seqs[2] = append([]int(nil), seqs[0]...)
+			got[2] = append([][]float32(nil), got[0]...)
+			step([]int{0, 2})
+			for range 3 {
+				step([]int{3, 2, 1, 0})
+			}
+			for r := range rows {
+				if d.Len(r) != len(seqs[r]) {
+					t.Fatalf("%s: row %d: Len %d, fed %d tokens", name, r, d.Len(r), len(seqs[r]))
+				}
+				want := fullLogits(t, m, seqs[r], maxLen)
+				checked := 0
+				for i, g := range got[r] {
+					if g == nil {
+						continue
+					}
+					checked++
+					for j := range V {
+						w := want[i*V+j]
+						if math.Abs(float64(g[j]-w)) > 1e-4*(1+math.Abs(float64(w))) {
+							t.Fatalf("%s: row %d, after token %d: logit %d = %v, full forward %v", name, r, i, j, g[j], w)
+						}
+					}
+				}
+				if checked < 10 {
+					t.Errorf("%s: row %d: only %d positions checked", name, r, checked)
+				}
+			}
+			d.Reset(1)
+			if d.Len(1) != 0 {
+				t.Errorf("%s: Len after Reset = %d", name, d.Len(1))
+			}
+			out := d.Append(1, seqs[0][:3])
+			want := fullLogits(t, m, seqs[0][:3], 8)
+			for j := range V {
+				if math.Abs(float64(out[j]-want[2*V+j])) > 1e-4*(1+math.Abs(float64(want[2*V+j]))) {
+					t.Fatalf("%s: after Reset: logit %d = %v, want %v", name, j, out[j], want[2*V+j])
+				}
+			}
+		})
+	}
+}
+
+// TestSampledLogprobMatchesForward samples sequences at temperature 1 (with top-k and top-p
+// filters, which must not change the recorded log-prob) and checks each recorded log-prob
+// against the teacher-forced Forward within 1e-4: PPO's first ratio is 1 only if they agree.
+func TestSampledLogprobMatchesForward(t *testing.T) {
+	for _, s := range []Sampler{
+		{Temperature: 1},
+		{Temperature: 1, TopK: 5, TopP: 0.9},
+	} {
+		cfg := tinyConfig(true)
+		m := newTestModel(t, cfg, 31)
+		rng := rand.New(rand.NewPCG(32, 32))
+		const rows, prompt, gen = 3, 4, 20
+		T := prompt + gen
+		d := m.NewDecoder(rows, T)
+		seqs := make([][]int, rows)
+		lps := make([][]float32, rows)
+		logits := make([][]float32, rows)
+		for r := range rows {
+			seqs[r] = []int{rng.IntN(cfg.VocabSize), 2, 3, rng.IntN(cfg.VocabSize)}
+			logits[r] = d.Append(r, seqs[r])
+		}
+		for range gen {
+			rs, toks := []int{}, []int{}
+			for r := range rows {
+				tok, lp := s.Sample(logits[r], rng)
+				seqs[r] = append(seqs[r], tok)
+				lps[r] = append(lps[r], lp)
+				rs, toks = append(rs, r), append(toks, tok)
+			}
+			out := d.Step(rs, toks)
+			copy(logits, out)
+		}
+		tokens := make([]int, 0, rows*T)
+		mask := make([]float32, rows*T)
+		for r := range rows {
+			tokens = append(tokens, seqs[r]...)
+		}
+		for i := range mask {
+			mask[i] = 1
+		}
+		logp, _ := m.Forward(NewWorkspace(), tokens, mask, rows, T)
+		for r := range rows {
+			for i, lp := range lps[r] {
+				want := logp[r*T+prompt+i]
+				if math.Abs(float64(lp-want)) > 1e-4 {
+					t.Errorf("sampler %+v: row %d, token %d: sampled logp %v, Forward %v", s, r, i, lp, want)
+				}
+			}
+		}
+	}
+}

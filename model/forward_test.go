@@ -1,0 +1,247 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"agentr1/tensor"
+)
+
+// TestForwardMatchesLogits checks the fused head against full logits: Forward's logp and
+// entropy equal log_softmax and entropy of ForwardLogits at every computed position, and are 0
+// elsewhere.
+func TestForwardMatchesLogits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tied bool
+		lens []int
+		kept int // Workspace.MaxKeptProbs
+	}{
+		{"tied/kept", true, []int{7, 4, 1}, 0},
+		{"untied/kept", false, []int{7, 7}, 0},
+		{"tied/recompute", true, []int{7, 5, 3}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(tc.tied)
+			m := newTestModel(t, cfg, 1)
+			rng := rand.New(rand.NewPCG(2, 2))
+			B, T, V := len(tc.lens), 7, cfg.VocabSize
+			tokens, mask := leftPadded(rng, V, T, tc.lens)
+			ws := &Workspace{MaxKeptProbs: tc.kept}
+			logp, ent := m.Forward(ws, tokens, mask, B, T)
+			logp = append([]float32(nil), logp...)
+			ent = append([]float32(nil), ent...)
+			logits := m.ForwardLogits(NewWorkspace(), tokens, mask, B, T)
+			N := B * T
+			wantLogp := make([]float32, N)
+			wantEnt := make([]float32, N)
+			labels := make([]int, N)
+			for i := range N - 1 {
+				labels[i] = tokens[i+1]
+			}
+			all := make([]float32, N)
+			tensor.LogProbsForward(all, logits, labels, N, V)
+			allEnt := make([]float32, N)
+			tensor.EntropyForward(allEnt, logits, N, V)
+			for b := range B {
+				for tt := 1; tt < T; tt++ {
+					i := b*T + tt
+					if mask[i] != 0 && mask[i-1] != 0 {
+						wantLogp[i], wantEnt[i] = all[i-1], allEnt[i-1]
+					}
+				}
+			}
+			for i := range N {
+				if d := math.Abs(float64(logp[i] - wantLogp[i])); d > 1e-5 {
+					t.Errorf("%s: logp[%d] = %v, want %v", tc.name, i, logp[i], wantLogp[i])
+				}
+				if d := math.Abs(float64(ent[i] - wantEnt[i])); d > 1e-5 {
+					t.Errorf("%s: entropy[%d] = %v, want %v", tc.name, i, ent[i], wantEnt[i])
+				}
+			}
+		})
+	}
+}
+
+// lossWeights returns random upstream gradients for logp and entropy, zero where Forward
+// computes nothing.
+func lossWeights(rng *rand.Rand, mask []float32, B, T int) (a, c []float32) {
+	a = make([]float32, B*T)
+	c = make([]float32, B*T)
+	for b := range B {
+		for t := 1; t < T; t++ {
+			i := b*T + t
+			if mask[i] != 0 && mask[i-1] != 0 {
+				a[i] = float32(rng.NormFloat64())
+				c[i] = float32(rng.NormFloat64())
+			}
+		}
+	}
+	return a, c
+}
+
+// checkGrads compares every parameter's analytic gradient with central differences of loss at
+// a few entries per tensor (random ones and the largest), in the float32 model: a relative
+// tolerance with a floor set by the loss's rounding noise.
+func checkGrads(t *testing.T, name string, params []*Param, loss func() float64, rng *rand.Rand) {
+	t.Helper()
+	const h = 1e-2
+	for _, p := range params {
+		idx := []int{rng.IntN(len(p.Data)), rng.IntN(len(p.Data)), rng.IntN(len(p.Data))}
+		big := 0
+		for i, g := range p.Grad {
+			if math.Abs(float64(g)) > math.Abs(float64(p.Grad[big])) {
+				big = i
+			}
+		}
+		idx = append(idx, big)
+		for _, i := range idx {
+			old := p.Data[i]
+			p.Data[i] = old + h
+			up := loss()
+			p.Data[i] = old - h
+			down := loss()
+			p.Data[i] = old
+			fd := (up - down) / (2 * h)
+			an := float64(p.Grad[i])
+			if math.Abs(fd-an) > 2e-2*math.Abs(an)+2e-3 {
+				t.Errorf("%s: %s[%d]: analytic %.6g, finite difference %.6g", name, p.Name, i, an, fd)
+			}
+		}
+	}
+}
+
+// TestGradientsFiniteDifference checks Backward's gradients for every parameter tensor of the
+// whole model, for a loss mixing log-probabilities and entropies over a left-padded batch.
+func TestGradientsFiniteDifference(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tied bool
+		kept int
+	}{{"tied", true, 0}, {"untied", false, 0}, {"tied/recompute", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(tc.tied)
+			m := newTestModel(t, cfg, 3)
+			rng := rand.New(rand.NewPCG(4, 4))
+			B, T := 3, 6
+			tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{6, 4, 2})
+			a, c := lossWeights(rng, mask, B, T)
+			ws := &Workspace{MaxKeptProbs: tc.kept}
+			loss := func() float64 {
+				logp, ent := m.Forward(ws, tokens, mask, B, T)
+				var s float64
+				for i := range logp {
+					s += float64(a[i])*float64(logp[i]) + float64(c[i])*float64(ent[i])
+				}
+				return s
+			}
+			loss()
+			m.ZeroGrad()
+			m.Backward(ws, a, c)
+			checkGrads(t, tc.name, m.Params, loss, rng)
+		})
+	}
+}
+
+// TestBackwardLogitsFiniteDifference checks BackwardLogits for L = sum(logits * R).
+func TestBackwardLogitsFiniteDifference(t *testing.T) {
+	cfg := tinyConfig(false)
+	m := newTestModel(t, cfg, 5)
+	rng := rand.New(rand.NewPCG(6, 6))
+	B, T, V := 2, 5, cfg.VocabSize
+	tokens, mask := leftPadded(rng, V, T, []int{5, 3})
+	R := make([]float32, B*T*V)
+	for b := range B {
+		for tt := range T {
+			if mask[b*T+tt] == 0 {
+				continue // padded rows' logits are not meaningful
+			}
+			for j := range V {
+				R[(b*T+tt)*V+j] = float32(rng.NormFloat64())
+			}
+		}
+	}
+	ws := NewWorkspace()
+	loss := func() float64 {
+		logits := m.ForwardLogits(ws, tokens, mask, B, T)
+		var s float64
+		for i, z := range logits {
+			s += float64(z) * float64(R[i])
+		}
+		return s
+	}
+	loss()
+	m.ZeroGrad()
+	m.BackwardLogits(ws, R)
+	checkGrads(t, "logits", m.Params, loss, rng)
+}
+
+// TestBackwardRepeatable checks that two Backward calls on one Forward add up to twice the
+// gradient, and that a workspace reused for a larger and then a smaller batch gives the same
+// results as a fresh one.
+func TestBackwardRepeatable(t *testing.T) {
+	cfg := tinyConfig(true)
+	m := newTestModel(t, cfg, 8)
+	rng := rand.New(rand.NewPCG(9, 9))
+	B, T := 2, 6
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{6, 3})
+	a, c := lossWeights(rng, mask, B, T)
+
+	fresh := NewWorkspace()
+	m.Forward(fresh, tokens, mask, B, T)
+	m.ZeroGrad()
+	m.Backward(fresh, a, c)
+	once := append([]float32(nil), m.Params[0].Grad...)
+	m.Backward(fresh, a, c)
+	for i, g := range m.Params[0].Grad {
+		if math.Abs(float64(g-2*once[i])) > 1e-5*(1+math.Abs(float64(g))) {
+			t.Fatalf("second Backward: grad[%d] = %v, want %v", i, g, 2*once[i])
+		}
+	}
+
+	reused := NewWorkspace()
+	bigTokens, bigMask := leftPadded(rng, cfg.VocabSize, 9, []int{9, 9, 9})
+	m.Forward(reused, bigTokens, bigMask, 3, 9)
+	logp, _ := m.Forward(reused, tokens, mask, B, T)
+	m.ZeroGrad()
+	m.Backward(reused, a, c)
+	want, _ := m.Forward(fresh, tokens, mask, B, T)
+	for i := range want {
+		if logp[i] != want[i] {
+			t.Fatalf("reused workspace: logp[%d] = %v, fresh %v", i, logp[i], want[i])
+		}
+	}
+	for i, g := range m.Params[0].Grad {
+		if math.Abs(float64(g-once[i])) > 1e-6*(1+math.Abs(float64(g))) {
+			t.Fatalf("reused workspace: grad[%d] = %v, want %v", i, g, once[i])
+		}
+	}
+}
+
+// TestTrainingStepAllocations checks that a forward+backward step on a warmed-up workspace
+// allocates nothing proportional to the batch.
+func TestTrainingStepAllocations(t *testing.T) {
+	cfg := tinyConfig(true)
+	m := newTestModel(t, cfg, 10)
+	rng := rand.New(rand.NewPCG(11, 11))
+	B, T := 4, 32
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{32, 20, 32, 5})
+	a, c := lossWeights(rng, mask, B, T)
+	ws := NewWorkspace()
+	step := func() {
+		m.Forward(ws, tokens, mask, B, T)
+		m.Backward(ws, a, c)
+	}
+	step()
+	bytes := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			step()
+		}
+	}).AllocedBytesPerOp()
+	// The activations of this batch are ~ B*T*(12*C + 3*I) + L*B*Hq*T*T floats = 700 KB.
+	if bytes > 64<<10 {
+		t.Errorf("a warmed-up step allocates %d bytes", bytes)
+	}
+}

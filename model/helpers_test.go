@@ -1,0 +1,54 @@
+package model
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// tinyConfig is a small Qwen2 shape with grouped-query attention (Hq = 4, Hkv = 2, D = 4).
+func tinyConfig(tied bool) Config {
+	return Config{
+		VocabSize: 23, HiddenSize: 16, IntermediateSize: 24, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 2, RMSNormEps: 1e-6, RopeTheta: 10000,
+		TieWordEmbeddings: tied, MaxPositionEmbeddings: 64, InitializerRange: 0.02,
+		EOSTokenIDs: []int{1},
+	}
+}
+
+// newTestModel returns a tiny model whose weights are large enough (std 0.3, non-trivial norm
+// weights and biases) that every path carries signal for gradient checks.
+func newTestModel(t *testing.T, cfg Config, seed uint64) *Model {
+	t.Helper()
+	cfg.InitializerRange = 0.3
+	m, err := New(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, p := range m.Params {
+		for i := range p.Data {
+			switch {
+			case len(p.Shape) == 1 && p.Name[len(p.Name)-len("norm.weight"):] == "norm.weight":
+				p.Data[i] = float32(1 + 0.3*rng.NormFloat64())
+			case len(p.Shape) == 1:
+				p.Data[i] = float32(0.3 * rng.NormFloat64())
+			}
+		}
+	}
+	return m
+}
+
+// leftPadded returns a batch (B, T) of random tokens where row b has lens[b] real tokens at the
+// end, and its attention mask.
+func leftPadded(rng *rand.Rand, V, T int, lens []int) (tokens []int, mask []float32) {
+	B := len(lens)
+	tokens = make([]int, B*T)
+	mask = make([]float32, B*T)
+	for b, n := range lens {
+		for t := T - n; t < T; t++ {
+			tokens[b*T+t] = rng.IntN(V)
+			mask[b*T+t] = 1
+		}
+	}
+	return tokens, mask
+}

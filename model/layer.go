@@ -1,0 +1,181 @@
+package model
+
+import (
+	"fmt"
+
+	"agentr1/tensor"
+)
+
+// One decoder layer (HF Qwen2DecoderLayer), pre-norm with two residual branches:
+//
+//	h1 = x  + o_proj(attention(rope(q_proj(n1)), rope(k_proj(n1)), v_proj(n1)))   n1 = input_layernorm(x)
+//	h2 = h1 + down_proj(silu(gate_proj(n2)) * up_proj(n2))                          n2 = post_attention_layernorm(h1)
+//
+// layerForward and layerBackward below are the two directions of that computation, step by
+// step in mirrored order.
+
+// view returns layer l's activation buffers sliced to the current batch: N rows and
+// B*Hq*T*T attention weights.
+func (ws *Workspace) view(l int) layerActs {
+	cfg := ws.cfg
+	N := ws.B * ws.T
+	C, I := cfg.HiddenSize, cfg.IntermediateSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	a := ws.layers[l]
+	return layerActs{
+		norm1: a.norm1[:N*C], rstd1: a.rstd1[:N],
+		q: a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
+		probs: a.probs[:ws.B*cfg.NumAttentionHeads*ws.T*ws.T], attn: a.attn[:N*Q],
+		resid1: a.resid1[:N*C],
+		norm2:  a.norm2[:N*C], rstd2: a.rstd2[:N],
+		gate: a.gate[:N*I], up: a.up[:N*I], act: a.act[:N*I],
+		resid2: a.resid2[:N*C],
+	}
+}
+
+// layerInput returns the residual stream entering layer l (N, C).
+func (ws *Workspace) layerInput(l int) []float32 {
+	N, C := ws.B*ws.T, ws.cfg.HiddenSize
+	if l == 0 {
+		return ws.embedded[:N*C]
+	}
+	return ws.layers[l-1].resid2[:N*C]
+}
+
+// layerForward runs decoder layer l on the residual stream x (N, C), saving its activations.
+func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
+	cfg := m.Config
+	B, T, N := ws.B, ws.T, ws.B*ws.T
+	C, I, D := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize()
+	Hq, Hkv := cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	Q, K := Hq*D, Hkv*D
+	eps := float32(cfg.RMSNormEps)
+	p := &m.layers[l]
+	a := ws.view(l)
+
+	// Attention branch.
+	tensor.RMSNormForward(a.norm1, a.rstd1, x, p.inputNorm.Data, N, C, eps)
+	tensor.LinearForward(a.q, a.norm1, p.q.Data, p.qBias.Data, N, C, Q)
+	tensor.LinearForward(a.k, a.norm1, p.k.Data, p.kBias.Data, N, C, K)
+	tensor.LinearForward(a.v, a.norm1, p.v.Data, p.vBias.Data, N, C, K)
+	m.rope.Forward(a.q, ws.positions, N, Hq)
+	m.rope.Forward(a.k, ws.positions, N, Hkv)
+	tensor.AttentionForward(a.attn, a.probs, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
+	copy(a.resid1, x)
+	tensor.Gemm(false, true, N, C, Q, 1, a.attn, Q, p.o.Data, Q, 1, a.resid1, C)
+
+	// MLP branch.
+	tensor.RMSNormForward(a.norm2, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps)
+	tensor.LinearForward(a.gate, a.norm2, p.gate.Data, nil, N, C, I)
+	tensor.LinearForward(a.up, a.norm2, p.up.Data, nil, N, C, I)
+	tensor.SwiGLUForward(a.act, a.gate, a.up)
+	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T
+	copy(a.resid2, a.resid1)
+	tensor.Gemm(false, true, N, C, I, 1, a.act, I, p.down.Data, I, 1, a.resid2, C)
+}
+
+// layerBackward back-propagates through decoder layer l, whose input was x (N, C). On entry
+// ws.dres (N, C) holds d(loss)/d(resid2); on return it holds d(loss)/d(x). Parameter gradients
+// accumulate into the layer's Param.Grad.
+func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
+	cfg := m.Config
+	B, T, N := ws.B, ws.T, ws.B*ws.T
+	C, I, D := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize()
+	Hq, Hkv := cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	Q, K := Hq*D, Hkv*D
+	p := &m.layers[l]
+	a := ws.view(l)
+	dres := ws.dres[:N*C]
+	dnorm := ws.dnorm[:N*C]
+	dq, dk, dv, dattn := ws.dq[:N*Q], ws.dk[:N*K], ws.dv[:N*K], ws.dattn[:N*Q]
+	dgate, dup, dact := ws.dgate[:N*I], ws.dup[:N*I], ws.dact[:N*I]
+
+	// MLP branch, in reverse; the residual passes dres through unchanged.
+	// dact (N, I) = dres (N, C) @ down_proj (C, I)
+	tensor.Gemm(false, false, N, I, C, 1, dres, C, p.down.Data, I, 0, dact, I)
+	tensor.LinearBackward(nil, p.down.Grad, nil, dres, a.act, p.down.Data, N, I, C)
+	clear(dgate)
+	clear(dup)
+	tensor.SwiGLUBackward(dgate, dup, dact, a.gate, a.up)
+	// dnorm (N, C) = dgate (N, I) @ gate_proj (I, C) + dup @ up_proj
+	tensor.Gemm(false, false, N, C, I, 1, dgate, I, p.gate.Data, C, 0, dnorm, C)
+	tensor.LinearBackward(dnorm, p.up.Grad, nil, dup, a.norm2, p.up.Data, N, C, I)
+	tensor.LinearBackward(nil, p.gate.Grad, nil, dgate, a.norm2, p.gate.Data, N, C, I)
+	tensor.RMSNormBackward(dres, p.postNorm.Grad, dnorm, a.resid1, p.postNorm.Data, a.rstd2, N, C)
+
+	// Attention branch, in reverse; dres now holds d(loss)/d(resid1).
+	// dattn (N, Q) = dres (N, C) @ o_proj (C, Q)
+	tensor.Gemm(false, false, N, Q, C, 1, dres, C, p.o.Data, Q, 0, dattn, Q)
+	tensor.LinearBackward(nil, p.o.Grad, nil, dres, a.attn, p.o.Data, N, Q, C)
+	clear(dq)
+	clear(dk)
+	clear(dv)
+	tensor.AttentionBackward(dq, dk, dv, dattn, a.probs, a.q, a.k, a.v, B, T, Hq, Hkv, D)
+	m.rope.Backward(dq, ws.positions, N, Hq)
+	m.rope.Backward(dk, ws.positions, N, Hkv)
+	// dnorm (N, C) = dq @ q_proj + dk @ k_proj + dv @ v_proj
+	tensor.Gemm(false, false, N, C, Q, 1, dq, Q, p.q.Data, C, 0, dnorm, C)
+	tensor.LinearBackward(nil, p.q.Grad, p.qBias.Grad, dq, a.norm1, p.q.Data, N, C, Q)
+	tensor.LinearBackward(dnorm, p.k.Grad, p.kBias.Grad, dk, a.norm1, p.k.Data, N, C, K)
+	tensor.LinearBackward(dnorm, p.v.Grad, p.vBias.Grad, dv, a.norm1, p.v.Data, N, C, K)
+	tensor.RMSNormBackward(dres, p.inputNorm.Grad, dnorm, x, p.inputNorm.Data, a.rstd1, N, C)
+}
+
+// forwardTrunk embeds a left-padded batch and runs every decoder layer and the final norm,
+// leaving the final hidden states in ws.final. It panics if a length does not match B*T, a
+// token is outside the vocabulary, or T exceeds max_position_embeddings.
+func (m *Model) forwardTrunk(ws *Workspace, tokens []int, attentionMask []float32, B, T int) {
+	cfg := m.Config
+	if B < 0 || T < 0 || len(tokens) != B*T || len(attentionMask) != B*T {
+		panic(fmt.Sprintf("model.Forward: B=%d T=%d with %d tokens and %d mask entries", B, T, len(tokens), len(attentionMask)))
+	}
+	if T > cfg.MaxPositionEmbeddings {
+		panic(fmt.Sprintf("model.Forward: T=%d exceeds max_position_embeddings %d", T, cfg.MaxPositionEmbeddings))
+	}
+	for i, id := range tokens {
+		if id < 0 || id >= cfg.VocabSize {
+			panic(fmt.Sprintf("model.Forward: token %d at %d outside the vocabulary [0, %d)", id, i, cfg.VocabSize))
+		}
+	}
+	ws.prepare(cfg, B, T)
+	N, C := B*T, cfg.HiddenSize
+	copy(ws.tokens, tokens)
+	copy(ws.mask, attentionMask)
+	// Positions as HF builds them for left padding: position_ids = cumsum(mask) - 1, with
+	// padding at 0 (the reference masks them; they never reach a real token).
+	for b := range B {
+		seen := 0
+		for t := range T {
+			i := b*T + t
+			if attentionMask[i] != 0 {
+				ws.positions[i] = seen
+				seen++
+			} else {
+				ws.positions[i] = 0
+			}
+		}
+	}
+	x := ws.embedded[:N*C]
+	tensor.EmbeddingForward(x, m.embed.Data, ws.tokens, C)
+	for l := range m.layers {
+		m.layerForward(ws, l, x)
+		x = ws.layers[l].resid2[:N*C]
+	}
+	tensor.RMSNormForward(ws.final[:N*C], ws.finalR[:N], x, m.norm.Data, N, C, float32(cfg.RMSNormEps))
+}
+
+// backwardTrunk back-propagates d(loss)/d(final hidden states), held in ws.dfinal (N, C),
+// through the final norm, every layer and the embedding.
+func (m *Model) backwardTrunk(ws *Workspace) {
+	N, C := ws.B*ws.T, m.Config.HiddenSize
+	L := len(m.layers)
+	dres := ws.dres[:N*C]
+	clear(dres)
+	tensor.RMSNormBackward(dres, m.norm.Grad, ws.dfinal[:N*C], ws.layerInput(L), m.norm.Data, ws.finalR[:N], N, C)
+	for l := L - 1; l >= 0; l-- {
+		m.layerBackward(ws, l, ws.layerInput(l))
+	}
+	tensor.EmbeddingBackward(m.embed.Grad, dres, ws.tokens, C)
+}

@@ -1,0 +1,280 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"agentr1/tensor"
+)
+
+// Param is one named parameter tensor: its Hugging Face name, shape, values and gradient.
+// Data and Grad are views into the model's single parameter and gradient allocations.
+type Param struct {
+	Name  string
+	Shape []int
+	Data  []float32 // row-major, len = product of Shape
+	Grad  []float32 // same shape as Data; Backward accumulates into it
+}
+
+// Numel returns the number of elements of the parameter.
+func (p *Param) Numel() int { return len(p.Data) }
+
+// layerParams are the parameters of one decoder layer (HF Qwen2DecoderLayer), with
+// C = hidden size, Q = Hq*D, K = Hkv*D, I = intermediate size.
+type layerParams struct {
+	inputNorm *Param // input_layernorm.weight (C)
+	q         *Param // self_attn.q_proj.weight (Q, C)
+	qBias     *Param // self_attn.q_proj.bias (Q)
+	k         *Param // self_attn.k_proj.weight (K, C)
+	kBias     *Param // self_attn.k_proj.bias (K)
+	v         *Param // self_attn.v_proj.weight (K, C)
+	vBias     *Param // self_attn.v_proj.bias (K)
+	o         *Param // self_attn.o_proj.weight (C, Q), no bias
+	postNorm  *Param // post_attention_layernorm.weight (C)
+	gate      *Param // mlp.gate_proj.weight (I, C)
+	up        *Param // mlp.up_proj.weight (I, C)
+	down      *Param // mlp.down_proj.weight (C, I)
+}
+
+// Model is a Qwen2 decoder-only language model (HF Qwen2ForCausalLM): token embedding,
+// NumHiddenLayers pre-norm decoder layers (RMSNorm, grouped-query attention with q/k/v biases
+// and rotary embeddings, RMSNorm, SwiGLU MLP), a final RMSNorm and lm_head (tied to the
+// embedding when TieWordEmbeddings).
+type Model struct {
+	Config Config
+	Params []*Param // every parameter, in Hugging Face state-dict order
+
+	embed  *Param // model.embed_tokens.weight (V, C)
+	layers []layerParams
+	norm   *Param // model.norm.weight (C)
+	lmHead *Param // lm_head.weight (V, C); the embedding when tied
+
+	rope *tensor.RoPE // cos/sin table for positions [0, MaxPositionEmbeddings)
+}
+
+// newModel lays out the parameters of cfg in one data and one gradient allocation, with
+// Data zero; it does not initialise them.
+func newModel(cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg}
+	C, V, I := cfg.HiddenSize, cfg.VocabSize, cfg.IntermediateSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	add := func(name string, shape ...int) *Param {
+		p := &Param{Name: name, Shape: shape}
+		m.Params = append(m.Params, p)
+		return p
+	}
+	m.embed = add("model.embed_tokens.weight", V, C)
+	m.layers = make([]layerParams, cfg.NumHiddenLayers)
+	for l := range m.layers {
+		pre := fmt.Sprintf("model.layers.%d.", l)
+		L := &m.layers[l]
+		L.inputNorm = add(pre+"input_layernorm.weight", C)
+		L.q = add(pre+"self_attn.q_proj.weight", Q, C)
+		L.qBias = add(pre+"self_attn.q_proj.bias", Q)
+		L.k = add(pre+"self_attn.k_proj.weight", K, C)
+		L.kBias = add(pre+"self_attn.k_proj.bias", K)
+		L.v = add(pre+"self_attn.v_proj.weight", K, C)
+		L.vBias = add(pre+"self_attn.v_proj.bias", K)
+		L.o = add(pre+"self_attn.o_proj.weight", C, Q)
+		L.postNorm = add(pre+"post_attention_layernorm.weight", C)
+		L.gate = add(pre+"mlp.gate_proj.weight", I, C)
+		L.up = add(pre+"mlp.up_proj.weight", I, C)
+		L.down = add(pre+"mlp.down_proj.weight", C, I)
+	}
+	m.norm = add("model.norm.weight", C)
+	if cfg.TieWordEmbeddings {
+		m.lmHead = m.embed
+	} else {
+		m.lmHead = add("lm_head.weight", V, C)
+	}
+	allocate(m.Params)
+	m.rope = tensor.NewRoPE(cfg.HeadSize(), cfg.MaxPositionEmbeddings, cfg.RopeTheta)
+	return m, nil
+}
+
+// allocate gives each parameter its Data and Grad as views into two single allocations.
+func allocate(params []*Param) {
+	total := 0
+	for _, p := range params {
+		n := 1
+		for _, d := range p.Shape {
+			n *= d
+		}
+		total += n
+	}
+	data := make([]float32, total)
+	grad := make([]float32, total)
+	off := 0
+	for _, p := range params {
+		n := 1
+		for _, d := range p.Shape {
+			n *= d
+		}
+		p.Data = data[off : off+n : off+n]
+		p.Grad = grad[off : off+n : off+n]
+		off += n
+	}
+}
+
+// New returns a model with parameters initialised deterministically from seed as Hugging Face
+// Qwen2PreTrainedModel._init_weights does: linear and embedding weights from
+// normal(0, initializer_range), biases zero, RMSNorm weights one. Values are drawn in
+// parameter order from one PCG stream seeded with seed.
+func New(cfg Config, seed uint64) (*Model, error) {
+	m, err := newModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	std := cfg.InitializerRange
+	for _, p := range m.Params {
+		switch {
+		case strings.HasSuffix(p.Name, "norm.weight"):
+			for i := range p.Data {
+				p.Data[i] = 1
+			}
+		case strings.HasSuffix(p.Name, ".bias"):
+			// zero, as allocated
+		default:
+			for i := range p.Data {
+				p.Data[i] = float32(rng.NormFloat64() * std)
+			}
+		}
+	}
+	return m, nil
+}
+
+// NumParams returns the number of parameters (a tied lm_head counted once).
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.Params {
+		n += len(p.Data)
+	}
+	return n
+}
+
+// Param returns the parameter with the given Hugging Face name, or nil.
+func (m *Model) Param(name string) *Param {
+	for _, p := range m.Params {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// ZeroGrad sets every parameter gradient to zero.
+func (m *Model) ZeroGrad() {
+	for _, p := range m.Params {
+		clear(p.Grad)
+	}
+}
+
+// Clone returns a deep copy of the model: same configuration, parameters and gradients, in new
+// allocations.
+func (m *Model) Clone() *Model {
+	c, err := newModel(m.Config)
+	if err != nil {
+		panic("model.Clone: " + err.Error()) // m was built from a valid config
+	}
+	for i, p := range m.Params {
+		copy(c.Params[i].Data, p.Data)
+		copy(c.Params[i].Grad, p.Grad)
+	}
+	return c
+}
+
+// ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update).
+func (m *Model) ParamData() [][]float32 {
+	out := make([][]float32, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = p.Data
+	}
+	return out
+}
+
+// ParamGrads returns the gradient slices in Params order (for tensor.AdamW.Update and
+// tensor.ClipGradNorm).
+func (m *Model) ParamGrads() [][]float32 {
+	out := make([][]float32, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = p.Grad
+	}
+	return out
+}
+
+// Load reads a Hugging Face checkpoint folder: config.json and model.safetensors, or the shards
+// listed in model.safetensors.index.json.
+func Load(dir string) (*Model, error) {
+	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	weights := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(weights); err != nil {
+		index := filepath.Join(dir, IndexFile)
+		if _, ierr := os.Stat(index); ierr != nil {
+			return nil, fmt.Errorf("load model: %s: neither %s nor %s found", dir, WeightsFile, IndexFile)
+		}
+		weights = index
+	}
+	return LoadWeights(cfg, weights)
+}
+
+// LoadWeights builds a model of configuration cfg from a .safetensors file or a sharded
+// checkpoint's model.safetensors.index.json. Tensors stored as F32, F64, BF16 or F16 are
+// converted to float32. Every parameter must be present with its exact shape; a tensor the
+// model has no use for is an error, except lm_head.weight of a tied model (a copy of the
+// embedding) and the rotary inv_freq buffers older checkpoints carry.
+func LoadWeights(cfg Config, path string) (*Model, error) {
+	m, err := newModel(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	ck, err := openCheckpoint(path)
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	defer ck.Close()
+	want := map[string]bool{}
+	for _, p := range m.Params {
+		want[p.Name] = true
+		if err := ck.read(p.Name, p.Shape, p.Data); err != nil {
+			return nil, fmt.Errorf("load model: %w", err)
+		}
+	}
+	for name := range ck.where {
+		switch {
+		case want[name]:
+		case name == "lm_head.weight" && cfg.TieWordEmbeddings:
+		case strings.HasSuffix(name, "rotary_emb.inv_freq"):
+		default:
+			return nil, fmt.Errorf("load model: %s: unexpected tensor %q (not a parameter of this configuration)", path, name)
+		}
+	}
+	return m, nil
+}
+
+// Save writes the model to dir (created if needed) as a Hugging Face checkpoint:
+// config.json and model.safetensors in F32, which transformers' Qwen2ForCausalLM.from_pretrained
+// loads unchanged. A tied lm_head is not written, as save_pretrained does.
+func (m *Model) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	if err := m.Config.Save(filepath.Join(dir, "config.json")); err != nil {
+		return err
+	}
+	entries := make([]stEntry, len(m.Params))
+	for i, p := range m.Params {
+		entries[i] = stEntry{name: p.Name, shape: p.Shape, data: p.Data}
+	}
+	return writeSafetensors(filepath.Join(dir, WeightsFile), entries)
+}

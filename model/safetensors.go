@@ -1,0 +1,384 @@
+package model
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// The safetensors format (https://github.com/huggingface/safetensors, "Format"): an 8-byte
+// little-endian unsigned header length N, N bytes of JSON mapping each tensor name to
+// {"dtype", "shape", "data_offsets": [begin, end]} (byte offsets into the data section that
+// follows the header) plus an optional "__metadata__" map of strings, then the raw
+// little-endian tensor data.
+
+// maxHeaderBytes bounds the JSON header, as the reference implementation does (100 MB).
+const maxHeaderBytes = 100 << 20
+
+// dtypeSize is the width in bytes of each safetensors dtype.
+var dtypeSize = map[string]int64{
+	"F64": 8, "F32": 4, "F16": 2, "BF16": 2,
+	"I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
+	"F8_E4M3": 1, "F8_E5M2": 1,
+}
+
+// stTensor is one entry of a safetensors header.
+type stTensor struct {
+	Dtype       string   `json:"dtype"`
+	Shape       []int    `json:"shape"`
+	DataOffsets [2]int64 `json:"data_offsets"`
+}
+
+// stFile is an open safetensors file whose header has been read and checked.
+type stFile struct {
+	path      string
+	f         *os.File
+	dataStart int64               // byte offset of the data section: 8 + header length
+	tensors   map[string]stTensor // by tensor name
+	metadata  map[string]string   // "__metadata__"
+}
+
+// openSafetensors opens path and validates its header: every tensor's dtype is known, its
+// byte range lies inside the file, matches its shape and overlaps no other tensor's.
+func openSafetensors(path string) (*stFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseSafetensorsHeader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func parseSafetensorsHeader(f *os.File, path string) (*stFile, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	var lenBuf [8]byte
+	if _, err := io.ReadFull(f, lenBuf[:]); err != nil {
+		return nil, fmt.Errorf("%s: truncated safetensors file: %d bytes, need at least 8 for the header length", path, size)
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > maxHeaderBytes {
+		return nil, fmt.Errorf("%s: safetensors header length %d exceeds the %d-byte limit", path, n, maxHeaderBytes)
+	}
+	if int64(n) > size-8 {
+		return nil, fmt.Errorf("%s: safetensors header length %d is longer than the %d bytes after it", path, n, size-8)
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(f, header); err != nil {
+		return nil, fmt.Errorf("%s: reading safetensors header: %w", path, err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(header, &raw); err != nil {
+		return nil, fmt.Errorf("%s: safetensors header is not a JSON object: %w", path, err)
+	}
+	st := &stFile{path: path, f: f, dataStart: 8 + int64(n), tensors: map[string]stTensor{}}
+	dataLen := size - st.dataStart
+	type span struct {
+		name       string
+		begin, end int64
+	}
+	var spans []span
+	for name, v := range raw {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(v, &st.metadata); err != nil {
+				return nil, fmt.Errorf("%s: __metadata__ is not a map of strings: %w", path, err)
+			}
+			continue
+		}
+		var t stTensor
+		if err := json.Unmarshal(v, &t); err != nil {
+			return nil, fmt.Errorf("%s: tensor %q: bad header entry: %w", path, name, err)
+		}
+		width, ok := dtypeSize[t.Dtype]
+		if !ok {
+			return nil, fmt.Errorf("%s: tensor %q: unknown dtype %q", path, name, t.Dtype)
+		}
+		numel := int64(1)
+		for _, d := range t.Shape {
+			if d < 0 {
+				return nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", path, name, t.Shape)
+			}
+			numel *= int64(d)
+		}
+		begin, end := t.DataOffsets[0], t.DataOffsets[1]
+		if begin < 0 || end < begin || end > dataLen {
+			return nil, fmt.Errorf("%s: tensor %q: data offsets [%d, %d] outside the %d-byte data section", path, name, begin, end, dataLen)
+		}
+		if end-begin != numel*width {
+			return nil, fmt.Errorf("%s: tensor %q: %s shape %v needs %d bytes, data offsets [%d, %d] hold %d", path, name, t.Dtype, t.Shape, numel*width, begin, end, end-begin)
+		}
+		st.tensors[name] = t
+		spans = append(spans, span{name, begin, end})
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].begin != spans[j].begin {
+			return spans[i].begin < spans[j].begin
+		}
+		return spans[i].name < spans[j].name
+	})
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if b.begin < a.end {
+			return nil, fmt.Errorf("%s: tensors %q [%d, %d] and %q [%d, %d] overlap", path, a.name, a.begin, a.end, b.name, b.begin, b.end)
+		}
+	}
+	return st, nil
+}
+
+// Close closes the underlying file.
+func (st *stFile) Close() error { return st.f.Close() }
+
+// readFloat32 reads tensor name into dst, converting F32, F64, BF16 or F16 to float32.
+// The tensor must have exactly the given shape.
+func (st *stFile) readFloat32(name string, shape []int, dst []float32) error {
+	t, ok := st.tensors[name]
+	if !ok {
+		return fmt.Errorf("%s: missing tensor %q", st.path, name)
+	}
+	if !sameShape(t.Shape, shape) {
+		return fmt.Errorf("%s: tensor %q has shape %v, want %v", st.path, name, t.Shape, shape)
+	}
+	width := dtypeSize[t.Dtype]
+	var convert func(dst []float32, src []byte)
+	switch t.Dtype {
+	case "F32":
+		convert = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			}
+		}
+	case "F64":
+		convert = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
+			}
+		}
+	case "BF16":
+		convert = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
+			}
+		}
+	case "F16":
+		convert = func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
+			}
+		}
+	default:
+		return fmt.Errorf("%s: tensor %q: dtype %s cannot be loaded as float32 (want F32, F64, BF16 or F16)", st.path, name, t.Dtype)
+	}
+	const chunk = 1 << 16 // elements converted per read
+	buf := make([]byte, min(len(dst), chunk)*int(width))
+	off := st.dataStart + t.DataOffsets[0]
+	for lo := 0; lo < len(dst); lo += chunk {
+		hi := min(lo+chunk, len(dst))
+		b := buf[:(hi-lo)*int(width)]
+		if _, err := st.f.ReadAt(b, off); err != nil {
+			return fmt.Errorf("%s: tensor %q: %w", st.path, name, err)
+		}
+		convert(dst[lo:hi], b)
+		off += int64(len(b))
+	}
+	return nil
+}
+
+// float16ToFloat32 converts an IEEE 754 half-precision value, including subnormals,
+// infinities and NaN.
+func float16ToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // inf or NaN
+		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
+	case mant == 0: // signed zero
+		return math.Float32frombits(sign)
+	default: // subnormal: mant * 2^-24
+		v := float32(mant) * (1.0 / (1 << 24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// stEntry is one tensor to write.
+type stEntry struct {
+	name  string
+	shape []int
+	data  []float32
+}
+
+// writeSafetensors writes the tensors, in order, as F32 to path with the metadata
+// {"format": "pt"} that transformers' save_pretrained writes and from_pretrained expects. The
+// data sections are contiguous and the header is padded with spaces to a multiple of 8 bytes,
+// as the reference writer does. The file is written beside path and renamed into place.
+func writeSafetensors(path string, entries []stEntry) (err error) {
+	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
+	var off int64
+	for _, e := range entries {
+		if _, dup := header[e.name]; dup {
+			return fmt.Errorf("write %s: tensor %q twice", path, e.name)
+		}
+		n := int64(len(e.data)) * 4
+		header[e.name] = stTensor{Dtype: "F32", Shape: e.shape, DataOffsets: [2]int64{off, off + n}}
+		off += n
+	}
+	hj, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	for len(hj)%8 != 0 {
+		hj = append(hj, ' ')
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	var lenBuf [8]byte
+	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hj)))
+	w.Write(lenBuf[:])
+	w.Write(hj)
+	var b [4]byte
+	for _, e := range entries {
+		for _, x := range e.data {
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+			w.Write(b[:])
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// IndexFile is the name of the index of a sharded checkpoint.
+const IndexFile = "model.safetensors.index.json"
+
+// WeightsFile is the name of an unsharded checkpoint's weights.
+const WeightsFile = "model.safetensors"
+
+// checkpoint is a set of open safetensors files and which of them holds each tensor.
+type checkpoint struct {
+	files []*stFile
+	where map[string]*stFile // tensor name -> file holding it
+}
+
+// openCheckpoint opens a .safetensors file, or every shard named by a
+// model.safetensors.index.json ({"weight_map": {tensor: shard file}}).
+func openCheckpoint(path string) (*checkpoint, error) {
+	ck := &checkpoint{where: map[string]*stFile{}}
+	if filepath.Ext(path) != ".json" {
+		st, err := openSafetensors(path)
+		if err != nil {
+			return nil, err
+		}
+		ck.files = append(ck.files, st)
+		for name := range st.tensors {
+			ck.where[name] = st
+		}
+		return ck, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var index struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(raw, &index); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(index.WeightMap) == 0 {
+		return nil, fmt.Errorf("%s: empty or missing \"weight_map\"", path)
+	}
+	shards := map[string]*stFile{}
+	names := make([]string, 0, len(index.WeightMap))
+	for name := range index.WeightMap {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		shard := index.WeightMap[name]
+		st, ok := shards[shard]
+		if !ok {
+			if filepath.Base(shard) != shard {
+				ck.Close()
+				return nil, fmt.Errorf("%s: tensor %q: shard %q is not a file name in the checkpoint folder", path, name, shard)
+			}
+			st, err = openSafetensors(filepath.Join(filepath.Dir(path), shard))
+			if err != nil {
+				ck.Close()
+				return nil, fmt.Errorf("%s: tensor %q: %w", path, name, err)
+			}
+			shards[shard] = st
+			ck.files = append(ck.files, st)
+		}
+		if _, ok := st.tensors[name]; !ok {
+			ck.Close()
+			return nil, fmt.Errorf("%s: tensor %q: index names shard %s, which does not hold it", path, name, shard)
+		}
+		ck.where[name] = st
+	}
+	return ck, nil
+}
+
+// Close closes every file of the checkpoint.
+func (ck *checkpoint) Close() error {
+	var errs []error
+	for _, st := range ck.files {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// read loads tensor name with the given shape into dst.
+func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
+	st, ok := ck.where[name]
+	if !ok {
+		return fmt.Errorf("checkpoint: missing tensor %q", name)
+	}
+	return st.readFloat32(name, shape, dst)
+}

@@ -1,0 +1,250 @@
+package model
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rawSafetensors assembles a safetensors file from a header and a data section.
+func rawSafetensors(t *testing.T, header map[string]any, data []byte) []byte {
+	t.Helper()
+	hj, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(hj)))
+	out = append(out, hj...)
+	return append(out, data...)
+}
+
+func f32bytes(xs ...float32) []byte {
+	var b []byte
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	for _, tied := range []bool{true, false} {
+		cfg := tinyConfig(tied)
+		m := newTestModel(t, cfg, 41)
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		if err := m.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, WeightsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := binary.LittleEndian.Uint64(raw)
+		if n%8 != 0 {
+			t.Errorf("tied=%v: header length %d is not a multiple of 8", tied, n)
+		}
+		var header map[string]json.RawMessage
+		if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
+			t.Fatal(err)
+		}
+		if string(header["__metadata__"]) != `{"format":"pt"}` {
+			t.Errorf("tied=%v: __metadata__ = %s", tied, header["__metadata__"])
+		}
+		if _, has := header["lm_head.weight"]; has == tied {
+			t.Errorf("tied=%v: lm_head.weight present = %v", tied, has)
+		}
+		l, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Params) != len(m.Params) {
+			t.Fatalf("tied=%v: %d params loaded, want %d", tied, len(l.Params), len(m.Params))
+		}
+		for i, p := range m.Params {
+			q := l.Params[i]
+			if q.Name != p.Name || !sameShape(q.Shape, p.Shape) {
+				t.Fatalf("param %d: %s %v, want %s %v", i, q.Name, q.Shape, p.Name, p.Shape)
+			}
+			for j := range p.Data {
+				if math.Float32bits(p.Data[j]) != math.Float32bits(q.Data[j]) {
+					t.Fatalf("tied=%v: %s[%d] = %v, saved %v", tied, p.Name, j, q.Data[j], p.Data[j])
+				}
+			}
+		}
+	}
+}
+
+// TestSafetensorsDtypes checks BF16, F16 (normal, subnormal, inf) and F64 loading.
+func TestSafetensorsDtypes(t *testing.T) {
+	var data []byte
+	for _, v := range []float32{1.5, -2.25, 3.0e-3} { // BF16: the upper 16 bits
+		data = binary.LittleEndian.AppendUint16(data, uint16(math.Float32bits(v)>>16))
+	}
+	for _, h := range []uint16{0x3c00, 0xc000, 0x0001, 0x7c00, 0x3555} { // 1, -2, 2^-24, +inf, 0.33325
+		data = binary.LittleEndian.AppendUint16(data, h)
+	}
+	data = binary.LittleEndian.AppendUint64(data, math.Float64bits(0.1))
+	header := map[string]any{
+		"b": map[string]any{"dtype": "BF16", "shape": []int{3}, "data_offsets": []int{0, 6}},
+		"h": map[string]any{"dtype": "F16", "shape": []int{5}, "data_offsets": []int{6, 16}},
+		"d": map[string]any{"dtype": "F64", "shape": []int{1}, "data_offsets": []int{16, 24}},
+		"i": map[string]any{"dtype": "I64", "shape": []int{}, "data_offsets": []int{24, 32}},
+	}
+	data = binary.LittleEndian.AppendUint64(data, 7)
+	path := filepath.Join(t.TempDir(), "x.safetensors")
+	os.WriteFile(path, rawSafetensors(t, header, data), 0o644)
+	st, err := openSafetensors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		want  []float32
+	}{
+		{"b", []int{3}, []float32{1.5, -2.25, math.Float32frombits(math.Float32bits(3.0e-3) &^ 0xffff)}},
+		{"h", []int{5}, []float32{1, -2, 1.0 / (1 << 24), float32(math.Inf(1)), 0.33325195}},
+		{"d", []int{1}, []float32{0.1}},
+	} {
+		got := make([]float32, len(tc.want))
+		if err := st.readFloat32(tc.name, tc.shape, got); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%s[%d] = %v, want %v", tc.name, i, got[i], tc.want[i])
+			}
+		}
+	}
+	if err := st.readFloat32("i", []int{}, make([]float32, 1)); err == nil || !strings.Contains(err.Error(), `"i"`) {
+		t.Errorf("I64 as float32: error %v, want one naming the tensor", err)
+	}
+	if err := st.readFloat32("b", []int{1, 3}, make([]float32, 3)); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Errorf("wrong shape: error %v", err)
+	}
+}
+
+// TestSafetensorsCorrupt checks that every kind of damaged file is an error naming the file
+// and, where one is at fault, the tensor.
+func TestSafetensorsCorrupt(t *testing.T) {
+	ok := map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int{0, 8}}
+	data := f32bytes(1, 2, 3, 4)
+	good := rawSafetensors(t, map[string]any{"a": ok}, data[:8])
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		want string
+	}{
+		{"empty", nil, "truncated"},
+		{"short length", []byte{1, 2, 3}, "truncated"},
+		{"header longer than file", binary.LittleEndian.AppendUint64(nil, 1000), "longer than"},
+		{"huge header", binary.LittleEndian.AppendUint64(nil, 1<<40), "exceeds"},
+		{"not json", append(binary.LittleEndian.AppendUint64(nil, 3), "abc"...), "JSON"},
+		{"truncated data", good[:len(good)-2], `"a"`},
+		{"out of range", rawSafetensors(t, map[string]any{"a": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int{8, 16}}}, data[:8]), `"a"`},
+		{"negative offset", rawSafetensors(t, map[string]any{"a": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int{-4, 4}}}, data[:8]), `"a"`},
+		{"size mismatch", rawSafetensors(t, map[string]any{"a": map[string]any{"dtype": "F32", "shape": []int{3}, "data_offsets": []int{0, 8}}}, data[:8]), `"a"`},
+		{"overlap", rawSafetensors(t, map[string]any{"a": ok, "b": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int{4, 12}}}, data[:12]), "overlap"},
+		{"unknown dtype", rawSafetensors(t, map[string]any{"a": map[string]any{"dtype": "Q4", "shape": []int{2}, "data_offsets": []int{0, 8}}}, data[:8]), `"a"`},
+		{"bad entry", rawSafetensors(t, map[string]any{"a": "x"}, data[:8]), `"a"`},
+		{"bad metadata", rawSafetensors(t, map[string]any{"a": ok, "__metadata__": 3}, data[:8]), "__metadata__"},
+	} {
+		path := filepath.Join(t.TempDir(), "bad.safetensors")
+		os.WriteFile(path, tc.raw, 0o644)
+		st, err := openSafetensors(path)
+		if err == nil {
+			st.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming %s and mentioning %s", tc.name, err, path, tc.want)
+		}
+	}
+}
+
+// TestLoadCheckpointErrors damages a saved checkpoint: missing, misshapen or unexpected
+// tensors are errors naming the tensor; a sharded checkpoint loads like the single file.
+func TestLoadCheckpointErrors(t *testing.T) {
+	cfg := tinyConfig(false)
+	m := newTestModel(t, cfg, 42)
+	entries := func(skip string, reshape string, extra bool) []stEntry {
+		var es []stEntry
+		for _, p := range m.Params {
+			if p.Name == skip {
+				continue
+			}
+			shape := p.Shape
+			if p.Name == reshape {
+				shape = []int{len(p.Data)}
+			}
+			es = append(es, stEntry{p.Name, shape, p.Data})
+		}
+		if extra {
+			es = append(es, stEntry{"model.layers.9.mlp.up_proj.weight", []int{1}, []float32{1}})
+		}
+		return es
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []stEntry
+		want    string
+	}{
+		{"missing", entries("model.layers.1.self_attn.k_proj.bias", "", false), "model.layers.1.self_attn.k_proj.bias"},
+		{"missing lm_head", entries("lm_head.weight", "", false), "lm_head.weight"},
+		{"shape", entries("", "model.layers.0.mlp.down_proj.weight", false), "model.layers.0.mlp.down_proj.weight"},
+		{"unexpected", entries("", "", true), "model.layers.9.mlp.up_proj.weight"},
+	} {
+		path := filepath.Join(t.TempDir(), "model.safetensors")
+		if err := writeSafetensors(path, tc.entries); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadWeights(cfg, path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
+		}
+	}
+
+	// Sharded: two files and an index.
+	dir := t.TempDir()
+	if err := cfg.Save(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	all := entries("", "", false)
+	half := len(all) / 2
+	weightMap := map[string]string{}
+	for i, part := range [][]stEntry{all[:half], all[half:]} {
+		name := []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}[i]
+		if err := writeSafetensors(filepath.Join(dir, name), part); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range part {
+			weightMap[e.name] = name
+		}
+	}
+	index, _ := json.Marshal(map[string]any{"metadata": map[string]any{"total_size": 4 * m.NumParams()}, "weight_map": weightMap})
+	os.WriteFile(filepath.Join(dir, IndexFile), index, 0o644)
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range m.Params {
+		for j := range p.Data {
+			if l.Params[i].Data[j] != p.Data[j] {
+				t.Fatalf("sharded: %s[%d] = %v, want %v", p.Name, j, l.Params[i].Data[j], p.Data[j])
+			}
+		}
+	}
+	// An index naming the wrong shard for a tensor.
+	weightMap[all[0].name] = "model-00002-of-00002.safetensors"
+	index, _ = json.Marshal(map[string]any{"weight_map": weightMap})
+	os.WriteFile(filepath.Join(dir, IndexFile), index, 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), all[0].name) {
+		t.Errorf("wrong shard: error %v, want one naming %s", err, all[0].name)
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("empty folder: no error")
+	}
+}

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestSamplerGreedy(t *testing.T) {
+	logits := []float32{0.5, 2, -1, 2, 1}
+	lse := math.Log(math.Exp(0.5) + 2*math.Exp(2) + math.Exp(-1) + math.Exp(1))
+	for _, s := range []Sampler{{Greedy: true, Temperature: 0.7}, {Temperature: 0}} {
+		tok, lp := s.Sample(logits, nil)
+		if tok != 1 || math.Abs(float64(lp)-(2-lse)) > 1e-6 {
+			t.Errorf("%+v: got token %d logp %v, want 1 and %v", s, tok, lp, 2-lse)
+		}
+	}
+}
+
+// TestSamplerDistribution draws many samples and compares the frequencies with the filtered,
+// tempered distribution, and the returned log-prob with the unfiltered tempered one.
+func TestSamplerDistribution(t *testing.T) {
+	logits := []float32{1, 0.5, 2.5, -1, 0, 2}
+	for _, tc := range []struct {
+		name string
+		s    Sampler
+		keep []int // tokens that may be drawn
+	}{
+		{"plain", Sampler{Temperature: 1}, []int{0, 1, 2, 3, 4, 5}},
+		{"temperature", Sampler{Temperature: 0.5}, []int{0, 1, 2, 3, 4, 5}},
+		{"top-k", Sampler{Temperature: 1, TopK: 3}, []int{2, 5, 0}},
+		// p at T=1: 2.5->.46 2->.28 1->.10 ...: the smallest set reaching 0.7 is {2, 5}.
+		{"top-p", Sampler{Temperature: 1, TopP: 0.7}, []int{2, 5}},
+		// T=2, top-4 renormalised: 2->.38 5->.30 0->.18 1->.14: mass above 0 is .68 < .7, kept.
+		{"top-k+top-p", Sampler{Temperature: 2, TopK: 4, TopP: 0.7}, []int{2, 5, 0}},
+	} {
+		T := tc.s.Temperature
+		p := make([]float64, len(logits))
+		var z float64
+		for i, x := range logits {
+			p[i] = math.Exp(float64(x) / T)
+			z += p[i]
+		}
+		q := make([]float64, len(logits)) // filtered, renormalised
+		var zq float64
+		for _, i := range tc.keep {
+			q[i] = p[i]
+			zq += p[i]
+		}
+		rng := rand.New(rand.NewPCG(51, 51))
+		const n = 40000
+		count := make([]float64, len(logits))
+		for range n {
+			tok, lp := tc.s.Sample(logits, rng)
+			count[tok]++
+			if want := math.Log(p[tok] / z); math.Abs(float64(lp)-want) > 1e-5 {
+				t.Fatalf("%s: logp of %d = %v, want %v", tc.name, tok, lp, want)
+			}
+		}
+		for i := range logits {
+			want := q[i] / zq
+			if got := count[i] / n; math.Abs(got-want) > 4*math.Sqrt(want*(1-want)/n)+1e-9 {
+				t.Errorf("%s: token %d drawn with frequency %.4f, want %.4f", tc.name, i, got, want)
+			}
+		}
+	}
+}
+
+func TestSamplerSeeded(t *testing.T) {
+	logits := []float32{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}
+	s := Sampler{Temperature: 1.3, TopP: 0.95}
+	a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+	for i := range 100 {
+		x, _ := s.Sample(logits, a)
+		y, _ := s.Sample(logits, b)
+		if x != y {
+			t.Fatalf("draw %d: %d vs %d from equal seeds", i, x, y)
+		}
+	}
+}

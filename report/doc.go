@@ -1,0 +1,23 @@
+// Package report renders a training run as one self-contained HTML page: the page `agentr1 view
+// RUN` writes and the report.html that `agentr1 train` leaves in its run directory.
+//
+// A run directory holds up to four files, each optional:
+//
+//	config.json    one JSON object: every setting the run used (shown as a settings table)
+//	metrics.jsonl  one JSON object per RL step with numeric fields (step, reward_mean, em,
+//	               approx_kl, entropy, response_length, ...; unknown fields are plotted too)
+//	samples.jsonl  one Sample per line: a trajectory token by token with its masks, advantages
+//	               and rewards (written by WriteSamples)
+//	eval.json      {"base": {...}, "final": {...}, "baselines": {"naive_rag": {...}, ...},
+//	               "by_type": ...}: evaluation scores, shown as a comparison table
+//
+// The page needs no network: its CSS, its charts (inline SVG) and its few lines of JavaScript
+// (the display toggles) are inside it. Everything the agent or the environment wrote is text
+// from outside and is escaped by html/template.
+//
+// What the page is for: seeing the paper's two masks (Agent-R1 section 2, PAPER.md section 2)
+// on real trajectories. Each token carries its role (prompt, agent, observation); a solid
+// underline marks ActionMask = 1 (the policy loss, entropy and KL see the token); the
+// background is a diverging heat map of the advantage wherever AdvantageMask = 1; a badge
+// marks every token that carries a reward.
+package report

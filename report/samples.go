@@ -1,0 +1,133 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Token roles, the values of Token.Role.
+const (
+	RolePrompt      = "prompt"      // system and user turn: conditioning, never trained on
+	RoleAgent       = "agent"       // sampled by the policy: the actions
+	RoleObservation = "observation" // appended by the environment (tool responses)
+)
+
+// Sample is one trajectory as the report shows it: the question, what the agent did token by
+// token, and how the run scored it. The trainer appends samples to RUN/samples.jsonl with
+// WriteSamples, one JSON object per line.
+type Sample struct {
+	Step      int        `json:"step"`       // RL step the trajectory was sampled at (0: before training)
+	Split     string     `json:"split"`      // "train" or "eval"
+	Question  string     `json:"question"`   // the task as the user asked it
+	Gold      []string   `json:"gold"`       // accepted answers (aliases)
+	Answer    string     `json:"answer"`     // the model's extracted answer ("" when none)
+	Reward    float64    `json:"reward"`     // total reward of the trajectory
+	EM        float64    `json:"em"`         // exact match of Answer against Gold, 0 or 1
+	F1        float64    `json:"f1"`         // token F1 of Answer against Gold
+	Tokens    []Token    `json:"tokens"`     // the whole sequence: prompt, then actions and observations
+	ToolCalls []ToolCall `json:"tool_calls"` // every tool call the agent made, in order
+	Outcome   string     `json:"outcome"`    // how the episode ended, e.g. "answered", "cut: max turns"
+}
+
+// Token is one position of a trajectory with everything the RL step attached to it.
+type Token struct {
+	Text          string  `json:"text"`           // the token's decoded text (may be part of a UTF-8 character)
+	Role          string  `json:"role"`           // RolePrompt, RoleAgent or RoleObservation
+	ActionMask    int     `json:"action_mask"`    // 1: the loss (policy, entropy, KL) includes this position
+	AdvantageMask int     `json:"advantage_mask"` // 1: the advantage estimator ran over this position
+	Advantage     float64 `json:"advantage"`      // advantage A_t (0 where AdvantageMask is 0)
+	Reward        float64 `json:"reward"`         // token-level reward r_t placed here (0 for none)
+	LogProb       float32 `json:"logprob"`        // log-prob the token was sampled with (agent tokens)
+}
+
+// ToolCall is one tool call the agent made and what the environment answered.
+type ToolCall struct {
+	Turn      int    `json:"turn"`      // 0-based turn of the episode
+	Name      string `json:"name"`      // tool name as the agent wrote it
+	Arguments string `json:"arguments"` // the arguments as JSON text
+	Result    string `json:"result"`    // the tool's output (the observation text)
+	Error     string `json:"error"`     // why the call failed (bad JSON, unknown tool, ...); "" on success
+}
+
+// WriteSamples appends samples to the JSONL file at path, one object per line, creating the
+// file if needed.
+func WriteSamples(path string, samples []Sample) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range samples {
+		if err := enc.Encode(&samples[i]); err != nil {
+			return fmt.Errorf("report: encode sample %d for %s: %w", i, path, err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadSamples reads every sample of the JSONL file at path. Blank lines are skipped; a line
+// that is not a Sample is an error naming the file and the line.
+func ReadSamples(path string) ([]Sample, error) {
+	var out []Sample
+	err := scanJSONL(path, func(line int, raw []byte) error {
+		var s Sample
+		if err := decodeStrict(raw, &s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// scanJSONL calls fn with every non-blank line of the file at path and its 1-based number.
+// Errors from reading or from fn come back as "path:line: ...". A missing file returns an
+// error satisfying errors.Is(err, fs.ErrNotExist).
+func scanJSONL(path string, fn func(line int, raw []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	for line := 1; ; line++ {
+		raw, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) > 0 {
+			if ferr := fn(line, raw); ferr != nil {
+				return fmt.Errorf("report: %s:%d: %w", path, line, ferr)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("report: %s:%d: %w", path, line, err)
+		}
+	}
+}
+
+// decodeStrict decodes exactly one JSON value from raw into v, rejecting trailing data.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}

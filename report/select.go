@@ -1,0 +1,159 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LastStep in Options.Steps stands for the last step that has samples.
+const LastStep = -1
+
+// DefaultMaxSamples is the number of trajectories shown per step when Options.MaxSamples is 0.
+const DefaultMaxSamples = 4
+
+// Options chooses what the page shows.
+type Options struct {
+	// Steps whose sampled trajectories are shown, in this order; LastStep means the last step
+	// with samples. Empty: the first, middle and last steps with samples.
+	Steps []int
+	// MaxSamples caps the trajectories shown per step, picked evenly across the step's samples
+	// (so that a GRPO group does not fill the quota); 0 means DefaultMaxSamples.
+	MaxSamples int
+	// Title heads the page; empty means "agentr1 run DIR".
+	Title string
+}
+
+// ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.
+func ParseSteps(s string) ([]int, error) {
+	var steps []int
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		switch {
+		case part == "":
+			continue
+		case part == "last":
+			steps = append(steps, LastStep)
+		default:
+			n, err := strconv.Atoi(part)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("report: step %q: want a step number >= 0 or \"last\"", part)
+			}
+			steps = append(steps, n)
+		}
+	}
+	return steps, nil
+}
+
+// stepSamples is the samples shown for one step.
+type stepSamples struct {
+	Step    int
+	Total   int // samples of this step in the file
+	Samples []Sample
+}
+
+// sampleIndex is what samples.jsonl offers and what the page shows of it.
+type sampleIndex struct {
+	Available []int // every step with samples, ascending
+	Shown     []stepSamples
+	NotFound  []int // requested steps without samples
+	Max       int   // the per-step cap applied
+}
+
+// selectSamples reads samples.jsonl in two passes: the first checks every line and counts the
+// samples of each step, the second keeps at most opt.MaxSamples evenly spaced samples of each
+// chosen step, so a long run never sits in memory whole.
+func selectSamples(path string, opt Options) (*sampleIndex, error) {
+	counts := map[int]int{}
+	err := scanJSONL(path, func(line int, raw []byte) error {
+		var s Sample
+		if err := decodeStrict(raw, &s); err != nil {
+			return err
+		}
+		counts[s.Step]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ix := &sampleIndex{Max: opt.MaxSamples}
+	if ix.Max <= 0 {
+		ix.Max = DefaultMaxSamples
+	}
+	for s := range counts {
+		ix.Available = append(ix.Available, s)
+	}
+	slices.Sort(ix.Available)
+	if len(ix.Available) == 0 {
+		return ix, nil
+	}
+
+	want := opt.Steps
+	if len(want) == 0 {
+		n := len(ix.Available)
+		want = []int{ix.Available[0], ix.Available[n/2], ix.Available[n-1]}
+	}
+	pos := map[int]int{} // step -> index into ix.Shown
+	keep := map[int]map[int]bool{}
+	for _, s := range want {
+		if s == LastStep {
+			s = ix.Available[len(ix.Available)-1]
+		}
+		if _, dup := pos[s]; dup {
+			continue
+		}
+		if counts[s] == 0 {
+			if !slices.Contains(ix.NotFound, s) {
+				ix.NotFound = append(ix.NotFound, s)
+			}
+			continue
+		}
+		pos[s] = len(ix.Shown)
+		ix.Shown = append(ix.Shown, stepSamples{Step: s, Total: counts[s]})
+		keep[s] = evenPicks(counts[s], ix.Max)
+	}
+
+	seen := map[int]int{} // step -> samples of it read so far
+	err = scanJSONL(path, func(line int, raw []byte) error {
+		var head struct {
+			Step int `json:"step"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return err
+		}
+		k := seen[head.Step]
+		seen[head.Step]++
+		if !keep[head.Step][k] {
+			return nil
+		}
+		var s Sample
+		if err := decodeStrict(raw, &s); err != nil {
+			return err
+		}
+		i := pos[head.Step]
+		ix.Shown[i].Samples = append(ix.Shown[i].Samples, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// evenPicks returns the indices floor(i*n/k), i < k, of n items: k of them spread evenly
+// (all n when n <= k).
+func evenPicks(n, k int) map[int]bool {
+	picks := map[int]bool{}
+	if n <= k {
+		for i := range n {
+			picks[i] = true
+		}
+		return picks
+	}
+	for i := range k {
+		picks[i*n/k] = true
+	}
+	return picks
+}

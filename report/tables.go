@@ -1,0 +1,245 @@
+package report
+
+import (
+	"math"
+	"strconv"
+)
+
+// tableView is a table ready for the template: a caption, column heads and text cells.
+type tableView struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// settingRow is one line of the settings table.
+type settingRow struct{ Key, Value string }
+
+// flattenConfig lists every setting of config.json in file order; nested objects become
+// dotted keys ("optim.lr"), arrays are shown as JSON.
+func flattenConfig(v *value) []settingRow {
+	var rows []settingRow
+	var walk func(prefix string, v *value)
+	walk = func(prefix string, v *value) {
+		if v.Kind == '{' && len(v.Fields) > 0 {
+			for _, f := range v.Fields {
+				key := f.Key
+				if prefix != "" {
+					key = prefix + "." + f.Key
+				}
+				walk(key, f.Val)
+			}
+			return
+		}
+		rows = append(rows, settingRow{Key: prefix, Value: v.text()})
+	}
+	if v != nil {
+		walk("", v)
+	}
+	return rows
+}
+
+// evalView is eval.json as the page shows it: the comparison of the policy before and after
+// training with the baselines, then any further sections (by_type, ...) as their own tables.
+type evalView struct {
+	Compare *tableView
+	Extra   []tableView
+}
+
+// buildEval makes the comparison table: one column per system (base, final, then every
+// baseline, then any other top-level object of numbers), one row per metric, and a
+// "final − base" column when both exist.
+func buildEval(v *value) *evalView {
+	if v == nil {
+		return nil
+	}
+	type column struct {
+		name string
+		obj  *value
+	}
+	var cols []column
+	var extra []field
+	for _, f := range v.Fields {
+		switch {
+		case f.Key == "baselines" && f.Val.Kind == '{':
+			for _, b := range f.Val.Fields {
+				if scalarObject(b.Val) {
+					cols = append(cols, column{b.Key, b.Val})
+				} else {
+					extra = append(extra, field{"baselines." + b.Key, b.Val})
+				}
+			}
+		case scalarObject(f.Val):
+			cols = append(cols, column{f.Key, f.Val})
+		default:
+			extra = append(extra, f)
+		}
+	}
+	ev := &evalView{}
+	if len(cols) > 0 {
+		var metrics []string
+		seen := map[string]bool{}
+		for _, c := range cols {
+			for _, f := range c.obj.Fields {
+				if !seen[f.Key] {
+					seen[f.Key] = true
+					metrics = append(metrics, f.Key)
+				}
+			}
+		}
+		base, final := v.get("base"), v.get("final")
+		delta := scalarObject(base) && scalarObject(final)
+		t := &tableView{Caption: "Evaluation", Header: []string{"metric"}}
+		for _, c := range cols {
+			t.Header = append(t.Header, c.name)
+		}
+		if delta {
+			t.Header = append(t.Header, "final − base")
+		}
+		for _, m := range metrics {
+			row := []string{m}
+			for _, c := range cols {
+				row = append(row, cell(c.obj.get(m)))
+			}
+			if delta {
+				b, f := base.get(m), final.get(m)
+				d := ""
+				if b != nil && f != nil && b.Kind == 'n' && f.Kind == 'n' {
+					d = signed(roundSig(f.Num-b.Num, 4))
+				}
+				row = append(row, d)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		ev.Compare = t
+	}
+	for _, f := range extra {
+		ev.Extra = append(ev.Extra, gridTables(f.Key, f.Val)...)
+	}
+	return ev
+}
+
+// gridTables shows a JSON value of unknown shape as tables: an object of objects of scalars
+// becomes one grid (rows: outer keys, columns: inner keys); deeper objects recurse with the
+// path as caption; an object of scalars becomes a two-column table.
+func gridTables(caption string, v *value) []tableView {
+	if v.Kind != '{' {
+		return []tableView{{Caption: caption, Header: []string{"value"}, Rows: [][]string{{v.text()}}}}
+	}
+	if scalarObject(v) {
+		t := tableView{Caption: caption, Header: []string{"key", "value"}}
+		for _, f := range v.Fields {
+			t.Rows = append(t.Rows, []string{f.Key, cell(f.Val)})
+		}
+		return []tableView{t}
+	}
+	grid := len(v.Fields) > 0
+	for _, f := range v.Fields {
+		grid = grid && scalarObject(f.Val)
+	}
+	if grid {
+		t := tableView{Caption: caption, Header: []string{""}}
+		seen := map[string]bool{}
+		for _, f := range v.Fields {
+			for _, g := range f.Val.Fields {
+				if !seen[g.Key] {
+					seen[g.Key] = true
+					t.Header = append(t.Header, g.Key)
+				}
+			}
+		}
+		for _, f := range v.Fields {
+			row := []string{f.Key}
+			for _, k := range t.Header[1:] {
+				row = append(row, cell(f.Val.get(k)))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		return []tableView{t}
+	}
+	var out []tableView
+	var scalars []field
+	for _, f := range v.Fields {
+		if f.Val.isScalar() || f.Val.Kind == '[' {
+			scalars = append(scalars, f)
+			continue
+		}
+		out = append(out, gridTables(caption+" / "+f.Key, f.Val)...)
+	}
+	if len(scalars) > 0 {
+		out = append(gridTables(caption, &value{Kind: '{', Fields: scalars}), out...)
+	}
+	return out
+}
+
+// scalarObject reports whether v is a non-empty object whose members are all scalars.
+func scalarObject(v *value) bool {
+	if v == nil || v.Kind != '{' || len(v.Fields) == 0 {
+		return false
+	}
+	for _, f := range v.Fields {
+		if !f.Val.isScalar() {
+			return false
+		}
+	}
+	return true
+}
+
+// cell formats a table cell: numbers to four significant digits, the rest as text.
+func cell(v *value) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Kind == 'n':
+		return formatValue(roundSig(v.Num, 4))
+	}
+	return v.text()
+}
+
+// roundSig rounds v to n significant digits.
+func roundSig(v float64, n int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
+	return f
+}
+
+// metricSummary is one row of the metrics summary: a field's first, last, lowest and highest
+// value over the run.
+type metricSummary struct {
+	Name                  string
+	First, Last, Min, Max string
+	Count                 int
+}
+
+// summarizeMetrics lists every numeric field but the step with its range over the run.
+func summarizeMetrics(m *metrics) []metricSummary {
+	if m == nil {
+		return nil
+	}
+	var out []metricSummary
+	for _, f := range m.Fields {
+		if f == "step" {
+			continue
+		}
+		var first, last float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		n := 0
+		for _, r := range m.Rows {
+			v, ok := r[f]
+			if !ok {
+				continue
+			}
+			if n == 0 {
+				first = v
+			}
+			last = v
+			lo, hi = min(lo, v), max(hi, v)
+			n++
+		}
+		out = append(out, metricSummary{Name: f, Count: n,
+			First: formatValue(first), Last: formatValue(last), Min: formatValue(lo), Max: formatValue(hi)})
+	}
+	return out
+}

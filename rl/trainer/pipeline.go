@@ -1,0 +1,161 @@
+package trainer
+
+import (
+	"fmt"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+	"agentr1/env/search"
+	"agentr1/env/world"
+	"agentr1/model"
+	"agentr1/tokenizer"
+)
+
+// ModelConfig sets the policy's architecture (a Qwen2 decoder; the vocabulary comes from the
+// tokenizer).
+type ModelConfig struct {
+	Hidden       int     // hidden size C
+	Layers       int     // decoder layers
+	Heads        int     // query heads
+	KVHeads      int     // key/value heads (grouped-query attention)
+	Intermediate int     // SwiGLU width
+	InitRange    float64 // std of the normal initialisation
+}
+
+// Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
+// evaluation. DefaultConfig is tuned for a ~15-minute run on 2 CPU cores.
+type Config struct {
+	Seed    uint64 // every random choice of the run derives from it
+	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
+
+	// World: a training world and a held-out evaluation world whose names are disjoint, so
+	// evaluation answers can only be found by searching.
+	TrainWorld    world.Config
+	EvalWorld     world.Config
+	EvalQuestions int // held-out questions evaluated (0: all of EvalWorld)
+
+	// Tokenizer, search, environment.
+	VocabSize    int     // BPE vocabulary size, specials included
+	SearchTopK   int     // passages per search (paper: 5)
+	RequireThink bool    // the format requires <think>...</think> in every turn
+	ProcessRew   float64 // process reward per search that finds a new supporting passage (0: off)
+
+	Model ModelConfig
+
+	// Demonstrations from the scripted agent (SFT warm start).
+	Demos     int     // demonstrations (questions of the training world)
+	DemoNoise float64 // probability the scripted agent makes a mistake at each decision
+	SFT       SFTConfig
+
+	RL              RLConfig
+	EvalEvery       int    // evaluate on the held-out set every this many RL steps (0: only at the end)
+	EvalBatch       int    // problems per evaluation rollout batch
+	CheckpointDir   string // "" disables checkpoints
+	CheckpointEvery int    // RL steps between checkpoints (0: only at the end)
+}
+
+// DefaultConfig returns the run that the acceptance figures quote: GRPO on a ~1M-parameter
+// policy.
+func DefaultConfig() Config {
+	return Config{
+		Seed:          1,
+		TrainWorld:    world.DefaultConfig(1, world.Train),
+		EvalWorld:     world.DefaultConfig(2, world.Eval),
+		EvalQuestions: 200,
+		VocabSize:     2048,
+		SearchTopK:    3,
+		RequireThink:  true,
+		Model:         ModelConfig{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, InitRange: 0.02},
+		Demos:         800,
+		DemoNoise:     0.3,
+		SFT:           DefaultSFTConfig(),
+		RL:            DefaultRLConfig(GRPO),
+		EvalBatch:     50,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c *Config) Validate() error {
+	if c.VocabSize < 300 {
+		return fmt.Errorf("config: VocabSize = %d, want >= 300 (256 bytes + specials + merges)", c.VocabSize)
+	}
+	if c.SearchTopK < 1 {
+		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
+	}
+	m := c.Model
+	if m.Hidden < 1 || m.Layers < 1 || m.Heads < 1 || m.KVHeads < 1 || m.Heads%m.KVHeads != 0 || m.Hidden%m.Heads != 0 {
+		return fmt.Errorf("config: model %+v: heads must divide hidden and KV heads divide heads", m)
+	}
+	if err := c.SFT.Validate(); err != nil {
+		return err
+	}
+	return c.RL.Validate()
+}
+
+// Specials lists the added tokens of the trained tokenizer: ChatML markers, the tool-call and
+// tool-response tags and the reasoning and answer tags, each one token.
+var SpecialTokens = []string{
+	"<|endoftext|>", "<|im_start|>", "<|im_end|>",
+	"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+	"<think>", "</think>", "<answer>", "</answer>",
+}
+
+// TrainTokenizer learns a byte-level BPE vocabulary of vocabSize from texts, with
+// SpecialTokens added.
+func TrainTokenizer(texts []string, vocabSize int) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.Train(texts, vocabSize, SpecialTokens, nil)
+	if err != nil {
+		return nil, fmt.Errorf("train tokenizer: %w", err)
+	}
+	return tok, nil
+}
+
+// SpecialsOf returns the ids the trainer needs from tok.
+func SpecialsOf(tok *tokenizer.Tokenizer) (Specials, error) {
+	var sp Specials
+	for _, x := range []struct {
+		name string
+		id   *int
+	}{{"<|endoftext|>", &sp.Pad}, {"</tool_call>", &sp.ToolEnd}, {"<|im_end|>", &sp.ImEnd}} {
+		id, ok := tok.TokenID(x.name)
+		if !ok {
+			return sp, fmt.Errorf("tokenizer has no %s token", x.name)
+		}
+		*x.id = id
+	}
+	return sp, nil
+}
+
+// NewPolicy returns a freshly initialised policy of cfg over tok's vocabulary, with room for
+// maxLen positions.
+func NewPolicy(cfg ModelConfig, tok *tokenizer.Tokenizer, maxLen int, seed uint64) (*model.Model, error) {
+	im := tok.EOS()
+	mc := model.Config{
+		VocabSize: tok.VocabSize(), HiddenSize: cfg.Hidden, IntermediateSize: cfg.Intermediate,
+		NumHiddenLayers: cfg.Layers, NumAttentionHeads: cfg.Heads, NumKeyValueHeads: cfg.KVHeads,
+		RMSNormEps: 1e-6, RopeTheta: 10000, TieWordEmbeddings: true, MaxPositionEmbeddings: maxLen,
+		InitializerRange: cfg.InitRange, EOSTokenIDs: []int{im},
+	}
+	return model.New(mc, seed)
+}
+
+// SearchTools builds a BM25 index over passages and returns the search tool over it.
+func SearchTools(passages []env.Passage, topK, workers int) ([]env.Tool, error) {
+	opt := search.DefaultOptions()
+	opt.Workers = workers
+	ix, err := search.Build(passages, opt)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	return []env.Tool{search.NewTool(ix, topK)}, nil
+}
+
+// QAConfig is the QA environment's configuration for a run: the rollout's turn limit, the
+// format requirement and the process reward.
+func (c *Config) QAConfig() qa.Config {
+	q := qa.DefaultConfig()
+	q.Env.MaxTurns = c.RL.MaxTurns
+	q.RequireThink = c.RequireThink
+	q.ProcessReward = c.ProcessRew
+	return q
+}

@@ -1,0 +1,236 @@
+package trainer
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"agentr1/model"
+)
+
+func paramsSnapshot(m *model.Model) [][]float32 {
+	var out [][]float32
+	for _, p := range m.Params {
+		out = append(out, slices.Clone(p.Data))
+	}
+	return out
+}
+
+func paramsChanged(m *model.Model, before [][]float32) bool {
+	for i, p := range m.Params {
+		if !slices.Equal(p.Data, before[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func finite(xs ...Num) bool {
+	for _, x := range xs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// maskCheck records, over every mini-batch, whether dL/dlogp was non-zero anywhere outside
+// the agent tokens (prompt, observation or padding columns) and on observation tokens.
+type maskCheck struct {
+	outsideAgent   int // non-zero gradients on prompt, padding or observation columns
+	onObservation  int // ... of which on observation tokens
+	onAgent        int // non-zero gradients on agent tokens
+	observationPos int // observation positions seen
+}
+
+func (mc *maskCheck) hook(v *view, dlogp []float32) {
+	b := v.full
+	for i, r := range v.rows {
+		for col := 0; col < v.T; col++ {
+			g := dlogp[i*v.T+col]
+			j := col - v.P // response index
+			agent, obs := false, false
+			if j >= 0 && j < b.L && j < b.ResponseLens[r] {
+				agent = b.ActionMask[r*b.L+j] == 1
+				obs = !agent
+			}
+			if obs {
+				mc.observationPos++
+			}
+			switch {
+			case g != 0 && agent:
+				mc.onAgent++
+			case g != 0:
+				mc.outsideAgent++
+				if obs {
+					mc.onObservation++
+				}
+			}
+		}
+	}
+}
+
+// TestSmokeEveryAlgorithm runs a few RL steps of every algorithm on the tiny model and checks
+// that losses are finite, that no gradient reaches a non-agent token, and that the policy
+// changed (and, during PPO's critic warm-up, did not).
+func TestSmokeEveryAlgorithm(t *testing.T) {
+	for _, algo := range Algorithms {
+		t.Run(string(algo), func(t *testing.T) {
+			cfg := tinyRLConfig(algo)
+			policy := tinyModel(t, 1)
+			tr, err := New(cfg, 7, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
+			if err != nil {
+				t.Fatalf("%s: %v", algo, err)
+			}
+			mc := &maskCheck{}
+			tr.onBackward = mc.hook
+			before := paramsSnapshot(policy)
+			for s := 0; s < cfg.Steps; s++ {
+				m, err := tr.Step(context.Background())
+				if err != nil {
+					t.Fatalf("%s step %d: %v", algo, s, err)
+				}
+				if !finite(m.Loss, m.PGLoss, m.Entropy, m.GradNorm, m.RewardMean, m.LR, m.ValueLoss, m.LogpDiffMax) {
+					t.Errorf("%s step %d: non-finite metric in %+v", algo, s, m)
+				}
+				if float64(m.LogpDiffMax) > 1e-3 {
+					t.Errorf("%s step %d: recomputed log-probs differ from the sampled ones by %g", algo, s, m.LogpDiffMax)
+				}
+				if algo == PPO && s == 0 {
+					if m.Phase != "critic-warmup" || paramsChanged(policy, before) {
+						t.Errorf("%s: critic warm-up step changed the policy (phase %q)", algo, m.Phase)
+					}
+				}
+			}
+			if !paramsChanged(policy, before) {
+				t.Errorf("%s: policy parameters did not change", algo)
+			}
+			if mc.outsideAgent != 0 {
+				t.Errorf("%s: %d non-zero gradients outside agent tokens (%d on observations)", algo, mc.outsideAgent, mc.onObservation)
+			}
+			if mc.onAgent == 0 {
+				t.Errorf("%s: no gradient on any agent token", algo)
+			}
+			if tr.StepsDone != cfg.Steps {
+				t.Errorf("%s: StepsDone = %d, want %d", algo, tr.StepsDone, cfg.Steps)
+			}
+		})
+	}
+}
+
+// TestNoLossMaskAblation checks that the "no loss mask" ablation does train on observation
+// tokens, and that the default run with the same seed does not.
+func TestNoLossMaskAblation(t *testing.T) {
+	for _, noMask := range []bool{false, true} {
+		cfg := tinyRLConfig(GRPO)
+		cfg.NoLossMask = noMask
+		cfg.NoAdvantageMask = noMask
+		tr, err := New(cfg, 3, tinyModel(t, 2), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc := &maskCheck{}
+		tr.onBackward = mc.hook
+		for s := 0; s < cfg.Steps; s++ {
+			if _, err := tr.Step(context.Background()); err != nil {
+				t.Fatalf("noMask=%v step %d: %v", noMask, s, err)
+			}
+		}
+		if mc.observationPos == 0 {
+			t.Fatalf("noMask=%v: no observation tokens in the rollouts; the test cannot tell", noMask)
+		}
+		if noMask && mc.onObservation == 0 {
+			t.Errorf("no loss mask: no gradient reached the %d observation positions", mc.observationPos)
+		}
+		if !noMask && mc.onObservation != 0 {
+			t.Errorf("with the loss mask: %d gradients on observation tokens", mc.onObservation)
+		}
+	}
+}
+
+// TestSameSeedSameRun checks determinism: two trainers with the same seed produce the same
+// parameters; a different seed does not.
+func TestSameSeedSameRun(t *testing.T) {
+	run := func(seed uint64) [][]float32 {
+		cfg := tinyRLConfig(GRPO)
+		cfg.Steps = 2
+		policy := tinyModel(t, 1)
+		tr, err := New(cfg, seed, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < cfg.Steps; s++ {
+			if _, err := tr.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return paramsSnapshot(policy)
+	}
+	a, b, c := run(5), run(5), run(6)
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			t.Fatalf("same seed: parameter %d differs", i)
+		}
+	}
+	same := true
+	for i := range a {
+		same = same && slices.Equal(a[i], c[i])
+	}
+	if same {
+		t.Errorf("seeds 5 and 6 gave identical parameters")
+	}
+}
+
+// TestResume checks that a run checkpointed after step 2 and resumed into a fresh trainer
+// reaches exactly the parameters of the uninterrupted run after step 3.
+func TestResume(t *testing.T) {
+	cfg := tinyRLConfig(PPO)
+	cfg.CriticWarmup = 1
+	newTrainer := func() *Trainer {
+		tr, err := New(cfg, 11, tinyModel(t, 4), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	steps := func(tr *Trainer, n int) {
+		for range n {
+			if _, err := tr.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full := newTrainer()
+	steps(full, 3)
+
+	dir := t.TempDir()
+	first := newTrainer()
+	steps(first, 2)
+	path, err := first.SaveCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := LatestCheckpoint(dir)
+	if err != nil || latest != path {
+		t.Fatalf("LatestCheckpoint = %q, %v; want %q", latest, err, path)
+	}
+	resumed := newTrainer()
+	if err := resumed.LoadCheckpoint(path); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.StepsDone != 2 {
+		t.Fatalf("resumed at step %d, want 2", resumed.StepsDone)
+	}
+	steps(resumed, 1)
+	for i, p := range full.Policy.Params {
+		if !slices.Equal(p.Data, resumed.Policy.Params[i].Data) {
+			t.Fatalf("policy parameter %s differs after resume", p.Name)
+		}
+	}
+	for i, p := range full.Critic.Params {
+		if !slices.Equal(p.Data, resumed.Critic.Params[i].Data) {
+			t.Fatalf("critic parameter %s differs after resume", p.Name)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The ChatML markers and the tool tags of Qwen2.5 (and Qwen3) vocabularies.
+const (
+	imStart      = "<|im_start|>"
+	imEnd        = "<|im_end|>"
+	endOfText    = "<|endoftext|>"
+	toolCall     = "<tool_call>"
+	toolCallEnd  = "</tool_call>"
+	toolResp     = "<tool_response>"
+	toolRespEnd  = "</tool_response>"
+	generationAt = imStart + "assistant\n"
+)
+
+// QwenDefaultSystem is the system prompt Qwen2.5's chat template inserts when the conversation
+// does not begin with a system message.
+const QwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+
+// Message is one turn of a conversation. Role is "system", "user", "assistant" or "tool" (a
+// tool's response); an assistant's tool calls are part of its Content, as the policy wrote them
+// ("<tool_call>\n{...}\n</tool_call>").
+type Message struct {
+	Role    string
+	Content string
+}
+
+// ToolSpec describes a tool to the model, as the OpenAI-style function schema Qwen's template
+// prints: {"type": "function", "function": {"name", "description", "parameters"}}.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object; nil to leave "parameters" out
+}
+
+// RenderChat renders a conversation as Qwen2.5's chat template does (tokenizer_config.json
+// "chat_template" of Qwen2.5-Instruct, ChatML with Hermes-style tool calls):
+//
+//   - with tools, the system turn is the given system message (or QwenDefaultSystem), then
+//     "\n\n# Tools\n\n...<tools>", one JSON line per tool, "\n</tools>\n\n" and the
+//     instruction to answer with "<tool_call>\n{...}\n</tool_call>"; without tools, just the
+//     system message (or QwenDefaultSystem);
+//   - user and assistant turns (and a system message other than the first) are
+//     "<|im_start|>ROLE\nCONTENT<|im_end|>\n";
+//   - a run of consecutive "tool" messages becomes one user turn holding one
+//     "\n<tool_response>\nCONTENT\n</tool_response>" per message;
+//   - messages with another role are left out, as the template does;
+//   - addGenerationPrompt appends "<|im_start|>assistant\n".
+//
+// Tool schemas are printed as Jinja's tojson (Python json.dumps: ", " and ": " separators,
+// non-ASCII kept, keys in the order given). It panics if a tool's Parameters is not valid JSON:
+// tool schemas are fixed by the program.
+func RenderChat(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) string {
+	var b strings.Builder
+	first := 0 // messages before this index were rendered in the system turn
+	system := QwenDefaultSystem
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		system = msgs[0].Content
+		first = 1
+	}
+	b.WriteString(imStart + "system\n")
+	b.WriteString(system)
+	if len(tools) > 0 {
+		b.WriteString("\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
+		b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+		for _, tool := range tools {
+			b.WriteByte('\n')
+			writeToolJSON(&b, tool)
+		}
+		b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
+		b.WriteString(toolCall + "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n" + toolCallEnd)
+	}
+	b.WriteString(imEnd + "\n")
+	for i := first; i < len(msgs); i++ {
+		m := msgs[i]
+		switch m.Role {
+		case "user", "system", "assistant":
+			b.WriteString(imStart + m.Role + "\n" + m.Content + imEnd + "\n")
+		case "tool":
+			if i == 0 || msgs[i-1].Role != "tool" {
+				b.WriteString(imStart + "user")
+			}
+			b.WriteString("\n" + toolResp + "\n" + m.Content + "\n" + toolRespEnd)
+			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
+				b.WriteString(imEnd + "\n")
+			}
+		}
+	}
+	if addGenerationPrompt {
+		b.WriteString(generationAt)
+	}
+	return b.String()
+}
+
+// RenderChatIDs returns the ids of RenderChat's text. Markers become their added-token ids; so
+// does marker text inside a message, as in Hugging Face's apply_chat_template(tokenize=True).
+func (t *Tokenizer) RenderChatIDs(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) []int {
+	return t.Encode(RenderChat(msgs, tools, addGenerationPrompt))
+}
+
+// writeToolJSON writes {"type": "function", "function": {...}} in json.dumps style.
+func writeToolJSON(b *strings.Builder, tool ToolSpec) {
+	b.WriteString(`{"type": "function", "function": {"name": `)
+	writePyString(b, tool.Name)
+	b.WriteString(`, "description": `)
+	writePyString(b, tool.Description)
+	if len(bytes.TrimSpace(tool.Parameters)) > 0 {
+		b.WriteString(`, "parameters": `)
+		if err := writePyJSON(b, tool.Parameters); err != nil {
+			panic(fmt.Sprintf("tokenizer.RenderChat: tool %q: parameters: %v", tool.Name, err))
+		}
+	}
+	b.WriteString("}}")
+}
+
+// writePyJSON re-prints a JSON value as Python's json.dumps(x, ensure_ascii=False) would after
+// json.loads: object keys in their order, ", " between items, ": " after keys, numbers as
+// written.
+func writePyJSON(b *strings.Builder, raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := writePyValue(b, dec); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err == nil {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func writePyValue(b *strings.Builder, dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		closing := "]"
+		if v == '{' {
+			closing = "}"
+		}
+		b.WriteRune(rune(v))
+		for n := 0; dec.More(); n++ {
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			if v == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				writePyString(b, key.(string))
+				b.WriteString(": ")
+			}
+			if err := writePyValue(b, dec); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return err
+		}
+		b.WriteString(closing)
+	case string:
+		writePyString(b, v)
+	case json.Number:
+		b.WriteString(v.String())
+	case bool:
+		if v {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case nil:
+		b.WriteString("null")
+	}
+	return nil
+}
+
+// writePyString writes s as a JSON string the way json.dumps(ensure_ascii=False) does: only
+// '"', '\\' and control characters below U+0020 are escaped (\n \r \t \b \f by name, the rest
+// as \u00XX). Invalid UTF-8 becomes U+FFFD, since Python strings cannot hold it.
+func writePyString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteRune(r) // RuneError for an invalid byte writes U+FFFD
+		}
+	}
+	b.WriteByte('"')
+}
