@@ -17,6 +17,7 @@ type FieldError struct {
 	Msg  string
 }
 
+// Error renders the problem as "path: message".
 func (e *FieldError) Error() string {
 	if e.Path == "" {
 		return "arguments: " + e.Msg

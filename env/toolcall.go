@@ -55,6 +55,7 @@ var parseErrorNames = map[ParseErrorKind]string{
 	ErrTooManyCalls: "too many tool calls in one turn",
 }
 
+// String describes the kind in words, as the agent reads it.
 func (k ParseErrorKind) String() string {
 	if s, ok := parseErrorNames[k]; ok {
 		return s
@@ -70,6 +71,7 @@ type ParseError struct {
 	Detail string
 }
 
+// Error renders the kind and the detail, the text of the error observation.
 func (e *ParseError) Error() string {
 	if e.Detail == "" {
 		return e.Kind.String()

@@ -52,6 +52,7 @@ const (
 var callStatusNames = [...]string{"ok", "parse_error", "unknown_tool", "invalid_args",
 	"tool_error", "timeout", "panic", "cancelled", "not_run"}
 
+// String is the status's snake_case name, for logs.
 func (s CallStatus) String() string {
 	if int(s) < len(callStatusNames) {
 		return callStatusNames[s]
@@ -91,6 +92,7 @@ const (
 	EndMaxTurns                    // the turn limit was reached while the agent still called tools
 )
 
+// String is the reason's snake_case name, for logs.
 func (r EndReason) String() string {
 	return [...]string{"none", "no_tool_call", "max_turns"}[r]
 }

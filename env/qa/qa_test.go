@@ -220,3 +220,19 @@ func TestEpisodes(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreUnfinished scores an episode the rollout cut at its token budget, before any
+// answer: the answer format fails, so Eq. 6 gives -0.5 however good the searches were.
+func TestScoreUnfinished(t *testing.T) {
+	tool := &lookup{passages: []env.Passage{{ID: "p1", Title: "A", Text: "A is B."}}}
+	e, err := New(DefaultConfig(), tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Reset(Question{ID: "q", Question: "What is A?", Answers: []string{"B"}})
+	e.Step(context.Background(), search("A"))
+	s := e.Score()
+	if e.Done() || s.Reward != -0.5 || s.AnswerFormatOK || !s.ToolSyntaxOK || s.CutMaxTurns || s.Searches != 1 || s.Turns != 1 {
+		t.Errorf("unfinished episode scored %+v", s)
+	}
+}

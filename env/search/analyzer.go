@@ -51,21 +51,14 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 	return dst
 }
 
-// term maps one lowercase word to its index term; ok is false for a stop word.
+// term maps one lowercase word to its index term; ok is false for a stop word. Stems are
+// cached.
 func (a *Analyzer) term(word []byte) (term string, ok bool) {
-	if a.Possessive {
-		word = stripPossessive(word)
+	word, ok = a.filter(word)
+	if !ok || !a.Stem {
+		return string(word), ok
 	}
-	if len(word) == 0 {
-		return "", false
-	}
-	if a.StopWords[string(word)] { // the conversion does not allocate
-		return "", false
-	}
-	if !a.Stem {
-		return string(word), true
-	}
-	if s, hit := a.stems[string(word)]; hit {
+	if s, hit := a.stems[string(word)]; hit { // the conversion does not allocate
 		return s, true
 	}
 	w := string(word)
@@ -75,6 +68,27 @@ func (a *Analyzer) term(word []byte) (term string, ok bool) {
 	}
 	a.stems[w] = s
 	return s, true
+}
+
+// termUncached is term without the stem cache, for callers that cache whole words themselves.
+func (a *Analyzer) termUncached(word []byte) (term string, ok bool) {
+	word, ok = a.filter(word)
+	if !ok {
+		return "", false
+	}
+	if a.Stem {
+		return Stem(string(word)), true
+	}
+	return string(word), true
+}
+
+// filter strips the possessive and reports whether what is left is a word to index (not
+// empty, not a stop word).
+func (a *Analyzer) filter(word []byte) ([]byte, bool) {
+	if a.Possessive {
+		word = stripPossessive(word)
+	}
+	return word, len(word) > 0 && !a.StopWords[string(word)]
 }
 
 // stripPossessive removes a trailing 's (the analyzer has already written ’ as ').

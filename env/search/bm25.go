@@ -33,7 +33,9 @@ func (ix *Index) getScratch() *searchScratch {
 //	sum over query terms t of  idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * len(d) / avglen))
 //	idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 //
-// where tf and len count title terms TitleWeight times. Search is safe for concurrent use.
+// where tf and len count title terms TitleWeight times; SetBM25 precomputes the fraction for
+// every posting, so a search is one multiply-add per posting of each query term. Search is
+// safe for concurrent use.
 func (ix *Index) Search(query string, k int) []Hit {
 	if k <= 0 {
 		return nil
@@ -41,21 +43,19 @@ func (ix *Index) Search(query string, k int) []Hit {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
 	s.terms = s.analyzer.Terms(s.terms[:0], query)
-	k1p1 := float32(ix.k1 + 1)
 	for _, term := range s.terms {
 		t, ok := ix.terms[term]
 		if !ok {
 			continue
 		}
 		lo, hi := ix.offsets[t], ix.offsets[t+1]
-		docs, tfs := ix.docs[lo:hi], ix.tfs[lo:hi]
-		idf := ix.idf[t] * k1p1
+		docs, impact := ix.docs[lo:hi], ix.impact[lo:hi]
+		idf := ix.idf[t]
 		for i, d := range docs {
-			tf := float32(tfs[i])
 			if s.acc[d] == 0 {
 				s.touched = append(s.touched, d)
 			}
-			s.acc[d] += idf * tf / (tf + ix.norm[d])
+			s.acc[d] += idf * impact[i]
 		}
 	}
 	hits := s.topK(k)

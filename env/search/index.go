@@ -47,8 +47,8 @@ type Index struct {
 	docLen  []uint32          // (N) weighted passage lengths in terms
 	avgLen  float64
 
-	idf  []float32 // (T) BM25 idf of each term
-	norm []float32 // (N) k1 * (1 - b + b * docLen / avgLen)
+	idf    []float32 // (T) BM25 idf of each term
+	impact []float32 // (P) tf * (k1 + 1) / (tf + k1 * (1 - b + b * docLen / avgLen)) of each posting
 
 	scratch sync.Pool // *searchScratch
 }
@@ -104,7 +104,12 @@ func Build(passages []Passage, opt Options) (*Index, error) {
 
 // analyzeRange turns each passage into its distinct terms and weighted frequencies.
 func analyzeRange(passages []Passage, an *Analyzer, titleWeight int) docTerms {
-	out := docTerms{start: make([]uint32, 1, len(passages)+1), length: make([]uint32, 0, len(passages))}
+	out := docTerms{
+		start:  make([]uint32, 1, len(passages)+1),
+		termID: make([]uint32, 0, 48*len(passages)), // about 41 distinct terms per mhqa passage
+		tf:     make([]uint16, 0, 48*len(passages)),
+		length: make([]uint32, 0, len(passages)),
+	}
 	// Every lowercase word maps straight to its local term id (-1 for a stop word), so a word
 	// seen before costs one map lookup instead of a stop-word, stem and dictionary lookup each.
 	sizeHint := min(4*len(passages), 1<<17) // distinct words grow about this fast in Wikipedia text
@@ -118,7 +123,7 @@ func analyzeRange(passages []Passage, an *Analyzer, titleWeight int) docTerms {
 		id, ok := wordTerm[string(word)]
 		if !ok {
 			id = -1
-			if term, keep := an.term(word); keep {
+			if term, keep := an.termUncached(word); keep {
 				if id, ok = termID[term]; !ok {
 					id = int32(len(out.terms))
 					termID[term] = id
@@ -161,18 +166,17 @@ func analyzeRange(passages []Passage, an *Analyzer, titleWeight int) docTerms {
 // invert merges the workers' dictionaries and lays the postings out term by term.
 func (ix *Index) invert(parts []docTerms) {
 	// One sorted dictionary over every worker's terms.
-	var all []string
-	seen := make(map[string]bool)
+	ix.terms = make(map[string]uint32, len(parts[0].terms)*3/2)
 	for _, p := range parts {
 		for _, t := range p.terms {
-			if !seen[t] {
-				seen[t] = true
-				all = append(all, t)
-			}
+			ix.terms[t] = 0
 		}
 	}
+	all := make([]string, 0, len(ix.terms))
+	for t := range ix.terms {
+		all = append(all, t)
+	}
 	slices.Sort(all)
-	ix.terms = make(map[string]uint32, len(all))
 	for id, t := range all {
 		ix.terms[t] = uint32(id)
 	}
@@ -233,9 +237,16 @@ func (ix *Index) SetBM25(k1, b float64) error {
 		// Lucene's BM25Similarity idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
 		ix.idf[t] = float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
 	}
-	ix.norm = make([]float32, len(ix.docLen))
+	norm := make([]float64, len(ix.docLen)) // (N) k1 * (1 - b + b * docLen / avgLen)
 	for d, l := range ix.docLen {
-		ix.norm[d] = float32(k1 * (1 - b + b*float64(l)/ix.avgLen))
+		norm[d] = k1 * (1 - b + b*float64(l)/ix.avgLen)
+	}
+	// The term-frequency part of each posting's score depends only on the posting once k1 and
+	// b are fixed, so Search only multiplies by idf and adds.
+	ix.impact = make([]float32, len(ix.docs))
+	for i, d := range ix.docs {
+		tf := float64(ix.tfs[i])
+		ix.impact[i] = float32(tf * (k1 + 1) / (tf + norm[d]))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"agentr1/env"
 	"agentr1/env/qa"
+	"agentr1/mdp"
 )
 
 // relNoun is how the agent's thoughts name each relation.
@@ -53,6 +54,8 @@ type Demo struct {
 	Prompt string
 	Turns  []DemoTurn
 	Score  qa.Score
+	// ProcessRewards holds each turn's process reward (the sum over its calls).
+	ProcessRewards []float64
 }
 
 // Text is the whole transcript as one string.
@@ -83,6 +86,11 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 	step := func(text string) qa.Step {
 		s := e.Step(ctx, text)
 		d.Turns = append(d.Turns, DemoTurn{Action: text, Observation: s.Observation})
+		r := 0.0
+		for _, x := range s.ProcessRewards {
+			r += x
+		}
+		d.ProcessRewards = append(d.ProcessRewards, r)
 		return s
 	}
 	values := make([]string, len(t.Plan.Hops))
@@ -228,4 +236,25 @@ func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []
 		}
 	}
 	return demos, s, nil
+}
+
+// Trajectory tokenises the transcript for the SFT warm start, segment by segment as a rollout
+// sees it: the prompt and each observation as environment text, each action as agent text
+// (with zero log-probs: demonstrations are not sampled). A tool-calling action's last token
+// closes its call and carries the turn's process rewards; the outcome is the Eq. 6 reward.
+func (d *Demo) Trajectory(encode func(string) []int, processRewards bool) mdp.Trajectory {
+	tr := mdp.Trajectory{Prompt: encode(d.Prompt), OutcomeReward: d.Score.Reward, CutMaxTurns: d.Score.CutMaxTurns}
+	for i, t := range d.Turns {
+		turn := mdp.Turn{Action: encode(t.Action), Observation: encode(t.Observation)}
+		turn.ActionLogProbs = make([]float32, len(turn.Action))
+		if n := len(turn.Action); n > 0 && strings.HasSuffix(t.Action, env.ToolCallClose) {
+			r := 0.0
+			if processRewards && i < len(d.ProcessRewards) {
+				r = d.ProcessRewards[i]
+			}
+			turn.ToolCalls = []mdp.ToolCall{{End: n - 1, Reward: r}}
+		}
+		tr.Turns = append(tr.Turns, turn)
+	}
+	return tr
 }

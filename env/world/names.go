@@ -18,6 +18,7 @@ const (
 	Eval
 )
 
+// String is "train" or "eval".
 func (s Split) String() string {
 	if s == Eval {
 		return "eval"

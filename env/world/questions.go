@@ -77,6 +77,12 @@ var chains = []chain{
 	{Person, "compositional", "What is the capital of the country where %s was born?", []Rel{RelBornIn, RelCountry, RelCapital}},
 	{Company, "compositional", "In which country was the founder of %s born?", []Rel{RelFounder, RelBornIn, RelCountry}},
 	{Person, "inference", "Who is the grandfather of %s?", []Rel{RelFather, RelFather}},
+	{Person, "bridge", "Where was the father of %s born?", []Rel{RelFather, RelBornIn}},
+	{Person, "bridge", "What was the job of the father of %s?", []Rel{RelFather, RelJob}},
+	{Person, "bridge", "How many thousand people live in the city where %s was born?", []Rel{RelBornIn, RelPopulation}},
+	{Company, "bridge", "When was the founder of %s born?", []Rel{RelFounder, RelBorn}},
+	{Band, "bridge", "When was the lead singer of %s born?", []Rel{RelSinger, RelBorn}},
+	{City, "compositional", "What is the capital of the country where %s lies?", []Rel{RelCountry, RelCapital}},
 }
 
 // comparison is a question comparing a fact of two entities of a kind, or of the entities
@@ -100,8 +106,9 @@ var comparisons = []comparison{
 	{Company, "bridge_comparison", "Whose founder was born first, %s or %s?", RelFounder, RelBorn, Smaller},
 }
 
-// makeTasks draws n distinct questions, 3 in 5 of them chains, the others comparisons (a
-// chain template runs out of fresh questions once each entity has had one).
+// makeTasks draws n distinct questions, 3 in 4 of them chains, the others comparisons (fewer
+// once the chain templates run out of fresh questions, each entity having had one). Two-option
+// comparisons can be guessed half the time; keeping them a minority keeps guessing poor.
 func makeTasks(rng *rand.Rand, w *World, n int) []Task {
 	byKind := map[Kind][]*Entity{}
 	for _, e := range w.Entities {
@@ -112,7 +119,7 @@ func makeTasks(rng *rand.Rand, w *World, n int) []Task {
 	for tries := 0; len(tasks) < n && tries < 50*n; tries++ {
 		var t Task
 		var ok bool
-		if rng.IntN(5) < 3 {
+		if rng.IntN(4) < 3 {
 			t, ok = makeChain(rng, w, byKind, chains[rng.IntN(len(chains))])
 		} else {
 			t, ok = makeComparison(rng, w, byKind, comparisons[rng.IntN(len(comparisons))])

@@ -34,6 +34,7 @@ const (
 	Band
 )
 
+// String is the kind's lower-case name.
 func (k Kind) String() string {
 	return [...]string{"country", "city", "person", "company", "band"}[k]
 }
@@ -106,6 +107,9 @@ type World struct {
 	pidOf    map[string]string // entity name -> passage id
 }
 
+// maxEntities bounds a world's size well inside the ~12,000 two-syllable words of one split.
+const maxEntities = 8000
+
 var jobs = []string{"singer", "painter", "writer", "actor", "farmer", "doctor", "teacher", "pilot"}
 var industries = []string{"Motors", "Foods", "Games", "Bank", "Books", "Tools"}
 
@@ -121,6 +125,9 @@ func New(cfg Config) (*World, error) {
 	orDefault(&cfg.Questions, def.Questions)
 	if cfg.Countries < 2 || cfg.Cities < cfg.Countries || cfg.People < 4 || cfg.Companies < 2 || cfg.Bands < 2 {
 		return nil, fmt.Errorf("world: config %+v too small: need >= 2 countries, a city per country, 4 people, 2 companies, 2 bands", cfg)
+	}
+	if n := cfg.Countries + cfg.Cities + cfg.People + cfg.Companies + cfg.Bands; n > maxEntities {
+		return nil, fmt.Errorf("world: %d entities; the name space of one split holds about %d", n, maxEntities)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed_0f_a_b1a))
 	w := &World{Config: cfg, ByName: map[string]*Entity{}, pidOf: map[string]string{}}
@@ -208,6 +215,10 @@ func New(cfg Config) (*World, error) {
 		w.Passages = append(w.Passages, distractorPassage(rng, cities[i%len(cities)], cities))
 	}
 	w.Tasks = makeTasks(rng, w, cfg.Questions)
+	if len(w.Tasks) < cfg.Questions {
+		return nil, fmt.Errorf("world: only %d distinct questions over %d entities, %d asked; add entities",
+			len(w.Tasks), len(w.Entities), cfg.Questions)
+	}
 	return w, nil
 }
 
@@ -229,4 +240,26 @@ func (w *World) Questions() []qa.Question {
 		out[i] = t.Question
 	}
 	return out
+}
+
+// SystemPrompt is a short system message for tiny models trained from scratch on a world:
+// the format in one line each, without Qwen's <tools> block (a model that has never read JSON
+// schemas gains nothing from one and pays for its tokens on every prompt).
+const SystemPrompt = `Answer the question. Think in <think> </think>. Search the wiki with
+<tool_call>
+{"name": "search", "arguments": {"query": "..."}}
+</tool_call>
+Give the short answer in <answer> </answer>.`
+
+// QAConfig is the QA environment configuration for worlds: SystemPrompt, think required,
+// 6 turns (the 4-search bridge comparisons plus an answer, with one turn to spare for a
+// retry), 1 call per turn (the rollout stops at the first "</tool_call>"), and the given
+// process reward (0 for none).
+func QAConfig(processReward float64) qa.Config {
+	cfg := qa.DefaultConfig()
+	cfg.SystemPrompt = SystemPrompt
+	cfg.Env.MaxTurns = 6
+	cfg.Env.MaxCallsPerTurn = 1
+	cfg.ProcessReward = processReward
+	return cfg
 }

@@ -2,11 +2,13 @@ package world
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"agentr1/env/qa"
+	"agentr1/mdp"
 )
 
 func mustWorld(t *testing.T, cfg Config) *World {
@@ -158,9 +160,7 @@ Doc 3 (Title: "Kalo") Kalo lies in Dunia. About 120 thousand people live in Kalo
 func TestScriptedAgent(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300})
 	search := NewTitleSearch(w.Passages, 5)
-	cfg := qa.DefaultConfig()
-	cfg.Env.MaxTurns = 6
-	cfg.ProcessReward = 0.1
+	cfg := QAConfig(0.1)
 	cases := []struct {
 		noise        float64
 		minEM, maxEM float64
@@ -189,6 +189,67 @@ func TestScriptedAgent(t *testing.T) {
 			if !strings.HasPrefix(d.Text(), d.Prompt) || !strings.HasSuffix(d.Turns[len(d.Turns)-1].Action, "</answer><|im_end|>") {
 				t.Errorf("transcript layout:\n%s", d.Text())
 			}
+		}
+	}
+}
+
+func TestDemoTrajectory(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 3, Questions: 20})
+	cfg := qa.DefaultConfig()
+	cfg.ProcessReward = 0.25
+	demos, _, err := Run(context.Background(), w, cfg, NewTitleSearch(w.Passages, 5), w.Tasks, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A byte-level "tokeniser": one id per byte, so lengths are checkable.
+	encode := func(s string) []int {
+		ids := make([]int, len(s))
+		for i := range s {
+			ids[i] = int(s[i])
+		}
+		return ids
+	}
+	for _, d := range demos {
+		tr := d.Trajectory(encode, true)
+		row, err := mdp.Flatten(&tr, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", d.Task.ID, err)
+		}
+		if len(row.Tokens) != len(d.Text()) {
+			t.Errorf("%s: %d tokens, transcript has %d bytes", d.Task.ID, len(row.Tokens), len(d.Text()))
+		}
+		agent, sum := 0.0, 0.0
+		for i := range row.Tokens {
+			agent += row.ActionMask[i]
+			sum += row.Rewards[i]
+		}
+		wantAgent := 0
+		for _, turn := range d.Turns {
+			wantAgent += len(turn.Action)
+		}
+		if int(agent) != wantAgent {
+			t.Errorf("%s: %v agent tokens, want %d", d.Task.ID, agent, wantAgent)
+		}
+		if want := d.Score.Reward + d.Score.ProcessReward; math.Abs(sum-want) > 1e-12 || d.Score.ProcessReward == 0 {
+			t.Errorf("%s: rewards sum to %v, want %v (outcome %v + process %v)", d.Task.ID, sum, want, d.Score.Reward, d.Score.ProcessReward)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"too few countries", Config{Countries: 1}, "too small"},
+		{"too many entities", Config{People: 9000}, "name space"},
+		{"too many questions", Config{Countries: 2, Cities: 2, People: 4, Companies: 2, Bands: 2, Questions: 500}, "distinct questions"},
+	}
+	for _, c := range cases {
+		_, err := New(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
 }
