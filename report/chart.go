@@ -24,16 +24,18 @@ type chartSpec struct {
 var chartSpecs = []chartSpec{
 	{Title: "Reward", YLabel: "reward", Keys: []string{"reward_mean", "reward"}, Band: "reward_std", Required: true},
 	{Title: "Exact match", YLabel: "fraction", Keys: []string{"em", "f1", "format_rate"}, Required: true},
-	{Title: "KL divergence", YLabel: "KL", Keys: []string{"approx_kl", "ppo_kl", "kl", "kl_loss", "kl_penalty"}, Required: true},
+	{Title: "KL divergence", YLabel: "KL", Keys: []string{"approx_kl", "ppo_kl", "ref_kl", "kl", "kl_loss", "kl_penalty"}, Required: true},
 	{Title: "Entropy", YLabel: "nats / token", Keys: []string{"entropy"}, Required: true},
-	{Title: "Response length", YLabel: "tokens", Keys: []string{"response_length"}, Required: true},
+	{Title: "Response length", YLabel: "tokens", Keys: []string{"response_length", "response_len", "agent_tokens"}, Required: true},
 	{Title: "Turns per episode", YLabel: "turns", Keys: []string{"turns"}},
+	{Title: "Tool calls per episode", YLabel: "calls", Keys: []string{"searches", "tool_calls", "tool_errors"}},
+	{Title: "Cut by a limit", YLabel: "fraction", Keys: []string{"truncated_rate"}},
 	{Title: "Clip fraction", YLabel: "fraction", Keys: []string{"clipfrac", "pg_clipfrac"}},
-	{Title: "Policy loss", YLabel: "loss", Keys: []string{"pg_loss", "policy_loss"}},
+	{Title: "Policy loss", YLabel: "loss", Keys: []string{"pg_loss", "policy_loss", "loss"}},
 	{Title: "Value loss", YLabel: "loss", Keys: []string{"value_loss", "vf_loss"}},
-	{Title: "Explained variance", YLabel: "1 - Var(R-V)/Var(R)", Keys: []string{"explained_variance"}},
-	{Title: "Gradient norm", YLabel: "norm", Keys: []string{"grad_norm"}},
-	{Title: "Learning rate", YLabel: "lr", Keys: []string{"lr"}},
+	{Title: "Explained variance", YLabel: "1 − Var(R−V)/Var(R)", Keys: []string{"explained_variance", "explained_var"}},
+	{Title: "Gradient norm", YLabel: "norm", Keys: []string{"grad_norm", "critic_grad_norm"}},
+	{Title: "Learning rate", YLabel: "lr", Keys: []string{"lr", "critic_lr"}},
 	{Title: "Throughput", YLabel: "tokens / s", Keys: []string{"tokens_per_s"}},
 }
 
@@ -46,8 +48,10 @@ var seriesColors = []string{"#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c
 // Chart geometry in SVG user units: the whole chart and the plot area's margins.
 const (
 	chartW, chartH                             = 440, 250
-	marginL, marginR, marginT, marginB         = 58, 14, 14, 40
+	marginL, marginR, marginT, marginB         = 58, 14, 26, 40
 	maxPointMarks                              = 80 // above this many rows a line has no dots
+	smoothFrom                                 = 30 // from this many rows on, a moving average is drawn over the faint raw line
+	smoothWeight                               = 0.8
 	plotX0, plotY0, plotX1, plotY1     float64 = marginL, marginT, chartW - marginR, chartH - marginB
 )
 
@@ -61,6 +65,7 @@ type chartView struct {
 	Series                []seriesView
 	Band                  string // polygon points of the +-band, "" for none
 	BandName              string
+	Smoothed              bool // the series carry a moving average
 }
 
 type tickView struct {
@@ -70,7 +75,8 @@ type tickView struct {
 
 type seriesView struct {
 	Name, Color string
-	Path        string // the SVG path's d attribute
+	Path        string // the SVG path's d attribute: the raw values
+	Smooth      string // the moving average's path, "" when the raw line is drawn alone
 	Points      []pointView
 	Last        string // the last value, formatted
 }
@@ -112,6 +118,17 @@ func buildCharts(m *metrics) (charts []chartView, absent []string) {
 			used[band] = true
 		}
 		charts = append(charts, lineChart(spec.Title, xlabel, spec.YLabel, xs, m.Rows, keys, band))
+	}
+	// Durations ("step_time_s", "gen_time", "elapsed_s") share one chart.
+	var times []string
+	for _, f := range m.Fields {
+		if !used[f] && !notPlotted[f] && isDuration(f) {
+			times = append(times, f)
+			used[f] = true
+		}
+	}
+	if len(times) > 0 {
+		charts = append(charts, lineChart("Time per step", xlabel, "seconds", xs, m.Rows, times, ""))
 	}
 	for _, f := range m.Fields {
 		if used[f] || notPlotted[f] {
@@ -198,32 +215,73 @@ func lineChart(title, xlabel, ylabel string, xs []float64, rows []metricRow, key
 		}
 	}
 
+	c.Smoothed = len(rows) >= smoothFrom
 	for si, k := range keys {
 		s := seriesView{Name: k, Color: seriesColors[si%len(seriesColors)]}
-		var d strings.Builder
-		pen := false // whether the previous row drew a point to continue from
+		ys := make([]float64, len(rows)) // (rows,) NaN where the row lacks a finite value
 		for i, r := range rows {
 			y, ok := finite(r, k)
 			if !ok {
-				pen = false
-				continue
+				y = math.NaN()
 			}
-			op := "L"
-			if !pen {
-				op = "M"
+			ys[i] = y
+			if ok {
+				s.Last = formatValue(y)
+				if len(rows) <= maxPointMarks {
+					s.Points = append(s.Points, pointView{X: round1(px(xs[i])), Y: round1(py(y)),
+						Title: fmt.Sprintf("%s %s: %s = %s", xlabel, formatValue(xs[i]), k, formatValue(y))})
+				}
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f ", op, px(xs[i]), py(y))
-			pen = true
-			if len(rows) <= maxPointMarks {
-				s.Points = append(s.Points, pointView{X: round1(px(xs[i])), Y: round1(py(y)),
-					Title: fmt.Sprintf("%s %s: %s = %s", xlabel, formatValue(xs[i]), k, formatValue(y))})
-			}
-			s.Last = formatValue(y)
 		}
-		s.Path = strings.TrimSpace(d.String())
+		s.Path = linePath(xs, ys, px, py)
+		if c.Smoothed {
+			s.Smooth = linePath(xs, smooth(ys, smoothWeight), px, py)
+		}
 		c.Series = append(c.Series, s)
 	}
 	return c
+}
+
+// isDuration reports whether a metrics field names a duration rather than a rate.
+func isDuration(name string) bool {
+	return !strings.Contains(name, "per_") && (strings.Contains(name, "time") || strings.Contains(name, "elapsed") || strings.Contains(name, "duration"))
+}
+
+// linePath is the SVG path through the points (xs[i], ys[i]), broken where ys[i] is NaN.
+func linePath(xs, ys []float64, px, py func(float64) float64) string {
+	var d strings.Builder
+	pen := false // whether the previous point was drawn, so the line continues from it
+	for i, y := range ys {
+		if math.IsNaN(y) {
+			pen = false
+			continue
+		}
+		op := "L"
+		if !pen {
+			op = "M"
+		}
+		fmt.Fprintf(&d, "%s%.1f %.1f ", op, px(xs[i]), py(y))
+		pen = true
+	}
+	return strings.TrimSpace(d.String())
+}
+
+// smooth is the debiased exponential moving average TensorBoard draws:
+// m_i = w*m_{i-1} + (1-w)*y_i, shown as m_i / (1 - w^k) after k values. NaN values are
+// skipped and stay NaN.
+func smooth(ys []float64, w float64) []float64 {
+	out := make([]float64, len(ys)) // (rows,)
+	m, k := 0.0, 0
+	for i, y := range ys {
+		if math.IsNaN(y) {
+			out[i] = y
+			continue
+		}
+		m = w*m + (1-w)*y
+		k++
+		out[i] = m / (1 - math.Pow(w, float64(k)))
+	}
+	return out
 }
 
 // finite returns row[k] when it is present and finite.
@@ -246,8 +304,9 @@ func niceRange(lo, hi float64, n int, integer bool) (nlo, nhi, step float64) {
 	if integer && step < 1 {
 		step = 1
 	}
-	nlo = math.Floor(lo/step) * step
-	nhi = math.Ceil(hi/step) * step
+	// The 1e-9 keeps a bound that is a multiple of step up to rounding from gaining a step.
+	nlo = math.Floor(lo/step+1e-9) * step
+	nhi = math.Ceil(hi/step-1e-9) * step
 	return nlo, nhi, step
 }
 

@@ -4,8 +4,10 @@
 // A run directory holds up to four files, each optional:
 //
 //	config.json    one JSON object: every setting the run used (shown as a settings table)
-//	metrics.jsonl  one JSON object per RL step with numeric fields (step, reward_mean, em,
-//	               approx_kl, entropy, response_length, ...; unknown fields are plotted too)
+//	metrics.jsonl  one JSON object per step with numeric fields (step, reward_mean, em,
+//	               approx_kl, entropy, response_length, ...; unknown fields are plotted too,
+//	               nulls leave a gap) and an optional string "phase" ("sft", "critic-warmup",
+//	               "rl") that gives each phase its own set of charts
 //	samples.jsonl  one Sample per line: a trajectory token by token with its masks, advantages
 //	               and rewards (written by WriteSamples)
 //	eval.json      {"base": {...}, "final": {...}, "baselines": {"naive_rag": {...}, ...},

@@ -19,15 +19,53 @@ const (
 // metricRow is one line of metrics.jsonl: its numeric fields (non-numeric fields are dropped).
 type metricRow map[string]float64
 
-// metrics is metrics.jsonl: the rows in file order and the numeric field names in the order
-// they first appear.
+// metrics is metrics.jsonl: the rows in file order, the numeric field names in the order they
+// first appear, and each row's "phase" ("sft", "critic-warmup", "rl"; "" when absent).
 type metrics struct {
 	Rows   []metricRow
 	Fields []string
+	Phase  []string // (rows,)
+}
+
+// phase is the rows of one training phase.
+type phase struct {
+	Name    string
+	Metrics *metrics
+}
+
+// phases splits the rows by their phase, phases in order of first appearance; each part
+// lists only the fields its rows have.
+func (m *metrics) phases() []phase {
+	var out []phase
+	index := map[string]int{}
+	for i, r := range m.Rows {
+		name := m.Phase[i]
+		k, ok := index[name]
+		if !ok {
+			k = len(out)
+			index[name] = k
+			out = append(out, phase{Name: name, Metrics: &metrics{}})
+		}
+		pm := out[k].Metrics
+		pm.Rows = append(pm.Rows, r)
+		pm.Phase = append(pm.Phase, name)
+	}
+	for _, p := range out {
+		for _, f := range m.Fields {
+			for _, r := range p.Metrics.Rows {
+				if _, ok := r[f]; ok {
+					p.Metrics.Fields = append(p.Metrics.Fields, f)
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // readMetrics reads metrics.jsonl. Each non-blank line must be a JSON object; its number
-// fields become the row, everything else (strings, nulls, nested objects) is ignored.
+// fields become the row and a string "phase" its phase; everything else (other strings, nulls
+// such as an undefined explained variance, nested objects) is ignored.
 func readMetrics(path string) (*metrics, error) {
 	m := &metrics{}
 	seen := map[string]bool{}
@@ -40,7 +78,11 @@ func readMetrics(path string) (*metrics, error) {
 			return fmt.Errorf("want a JSON object, got %s", kindName(v.Kind))
 		}
 		row := metricRow{}
+		phase := ""
 		for _, f := range v.Fields {
+			if f.Key == "phase" && f.Val.Kind == 's' {
+				phase = f.Val.Str
+			}
 			if f.Val.Kind != 'n' {
 				continue
 			}
@@ -51,6 +93,7 @@ func readMetrics(path string) (*metrics, error) {
 			}
 		}
 		m.Rows = append(m.Rows, row)
+		m.Phase = append(m.Phase, phase)
 		return nil
 	})
 	if err != nil {

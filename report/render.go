@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,23 +36,32 @@ var fileNotes = map[string]string{
 
 // page is everything the template draws.
 type page struct {
-	Title, Dir    string
-	Missing       []settingRow // file name and what it would have shown
-	Cards         []card
-	Charts        []chartView
-	AbsentCharts  []string
-	MetricRows    int
-	MetricSummary []metricSummary
-	Eval          *evalView
-	Config        []settingRow
-	HasSamples    bool
-	Steps         []stepView
-	Available     string // the steps that have samples, e.g. "0, 5, 10 … 100 (21 steps)"
-	NotFound      string // requested steps with no samples
-	MaxSamples    int
-	HeatCSS       template.CSS
-	Legend        []legendStop
-	Scale         string
+	Title, Dir   string
+	Missing      []settingRow // file name and what it would have shown
+	Cards        []card
+	Curves       []curveGroup // one per training phase, RL first
+	Smoothed     bool         // some chart draws moving averages
+	SmoothWeight float64      // their weight w
+	Eval         *evalView
+	Config       []settingRow
+	HasSamples   bool
+	Steps        []stepView
+	Available    string // the steps that have samples, e.g. "0, 5, 10 … 100 (21 steps)"
+	NotFound     string // requested steps with no samples
+	MaxSamples   int
+	HeatCSS      template.CSS
+	Legend       []legendStop
+	Scale        string
+}
+
+// curveGroup is the charts of one training phase.
+type curveGroup struct {
+	Phase   string // "" when metrics.jsonl names no phases
+	Title   string // the phase as a heading
+	Rows    int
+	Charts  []chartView
+	Absent  []string // required charts without data (RL phase only)
+	Summary []metricSummary
 }
 
 // card is one figure of the summary strip at the top.
@@ -106,6 +117,7 @@ func WriteHTML(runDir, outPath string, opt Options) error {
 	return nil
 }
 
+// buildPage turns what was read from the run directory into what the template draws.
 func buildPage(r *run, opt Options) *page {
 	p := &page{Title: opt.Title, Dir: r.Dir, HeatCSS: heatCSS()}
 	if p.Title == "" {
@@ -117,9 +129,26 @@ func buildPage(r *run, opt Options) *page {
 	p.Config = flattenConfig(r.Config)
 	p.Eval = buildEval(r.Eval)
 	if r.Metrics != nil {
-		p.MetricRows = len(r.Metrics.Rows)
-		p.Charts, p.AbsentCharts = buildCharts(r.Metrics)
-		p.MetricSummary = summarizeMetrics(r.Metrics)
+		phases := r.Metrics.phases()
+		// RL first: it is what the run is about; warm-up phases follow in file order.
+		slices.SortStableFunc(phases, func(a, b phase) int {
+			return cmp.Compare(rank(a.Name), rank(b.Name))
+		})
+		for _, ph := range phases {
+			g := curveGroup{Phase: ph.Name, Title: phaseTitles[ph.Name], Rows: len(ph.Metrics.Rows), Summary: summarizeMetrics(ph.Metrics)}
+			if g.Title == "" {
+				g.Title = "Phase " + ph.Name
+			}
+			g.Charts, g.Absent = buildCharts(ph.Metrics)
+			if ph.Name != "" && ph.Name != "rl" {
+				g.Absent = nil // reward, EM and KL are RL's curves
+			}
+			for _, c := range g.Charts {
+				p.Smoothed = p.Smoothed || c.Smoothed
+			}
+			p.Curves = append(p.Curves, g)
+		}
+		p.SmoothWeight = smoothWeight
 	}
 	if ix := r.Samples; ix != nil {
 		p.HasSamples = true
@@ -133,8 +162,10 @@ func buildPage(r *run, opt Options) *page {
 		p.Legend = heatLegend(scale)
 		for _, st := range ix.Shown {
 			sv := stepView{Step: st.Step, Total: st.Total}
-			for _, s := range st.Samples {
-				sv.Samples = append(sv.Samples, viewSample(s, scale))
+			for i, s := range st.Samples {
+				v := viewSample(s, scale)
+				v.Index = st.Index[i] + 1
+				sv.Samples = append(sv.Samples, v)
 			}
 			p.Steps = append(p.Steps, sv)
 		}
@@ -143,11 +174,33 @@ func buildPage(r *run, opt Options) *page {
 	return p
 }
 
+// phaseTitles names the trainer's phases for headings.
+var phaseTitles = map[string]string{
+	"rl":            "Reinforcement learning",
+	"sft":           "SFT warm start",
+	"critic-warmup": "Critic warm-up",
+	"":              "Steps without a phase",
+}
+
+// rank orders phases: RL (or unnamed) first.
+func rank(phase string) int {
+	if phase == "rl" || phase == "" {
+		return 0
+	}
+	return 1
+}
+
 // summaryCards picks the headline figures: steps run, reward and EM from the first to the
 // last step, and EM before and after training from eval.json.
 func summaryCards(r *run) []card {
 	var cards []card
-	if m := r.Metrics; m != nil && len(m.Rows) > 0 {
+	if r.Metrics != nil && len(r.Metrics.Rows) > 0 {
+		m := r.Metrics.phases()[0].Metrics
+		for _, ph := range r.Metrics.phases() {
+			if ph.Name == "rl" {
+				m = ph.Metrics
+			}
+		}
 		first, last := m.Rows[0], m.Rows[len(m.Rows)-1]
 		steps := strconv.Itoa(len(m.Rows))
 		if s, ok := last["step"]; ok {

@@ -36,22 +36,22 @@ type Sample struct {
 
 // Token is one position of a trajectory with everything the RL step attached to it.
 type Token struct {
-	Text          string  `json:"text"`           // the token's decoded text (may be part of a UTF-8 character)
-	Role          string  `json:"role"`           // RolePrompt, RoleAgent or RoleObservation
-	ActionMask    int     `json:"action_mask"`    // 1: the loss (policy, entropy, KL) includes this position
-	AdvantageMask int     `json:"advantage_mask"` // 1: the advantage estimator ran over this position
-	Advantage     float64 `json:"advantage"`      // advantage A_t (0 where AdvantageMask is 0)
-	Reward        float64 `json:"reward"`         // token-level reward r_t placed here (0 for none)
-	LogProb       float32 `json:"logprob"`        // log-prob the token was sampled with (agent tokens)
+	Text          string  `json:"text"`                     // the token's decoded text (may be part of a UTF-8 character)
+	Role          string  `json:"role"`                     // RolePrompt, RoleAgent or RoleObservation
+	ActionMask    int     `json:"action_mask,omitempty"`    // 1: the loss (policy, entropy, KL) includes this position
+	AdvantageMask int     `json:"advantage_mask,omitempty"` // 1: the advantage estimator ran over this position
+	Advantage     float64 `json:"advantage,omitempty"`      // advantage A_t (0 where AdvantageMask is 0)
+	Reward        float64 `json:"reward,omitempty"`         // token-level reward r_t placed here (0 for none)
+	LogProb       float32 `json:"logprob,omitempty"`        // log-prob the token was sampled with (agent tokens)
 }
 
 // ToolCall is one tool call the agent made and what the environment answered.
 type ToolCall struct {
-	Turn      int    `json:"turn"`      // 0-based turn of the episode
-	Name      string `json:"name"`      // tool name as the agent wrote it
-	Arguments string `json:"arguments"` // the arguments as JSON text
-	Result    string `json:"result"`    // the tool's output (the observation text)
-	Error     string `json:"error"`     // why the call failed (bad JSON, unknown tool, ...); "" on success
+	Turn      int    `json:"turn"`            // 0-based turn of the episode
+	Name      string `json:"name"`            // tool name as the agent wrote it
+	Arguments string `json:"arguments"`       // the arguments as JSON text
+	Result    string `json:"result"`          // the tool's output (the observation text)
+	Error     string `json:"error,omitempty"` // why the call failed (bad JSON, unknown tool, ...); "" on success
 }
 
 // WriteSamples appends samples to the JSONL file at path, one object per line, creating the

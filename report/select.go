@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -50,8 +49,9 @@ func ParseSteps(s string) ([]int, error) {
 // stepSamples is the samples shown for one step.
 type stepSamples struct {
 	Step    int
-	Total   int // samples of this step in the file
-	Samples []Sample
+	Total   int      // samples of this step in the file
+	Samples []Sample // the shown ones, in file order
+	Index   []int    // (len(Samples),) each one's 0-based position among the step's samples
 }
 
 // sampleIndex is what samples.jsonl offers and what the page shows of it.
@@ -62,17 +62,21 @@ type sampleIndex struct {
 	Max       int   // the per-step cap applied
 }
 
-// selectSamples reads samples.jsonl in two passes: the first checks every line and counts the
-// samples of each step, the second keeps at most opt.MaxSamples evenly spaced samples of each
+// selectSamples reads samples.jsonl in two passes: the first checks that every line is one
+// JSON object and counts the samples of each step (decoding only "step"), the second keeps at most opt.MaxSamples evenly spaced samples of each
 // chosen step, so a long run never sits in memory whole.
 func selectSamples(path string, opt Options) (*sampleIndex, error) {
 	counts := map[int]int{}
+	var lineSteps []int // (non-blank lines,) the step of each sample, in file order
 	err := scanJSONL(path, func(line int, raw []byte) error {
-		var s Sample
-		if err := decodeStrict(raw, &s); err != nil {
+		var head struct {
+			Step int `json:"step"`
+		}
+		if err := decodeStrict(raw, &head); err != nil {
 			return err
 		}
-		counts[s.Step]++
+		counts[head.Step]++
+		lineSteps = append(lineSteps, head.Step)
 		return nil
 	})
 	if err != nil {
@@ -116,24 +120,25 @@ func selectSamples(path string, opt Options) (*sampleIndex, error) {
 	}
 
 	seen := map[int]int{} // step -> samples of it read so far
+	n := 0                // samples read so far
 	err = scanJSONL(path, func(line int, raw []byte) error {
-		var head struct {
-			Step int `json:"step"`
+		if n >= len(lineSteps) {
+			return nil // appended since the first pass (a run still writing): not counted, not shown
 		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return err
-		}
-		k := seen[head.Step]
-		seen[head.Step]++
-		if !keep[head.Step][k] {
+		step := lineSteps[n]
+		n++
+		k := seen[step]
+		seen[step]++
+		if !keep[step][k] {
 			return nil
 		}
 		var s Sample
 		if err := decodeStrict(raw, &s); err != nil {
 			return err
 		}
-		i := pos[head.Step]
+		i := pos[step]
 		ix.Shown[i].Samples = append(ix.Shown[i].Samples, s)
+		ix.Shown[i].Index = append(ix.Shown[i].Index, k)
 		return nil
 	})
 	if err != nil {

@@ -40,83 +40,165 @@ func flattenConfig(v *value) []settingRow {
 }
 
 // evalView is eval.json as the page shows it: the comparison of the policy before and after
-// training with the baselines, then any further sections (by_type, ...) as their own tables.
+// training with the baselines, per-group comparisons, then any further sections (by_type,
+// ...) as their own tables.
 type evalView struct {
 	Compare *tableView
+	Groups  []tableView
 	Extra   []tableView
 }
 
+// evalSystem is one column of the comparison: an evaluated system and its figures.
+type evalSystem struct {
+	name string
+	obj  *value
+}
+
+// groupMetrics are the figures compared per group (dataset, question type), as the paper's
+// tables do.
+var groupMetrics = []string{"em", "f1"}
+
 // buildEval makes the comparison table: one column per system (base, final, then every
-// baseline, then any other top-level object of numbers), one row per metric, and a
-// "final − base" column when both exist.
+// baseline, then any other top-level object with numbers), one row per number they report,
+// and a "final − base" column when both exist. A system's nested objects (the trainer's
+// "groups": figures per dataset and question type) become one table per metric in
+// groupMetrics, groups by systems.
 func buildEval(v *value) *evalView {
 	if v == nil {
 		return nil
 	}
-	type column struct {
-		name string
-		obj  *value
-	}
-	var cols []column
+	var systems []evalSystem
 	var extra []field
 	for _, f := range v.Fields {
 		switch {
 		case f.Key == "baselines" && f.Val.Kind == '{':
 			for _, b := range f.Val.Fields {
-				if scalarObject(b.Val) {
-					cols = append(cols, column{b.Key, b.Val})
+				if hasNumbers(b.Val) {
+					systems = append(systems, evalSystem{b.Key, b.Val})
 				} else {
 					extra = append(extra, field{"baselines." + b.Key, b.Val})
 				}
 			}
-		case scalarObject(f.Val):
-			cols = append(cols, column{f.Key, f.Val})
+		case f.Key != "by_type" && hasNumbers(f.Val):
+			systems = append(systems, evalSystem{f.Key, f.Val})
 		default:
 			extra = append(extra, f)
 		}
 	}
 	ev := &evalView{}
-	if len(cols) > 0 {
-		var metrics []string
-		seen := map[string]bool{}
-		for _, c := range cols {
-			for _, f := range c.obj.Fields {
-				if !seen[f.Key] {
-					seen[f.Key] = true
-					metrics = append(metrics, f.Key)
-				}
-			}
-		}
-		base, final := v.get("base"), v.get("final")
-		delta := scalarObject(base) && scalarObject(final)
-		t := &tableView{Caption: "Evaluation", Header: []string{"metric"}}
-		for _, c := range cols {
-			t.Header = append(t.Header, c.name)
-		}
-		if delta {
-			t.Header = append(t.Header, "final − base")
-		}
-		for _, m := range metrics {
-			row := []string{m}
-			for _, c := range cols {
-				row = append(row, cell(c.obj.get(m)))
-			}
-			if delta {
-				b, f := base.get(m), final.get(m)
-				d := ""
-				if b != nil && f != nil && b.Kind == 'n' && f.Kind == 'n' {
-					d = signed(roundSig(f.Num-b.Num, 4))
-				}
-				row = append(row, d)
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		ev.Compare = t
+	if len(systems) > 0 {
+		ev.Compare = compareTable(v, systems)
+		ev.Groups = groupTables(systems)
 	}
 	for _, f := range extra {
 		ev.Extra = append(ev.Extra, gridTables(f.Key, f.Val)...)
 	}
 	return ev
+}
+
+// compareTable lays out the numbers of every system side by side.
+func compareTable(v *value, systems []evalSystem) *tableView {
+	var metrics []string
+	seen := map[string]bool{}
+	for _, sys := range systems {
+		for _, f := range sys.obj.Fields {
+			if (f.Val.Kind == 'n' || f.Val.Kind == '0') && !seen[f.Key] {
+				seen[f.Key] = true
+				metrics = append(metrics, f.Key)
+			}
+		}
+	}
+	base, final := v.get("base"), v.get("final")
+	delta := hasNumbers(base) && hasNumbers(final)
+	t := &tableView{Caption: "Evaluation", Header: []string{"metric"}}
+	for _, sys := range systems {
+		t.Header = append(t.Header, sys.name)
+	}
+	if delta {
+		t.Header = append(t.Header, "final − base")
+	}
+	for _, m := range metrics {
+		row := []string{m}
+		for _, sys := range systems {
+			row = append(row, cell(sys.obj.get(m)))
+		}
+		if delta {
+			b, f := base.get(m), final.get(m)
+			d := ""
+			if b != nil && f != nil && b.Kind == 'n' && f.Kind == 'n' {
+				d = signed(roundSig(f.Num-b.Num, 4))
+			}
+			row = append(row, d)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// groupTables compares the systems group by group: for each nested object K of the systems
+// (e.g. "groups") and each metric m in groupMetrics, a table "m by K" with one row per group.
+func groupTables(systems []evalSystem) []tableView {
+	var nested []string
+	seen := map[string]bool{}
+	for _, sys := range systems {
+		for _, f := range sys.obj.Fields {
+			if f.Val.Kind == '{' && !seen[f.Key] {
+				seen[f.Key] = true
+				nested = append(nested, f.Key)
+			}
+		}
+	}
+	var out []tableView
+	for _, k := range nested {
+		var groups []string
+		seenGroup := map[string]bool{}
+		for _, sys := range systems {
+			for _, g := range sys.obj.get(k).fieldsOrNil() {
+				if !seenGroup[g.Key] {
+					seenGroup[g.Key] = true
+					groups = append(groups, g.Key)
+				}
+			}
+		}
+		for _, m := range groupMetrics {
+			t := tableView{Caption: m + " by " + k, Header: []string{""}}
+			for _, sys := range systems {
+				t.Header = append(t.Header, sys.name)
+			}
+			found := false
+			for _, g := range groups {
+				row := []string{g}
+				for _, sys := range systems {
+					c := sys.obj.get(k).get(g).get(m)
+					found = found || c != nil
+					row = append(row, cell(c))
+				}
+				t.Rows = append(t.Rows, row)
+			}
+			if found {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// fieldsOrNil is v's members when v is an object, else none.
+func (v *value) fieldsOrNil() []field {
+	if v == nil || v.Kind != '{' {
+		return nil
+	}
+	return v.Fields
+}
+
+// hasNumbers reports whether v is an object with at least one number member.
+func hasNumbers(v *value) bool {
+	for _, f := range v.fieldsOrNil() {
+		if f.Val.Kind == 'n' {
+			return true
+		}
+	}
+	return false
 }
 
 // gridTables shows a JSON value of unknown shape as tables: an object of objects of scalars

@@ -135,6 +135,7 @@ type tokenView struct {
 // sampleView is one trajectory as the page draws it.
 type sampleView struct {
 	Sample
+	Index         int         // 1-based position among the step's samples
 	Prompt        []tokenView // the leading prompt tokens (shown folded)
 	Body          []tokenView // everything after the prompt
 	Correct       bool
