@@ -14,10 +14,10 @@ import (
 // num_labels = 1, i.e. Qwen2ForTokenClassification: score = Linear(hidden, 1) on the final
 // hidden states). Its weights are separate from the policy's.
 type Critic struct {
-	Model     *Model // the trunk; its lm_head (when untied) is unused
-	ScoreW    *Param // score.weight (1, C)
-	ScoreBias *Param // score.bias (1)
-	Params    []*Param
+	Model     *Model   // the trunk; its lm_head (when untied) is unused
+	ScoreW    *Param   // score.weight (1, C)
+	ScoreBias *Param   // score.bias (1)
+	Params    []*Param // the trunk's parameters (without lm_head) and the score head
 }
 
 // NewCritic returns a critic whose trunk is a copy of the policy's weights and whose score head
@@ -55,6 +55,12 @@ func (c *Critic) ZeroGrad() {
 		clear(p.Grad)
 	}
 }
+
+// ParamData returns the critic's parameter value slices in Params order (for tensor.AdamW).
+func (c *Critic) ParamData() [][]float32 { return paramData(c.Params) }
+
+// ParamGrads returns the critic's gradient slices in Params order.
+func (c *Critic) ParamGrads() [][]float32 { return paramGrads(c.Params) }
 
 // Forward returns the value estimate of every position of a left-padded batch (B, T):
 // values[b,t] = score(final hidden state of token t), a view into ws valid until its next

@@ -180,3 +180,63 @@ func TestSampledLogprobMatchesForward(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerate checks that Generate stops rows at a stop token or maxNew, that its log-probs
+// and tokens equal sampling by hand with Step, and that the rows stay usable afterwards.
+func TestGenerate(t *testing.T) {
+	cfg := tinyConfig(true)
+	m := newTestModel(t, cfg, 71)
+	s := Sampler{Temperature: 1}
+	run := func(byHand bool) ([][]int, [][]float32) {
+		d := m.NewDecoder(3, 40)
+		rng := rand.New(rand.NewPCG(72, 72))
+		for r := range 3 {
+			d.Append(r, []int{r + 2, 5, 7})
+		}
+		stop := []int{3, 4}
+		if !byHand {
+			gens := d.Generate([]int{0, 1, 2}, 12, s, stop, rng)
+			toks, lps := make([][]int, 3), make([][]float32, 3)
+			for i, g := range gens {
+				toks[i], lps[i] = g.Tokens, g.LogProbs
+				last := g.Tokens[len(g.Tokens)-1]
+				isStop := last == 3 || last == 4
+				if g.Stopped != isStop || (!isStop && len(g.Tokens) != 12) || d.Len(i) != 3+len(g.Tokens) {
+					t.Errorf("row %d: %d tokens ending %d, Stopped %v, Len %d", i, len(g.Tokens), last, g.Stopped, d.Len(i))
+				}
+			}
+			return toks, lps
+		}
+		toks, lps := make([][]int, 3), make([][]float32, 3)
+		done := make([]bool, 3)
+		for range 12 {
+			var rs, ts []int
+			for r := range 3 {
+				if done[r] {
+					continue
+				}
+				tok, lp := s.Sample(d.logits[r*cfg.VocabSize:(r+1)*cfg.VocabSize], rng)
+				toks[r] = append(toks[r], tok)
+				lps[r] = append(lps[r], lp)
+				done[r] = tok == 3 || tok == 4
+				rs, ts = append(rs, r), append(ts, tok)
+			}
+			if len(rs) > 0 {
+				d.Step(rs, ts)
+			}
+		}
+		return toks, lps
+	}
+	gt, gl := run(false)
+	ht, hl := run(true)
+	for r := range 3 {
+		if len(gt[r]) != len(ht[r]) {
+			t.Fatalf("row %d: Generate gave %v, by hand %v", r, gt[r], ht[r])
+		}
+		for i := range gt[r] {
+			if gt[r][i] != ht[r][i] || gl[r][i] != hl[r][i] {
+				t.Fatalf("row %d token %d: Generate (%d, %v), by hand (%d, %v)", r, i, gt[r][i], gl[r][i], ht[r][i], hl[r][i])
+			}
+		}
+	}
+}

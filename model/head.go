@@ -8,11 +8,13 @@ import (
 )
 
 // The output head fused with its reductions: instead of materialising logits (B, T, V) and
-// then log-probabilities, Forward computes the logits of a chunk of rows, turns them into
-// next-token probabilities in place and reduces each row to the log-probability of the token
-// that follows and the entropy of the distribution. Only rows whose next token is real are
-// computed (position t < T-1 with mask[t] = mask[t+1] = 1), so left padding and the last
-// position cost nothing.
+// then log-probabilities, Forward computes the logits of a chunk of rows, their softmax, and
+// reduces each row to the log-probability of the token that follows and the entropy of the
+// distribution. Only rows whose next token is real are computed (position t < T-1 with
+// mask[t] = mask[t+1] = 1), so left padding and the last position cost nothing. The
+// probabilities are kept for Backward when they fit Workspace.MaxKeptProbs, and recomputed
+// chunk by chunk otherwise; Backward also skips rows whose upstream gradient is zero (prompt
+// tokens in reinforcement learning).
 //
 // For a row with logits z (V), p = softmax(z), label y and entropy H = -sum_j p_j log p_j,
 //

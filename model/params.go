@@ -45,7 +45,7 @@ type layerParams struct {
 // embedding when TieWordEmbeddings).
 type Model struct {
 	Config Config
-	Params []*Param // every parameter, in Hugging Face state-dict order
+	Params []*Param // every parameter, in Hugging Face state-dict order (a tied lm_head omitted)
 
 	embed  *Param // model.embed_tokens.weight (V, C)
 	layers []layerParams
@@ -75,7 +75,6 @@ func newModel(cfg Config) (*Model, error) {
 	for l := range m.layers {
 		pre := fmt.Sprintf("model.layers.%d.", l)
 		L := &m.layers[l]
-		L.inputNorm = add(pre+"input_layernorm.weight", C)
 		L.q = add(pre+"self_attn.q_proj.weight", Q, C)
 		L.qBias = add(pre+"self_attn.q_proj.bias", Q)
 		L.k = add(pre+"self_attn.k_proj.weight", K, C)
@@ -83,10 +82,11 @@ func newModel(cfg Config) (*Model, error) {
 		L.v = add(pre+"self_attn.v_proj.weight", K, C)
 		L.vBias = add(pre+"self_attn.v_proj.bias", K)
 		L.o = add(pre+"self_attn.o_proj.weight", C, Q)
-		L.postNorm = add(pre+"post_attention_layernorm.weight", C)
 		L.gate = add(pre+"mlp.gate_proj.weight", I, C)
 		L.up = add(pre+"mlp.up_proj.weight", I, C)
 		L.down = add(pre+"mlp.down_proj.weight", C, I)
+		L.inputNorm = add(pre+"input_layernorm.weight", C)
+		L.postNorm = add(pre+"post_attention_layernorm.weight", C)
 	}
 	m.norm = add("model.norm.weight", C)
 	if cfg.TieWordEmbeddings {
@@ -192,19 +192,23 @@ func (m *Model) Clone() *Model {
 }
 
 // ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update).
-func (m *Model) ParamData() [][]float32 {
-	out := make([][]float32, len(m.Params))
-	for i, p := range m.Params {
+func (m *Model) ParamData() [][]float32 { return paramData(m.Params) }
+
+// ParamGrads returns the gradient slices in Params order (for tensor.AdamW.Update and
+// tensor.ClipGradNorm).
+func (m *Model) ParamGrads() [][]float32 { return paramGrads(m.Params) }
+
+func paramData(params []*Param) [][]float32 {
+	out := make([][]float32, len(params))
+	for i, p := range params {
 		out[i] = p.Data
 	}
 	return out
 }
 
-// ParamGrads returns the gradient slices in Params order (for tensor.AdamW.Update and
-// tensor.ClipGradNorm).
-func (m *Model) ParamGrads() [][]float32 {
-	out := make([][]float32, len(m.Params))
-	for i, p := range m.Params {
+func paramGrads(params []*Param) [][]float32 {
+	out := make([][]float32, len(params))
+	for i, p := range params {
 		out[i] = p.Grad
 	}
 	return out

@@ -250,7 +250,11 @@ func writeSafetensors(path string, entries []stEntry) (err error) {
 			return fmt.Errorf("write %s: tensor %q twice", path, e.name)
 		}
 		n := int64(len(e.data)) * 4
-		header[e.name] = stTensor{Dtype: "F32", Shape: e.shape, DataOffsets: [2]int64{off, off + n}}
+		shape := e.shape
+		if shape == nil {
+			shape = []int{} // a scalar: "shape": [] (null is rejected by readers)
+		}
+		header[e.name] = stTensor{Dtype: "F32", Shape: shape, DataOffsets: [2]int64{off, off + n}}
 		off += n
 	}
 	hj, err := json.Marshal(header)

@@ -155,3 +155,17 @@ func sameArch(a, b Config) bool {
 		a.NumAttentionHeads == b.NumAttentionHeads && a.NumKeyValueHeads == b.NumKeyValueHeads &&
 		a.HeadSize() == b.HeadSize()
 }
+
+// footprint returns the bytes held by the workspace's float32 buffers.
+func (ws *Workspace) footprint() int {
+	n := len(ws.embedded) + len(ws.final) + len(ws.finalR) + cap(ws.mask) + cap(ws.logits) + cap(ws.values) +
+		cap(ws.dres) + cap(ws.dnorm) + cap(ws.dq) + cap(ws.dk) + cap(ws.dv) + cap(ws.dattn) +
+		cap(ws.dgate) + cap(ws.dup) + cap(ws.dact) + cap(ws.dfinal) +
+		cap(ws.head.logp) + cap(ws.head.entropy) + cap(ws.head.probs) + cap(ws.head.z) +
+		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden)
+	for _, a := range ws.layers {
+		n += len(a.norm1) + len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.probs) + len(a.attn) +
+			len(a.resid1) + len(a.norm2) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.act) + len(a.resid2)
+	}
+	return 4 * n
+}

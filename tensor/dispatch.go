@@ -33,6 +33,7 @@ type kernels struct {
 	gemmKernel func(k int, a, b, c []float32, ldc int)
 
 	dot  func(x, y []float32) float32
+	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
 	axpy func(alpha float32, x, y []float32)
 	scal func(alpha float32, x []float32)
 }
@@ -40,10 +41,11 @@ type kernels struct {
 // genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.
 var genericKernels = &kernels{
 	name: "generic",
-	mr:   4, nr: 4,
+	mr:   2, nr: 4,
 	kc: 256, mc: 128, nc: 2048,
-	gemmKernel: gemmKernel4x4Generic,
+	gemmKernel: gemmKernel2x4Generic,
 	dot:        dotGeneric,
+	dot4:       dot4Generic,
 	axpy:       axpyGeneric,
 	scal:       scalGeneric,
 }

@@ -4,24 +4,31 @@ package tensor
 
 import "github.com/klauspost/cpuid/v2"
 
-// avx2Kernels uses 256-bit FMA: a 6x16 sgemm tile in 12 YMM accumulators.
+// avx2Kernels uses 256-bit FMA: a 6x16 sgemm tile in 12 YMM accumulators (the BLIS Haswell
+// and Zen shape). kc = 256 keeps the (256, 16) B micro-panel (16 KiB) in a 32 KiB L1 beside the
+// streaming A micro-panel; mc = 120 makes the A block 120 KiB of a 512 KiB L2; nc bounds the
+// B block at 3 MiB of L3.
 var avx2Kernels = &kernels{
 	name: "avx2",
 	mr:   6, nr: 16,
 	kc: 256, mc: 120, nc: 3072,
 	gemmKernel: gemmKernel6x16AVX2,
 	dot:        dotAVX2,
+	dot4:       dot4AVX2,
 	axpy:       axpyAVX2,
 	scal:       scalAVX2,
 }
 
-// avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators.
+// avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
+// the B row and the broadcasts of A. kc = 160 keeps the (160, 32) B micro-panel (20 KiB) in a
+// 32 KiB L1 beside the streaming A micro-panel; mc = 144 makes the A block 90 KiB of L2.
 var avx512Kernels = &kernels{
 	name: "avx512",
 	mr:   12, nr: 32,
-	kc: 192, mc: 144, nc: 3072,
+	kc: 160, mc: 144, nc: 3072,
 	gemmKernel: gemmKernel12x32AVX512,
 	dot:        dotAVX512,
+	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
 	axpy:       axpyAVX512,
 	scal:       scalAVX512,
 }

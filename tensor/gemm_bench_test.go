@@ -52,7 +52,7 @@ func BenchmarkMatMul(b *testing.B) {
 }
 
 // BenchmarkGemmFewRows compares, for the selected kernels, the blocked driver with
-// gemmSmallRows on the products of a decoding step: m = 1..8 rows against a (512, 32000) or
+// gemmSmallRows on the products of a decoding step: m = 1..24 rows against a (512, 32000) or
 // (512, 1536) weight, stored transposed (Linear's layout) or not.
 func BenchmarkGemmFewRows(b *testing.B) {
 	defer SetWorkers(SetWorkers(1))
@@ -61,7 +61,7 @@ func BenchmarkGemmFewRows(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		for _, n := range []int{1536, 32000} {
 			for _, transB := range []bool{true, false} {
-				for _, m := range []int{1, 2, 4, 6, 8, 12} {
+				for _, m := range []int{1, 4, 8, 16, 24} {
 					const k = 512
 					a := make([]float32, m*k) // (m, k)
 					w := make([]float32, k*n) // (n, k) or (k, n)
@@ -93,5 +93,22 @@ func BenchmarkGemmFewRows(b *testing.B) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkGemmKernel times one micro-kernel call on packed panels that sit in L1 (k = 256):
+// the ceiling the blocked driver can approach.
+func BenchmarkGemmKernel(b *testing.B) {
+	const k = 256
+	for _, ks := range supportedKernels {
+		b.Run("impl="+ks.name, func(b *testing.B) {
+			a := make([]float32, ks.mr*k)     // (k, mr) packed A micro-panel
+			bp := make([]float32, ks.nr*k)    // (k, nr) packed B micro-panel
+			c := make([]float32, ks.mr*ks.nr) // (mr, nr)
+			for b.Loop() {
+				ks.gemmKernel(k, a, bp, c, ks.nr)
+			}
+			b.ReportMetric(2*float64(ks.mr*ks.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }

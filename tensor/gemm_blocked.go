@@ -1,66 +1,184 @@
 package tensor
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // gemmParallelMin is the work, in multiply-adds (m*n*k), below which Gemm stays on the calling
 // goroutine: starting and joining goroutines costs a few microseconds, about what 2^20
 // multiply-adds take on one core.
 const gemmParallelMin = 1 << 20
 
+// gemmTasksPerWorker is how many tasks each worker gets per block of B, so that a worker slowed
+// down (by another process on its core, say) leaves its share to the others, and the wait at the
+// end of each phase is short.
+const gemmTasksPerWorker = 8
+
+// gemmMinStrip is the narrowest strip of B columns a task covers: a task packs its A block
+// (about 0.5 ns per element) and then does strip multiply-adds per element of it (about 0.02 ns
+// each), so 256 columns keep packing near a tenth of the work.
+const gemmMinStrip = 256
+
 // gemmBlocked computes C = alpha*op(A)*op(B) + beta*C (the Gemm contract) with the packed,
-// cache-blocked algorithm of Goto and van de Geijn around the micro-kernel of ks. Large problems
-// are split into bands of C, one per worker (up to Workers()): bands of rows when C is at least
-// as tall as it is wide, bands of columns otherwise, so skinny products such as (16, 512) x
-// (512, 32000) still use every core. Each band is an independent sub-problem with its own
-// packing buffers.
+// cache-blocked algorithm of Goto and van de Geijn around the micro-kernel of ks, with the loop
+// order and block sizes of BLIS (Van Zee & van de Geijn, 2015):
+//
+//	for jc over (k, nc) column blocks of op(B)      // the B block lives in L3
+//	  for pc over kc-deep slices                    // one phase: pack B (kc, nc), shared
+//	    for ic over (mc, kc) blocks of op(A)        // the A block lives in L2
+//	      for jr over nr-wide micro-panels of B     // one micro-panel lives in L1
+//	        for ir over mr-high micro-panels of A
+//	          micro-kernel: C(mr, nr) += A(mr, kc) * B(kc, nr)
+//
+// Each phase runs on up to Workers() goroutines: together they pack the B block, wait for each
+// other, then take tasks (one A block against a strip of the B block's columns) from a shared
+// counter until none is left, and wait again before the next phase overwrites B. Tasks cover
+// disjoint parts of C, so results do not depend on the number of workers. beta is applied by the
+// task that first touches each part of C (pc = 0).
 func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleRows(beta, c, m, n, ldc)
+		return
+	}
+	mr, nr := ks.mr, ks.nr
+	// Split k into equal slices no deeper than kc, so a depth of kc+1 is not one full slice and
+	// one of depth 1.
+	kSlices := (k + ks.kc - 1) / ks.kc
+	kc := (k + kSlices - 1) / kSlices
+	nc := min(ks.nc, (n+nr-1)/nr*nr)
+
 	w := workers
 	if m*n*k < gemmParallelMin {
 		w = 1
 	}
-	byRows := m >= n
-	// Bands are whole register tiles, so only the last band has edge tiles.
-	unit, size := ks.nr, n
-	if byRows {
-		unit, size = ks.mr, m
+	// Tasks of one phase: A blocks against strips of the B block. With several workers the A
+	// blocks shrink (down to one register tile) until there are gemmTasksPerWorker tasks per
+	// worker; if there are still too few rows, the B block's columns are cut into strips too, no
+	// narrower than gemmMinStrip, since each strip packs its A block again.
+	mc := min(ks.mc, (m+mr-1)/mr*mr)
+	strip := nc
+	if w > 1 {
+		want := w * gemmTasksPerWorker
+		mc = min(mc, ((m+want-1)/want+mr-1)/mr*mr)
+		if aBlocks := (m + mc - 1) / mc; aBlocks < want {
+			strips := min((want+aBlocks-1)/aBlocks, max(1, nc/gemmMinStrip))
+			strip = ((nc+strips-1)/strips + nr - 1) / nr * nr
+		}
 	}
-	w = min(w, (size+unit-1)/unit)
-	if w <= 1 {
-		gemmSerial(ks, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	aBlocks := (m + mc - 1) / mc
+	w = min(w, aBlocks*((nc+strip-1)/strip))
+
+	shared := gemmBufferPool.Get().(*gemmBuffers)
+	defer gemmBufferPool.Put(shared)
+	shared.b = grow(shared.b, kc*nc)
+	packedB := shared.b
+
+	phases := ((n + nc - 1) / nc) * kSlices
+	next := make([]atomic.Int64, phases) // next task of each phase
+	bar := newBarrier(w)
+
+	worker := func(id int) {
+		buf := shared
+		if id > 0 {
+			buf = gemmBufferPool.Get().(*gemmBuffers)
+			defer gemmBufferPool.Put(buf)
+		}
+		buf.a = grow(buf.a, mc*kc)
+		buf.tile = grow(buf.tile, mr*nr)
+		phase := 0
+		for jc := 0; jc < n; jc += nc {
+			nb := min(nc, n-jc)
+			for pc := 0; pc < k; pc += kc {
+				kb := min(kc, k-pc)
+				// Pack this worker's share of the B block's micro-panels.
+				panels := (nb + nr - 1) / nr
+				lo, hi := id*panels/w*nr, (id+1)*panels/w*nr
+				if hi > lo {
+					packB(packedB[lo*kb:], b, ldb, transB, pc, kb, jc+lo, min(hi, nb)-lo, nr)
+				}
+				bar.wait()
+				tasks := aBlocks * ((nb + strip - 1) / strip)
+				for {
+					t := int(next[phase].Add(1) - 1)
+					if t >= tasks {
+						break
+					}
+					ic := t % aBlocks * mc
+					j0 := t / aBlocks * strip
+					mb, sb := min(mc, m-ic), min(strip, nb-j0)
+					cblk := c[ic*ldc+jc+j0:]
+					if pc == 0 {
+						scaleRows(beta, cblk, mb, sb, ldc)
+					}
+					packA(buf.a, a, lda, transA, ic, mb, pc, kb, alpha, mr)
+					macroKernel(ks, mb, sb, kb, buf.a, packedB[j0*kb:], cblk, ldc, buf.tile)
+				}
+				bar.wait()
+				phase++
+			}
+		}
+	}
+
+	if w == 1 {
+		worker(0)
 		return
 	}
-	band := ((size+w-1)/w + unit - 1) / unit * unit
 	var wg sync.WaitGroup
-	for lo := 0; lo < size; lo += band {
-		hi := min(lo+band, size)
+	for id := 1; id < w; id++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if byRows {
-				// Rows lo:hi of op(A) and C.
-				aoff := lo * lda
-				if transA {
-					aoff = lo
-				}
-				gemmSerial(ks, transA, transB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc)
-			} else {
-				// Columns lo:hi of op(B) and C.
-				boff := lo
-				if transB {
-					boff = lo * ldb
-				}
-				gemmSerial(ks, transA, transB, m, hi-lo, k, alpha, a, lda, b[boff:], ldb, beta, c[lo:], ldc)
-			}
+			worker(id)
 		}()
 	}
+	worker(0)
 	wg.Wait()
 }
 
-// gemmBuffers holds one goroutine's packing buffers, reused through gemmBufferPool.
+// barrier lets a fixed number of goroutines wait for each other, any number of times.
+type barrier struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	parties int
+	waiting int
+	round   int
+}
+
+func newBarrier(parties int) *barrier {
+	b := &barrier{parties: parties}
+	b.cond.L = &b.mu
+	return b
+}
+
+// wait blocks until all parties have called wait in this round.
+func (b *barrier) wait() {
+	if b.parties == 1 {
+		return
+	}
+	b.mu.Lock()
+	round := b.round
+	b.waiting++
+	if b.waiting == b.parties {
+		b.waiting = 0
+		b.round++
+		b.cond.Broadcast()
+	} else {
+		for round == b.round {
+			b.cond.Wait()
+		}
+	}
+	b.mu.Unlock()
+}
+
+// gemmBuffers holds packing buffers, reused through gemmBufferPool.
 type gemmBuffers struct {
-	a    []float32 // (mc, kc) packed block of op(A)
-	b    []float32 // (kc, nc) packed block of op(B)
-	tile []float32 // (mr, nr) scratch tile for edge tiles
+	a    []float32 // (mc, kc) packed block of op(A), one per worker
+	b    []float32 // (kc, nc) packed block of op(B), shared by the workers of one Gemm
+	tile []float32 // (mr, nr) scratch tile for edge tiles, one per worker
 }
 
 var gemmBufferPool = sync.Pool{New: func() any { return new(gemmBuffers) }}
@@ -71,43 +189,6 @@ func grow(s []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return s[:n]
-}
-
-// gemmSerial is gemmBlocked on the calling goroutine. Loop order and block sizes follow BLIS:
-// jc over (kc, nc) blocks of op(B), packed once and kept in L3; pc over the depth; ic over
-// (mc, kc) blocks of op(A) kept in L2; then the macro-kernel sweeps (kc, nr) micro-panels of B,
-// each held in L1 while every micro-panel of the A block passes by.
-func gemmSerial(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	scaleRows(beta, c, m, n, ldc)
-	if k == 0 {
-		return
-	}
-	mr, nr := ks.mr, ks.nr
-	// Split k into equal blocks no deeper than kc, so a depth of kc+1 is not one full block and
-	// one of depth 1.
-	kBlocks := (k + ks.kc - 1) / ks.kc
-	kc := (k + kBlocks - 1) / kBlocks
-	mc := min(ks.mc, (m+mr-1)/mr*mr)
-	nc := min(ks.nc, (n+nr-1)/nr*nr)
-
-	buf := gemmBufferPool.Get().(*gemmBuffers)
-	defer gemmBufferPool.Put(buf)
-	buf.a = grow(buf.a, mc*kc)
-	buf.b = grow(buf.b, kc*nc)
-	buf.tile = grow(buf.tile, mr*nr)
-
-	for jc := 0; jc < n; jc += nc {
-		nb := min(nc, n-jc)
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			packB(buf.b, b, ldb, transB, pc, kb, jc, nb, nr)
-			for ic := 0; ic < m; ic += mc {
-				mb := min(mc, m-ic)
-				packA(buf.a, a, lda, transA, ic, mb, pc, kb, alpha, mr)
-				macroKernel(ks, mb, nb, kb, buf.a, buf.b, c[ic*ldc+jc:], ldc, buf.tile)
-			}
-		}
-	}
 }
 
 // macroKernel adds packed A block (mb, kb) times packed B block (kb, nb) to C(mb, nb), one

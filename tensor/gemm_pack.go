@@ -6,9 +6,10 @@ package tensor
 // Panels narrower than the register tile are padded with zeros: a zero row of A or column of B
 // adds nothing, so every kernel call computes a full tile.
 //
-// Both packings are one of two moves: a strided copy of short contiguous runs (the panel's
-// width of a row), or a transpose, gathering element p of up to mr (or nr) rows into one run.
-// Both are written so that the compiler drops the bounds checks from the inner loops.
+// Depending on the transpose, packing a panel is one of two moves: a strided copy of short
+// contiguous runs (copyRuns, copyStrided), or a transpose gathering element p of up to mr (or
+// nr) rows into one run (gatherRuns). The Go loops are written so that the compiler drops the
+// bounds checks from their inner loops.
 
 // packA copies op(A)(i0:i0+mb, p0:p0+kb), scaled by alpha, into dst as ceil(mb/mr) micro-panels
 // of mr rows each; panel r holds rows i0+r*mr ... at dst[r*mr*kb:], element (i, p) of the
@@ -37,29 +38,56 @@ func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha flo
 //	b:   (k, n) at stride ldb, or (n, k) when transB
 //	dst: (ceil(nb/nr), kb, nr)
 func packB(dst, b []float32, ldb int, transB bool, p0, kb, j0, nb int, nr int) {
-	for jr := 0; jr < nb; jr += nr {
+	jr := 0
+	if !transB && nr%16 == 0 {
+		// Full panels row by row: each row of B is read once, front to back, and its nr-wide
+		// pieces go to consecutive panels. Reading panel by panel instead would touch kb rows
+		// far apart (a page each, for a wide B) for every panel.
+		full := nb / nr
+		for p := 0; p < kb; p++ {
+			copyStrided(dst[p*nr:], kb*nr, b[(p0+p)*ldb+j0:], nr, full, nr)
+		}
+		jr = full * nr
+	}
+	for ; jr < nb; jr += nr {
 		panel := dst[jr*kb : jr*kb+nr*kb]
 		cols := min(nr, nb-jr)
 		if transB {
 			// Row j of the stored B holds column j of op(B): contiguous in p.
-			gatherRuns(panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kb, 1)
+			src := b[(j0+jr)*ldb+p0:]
+			if transpose8x8 != nil && cols == nr && nr%8 == 0 && kb >= 8 {
+				// Full panel, 8x8 tiles at a time; the last kb%8 steps by gatherRuns.
+				k8 := kb &^ 7
+				for j := 0; j < nr; j += 8 {
+					transpose8x8(panel[j:], nr, src[j*ldb:], ldb, k8/8)
+				}
+				gatherRuns(panel[k8*nr:], nr, src[k8:], ldb, cols, kb-k8, 1)
+				continue
+			}
+			gatherRuns(panel, nr, src, ldb, cols, kb, 1)
 		} else {
 			copyRuns(panel, nr, b[p0*ldb+j0+jr:], ldb, kb, cols, 1)
 		}
 	}
 }
 
-// copyRuns copies runs of width floats, scaled by alpha, from src at stride ld into dst at
+// copyRuns copies runs runs of width floats, scaled by scale, from src at stride ld into dst at
 // stride w, zero-padding each run to w:
 //
-//	for r := 0; r < runs; r++ { dst[r*w : r*w+width] = scale * src[r*ld : r*ld+width]; dst[r*w+width : (r+1)*w] = 0 }
+//	for r := 0; r < runs; r++ {
+//		for i := 0; i < w; i++ {
+//			dst[r*w+i] = 0
+//			if i < width {
+//				dst[r*w+i] = scale * src[r*ld+i]
+//			}
+//		}
+//	}
 //
 //	src: (runs, width) at stride ld; dst: (runs, w)
 func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale float32) {
 	dst = dst[:runs*w]
 	if width == w && scale == 1 && w%16 == 0 {
-		// The full-width B panels of the SIMD kernels (16 or 32 floats).
-		copyRows16(dst, src, ld, runs, w)
+		copyStrided(dst, w, src, ld, runs, w)
 		return
 	}
 	for r := 0; r < runs; r++ {
@@ -80,10 +108,16 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 }
 
 // gatherRuns transposes rows runs of length n from src at stride ld into dst, element p of
-// row i landing at dst[p*w+i], scaled by alpha; positions i >= rows of each group of w are
-// zeroed:
+// row i landing at dst[p*w+i] scaled by scale, and zeroes the padding i >= rows:
 //
-//	for p := 0; p < n; p++ { for i := 0; i < w; i++ { dst[p*w+i] = i < rows ? scale*src[i*ld+p] : 0 } }
+//	for p := 0; p < n; p++ {
+//		for i := 0; i < w; i++ {
+//			dst[p*w+i] = 0
+//			if i < rows {
+//				dst[p*w+i] = scale * src[i*ld+p]
+//			}
+//		}
+//	}
 //
 //	src: (rows, n) at stride ld; dst: (n, w)
 func gatherRuns(dst []float32, w int, src []float32, ld, rows, n int, scale float32) {

@@ -2,23 +2,57 @@
 
 package tensor
 
-// copyRows16 copies runs rows of width floats (a multiple of 16) from src at stride ld into dst
-// packed at stride width, with SSE moves (baseline amd64, so any kernel set may use it). It is
-// equivalent to
+import "github.com/klauspost/cpuid/v2"
+
+// transpose8x8 is transpose8x8AVX where the CPU has AVX (for the 256-bit shuffles), else nil.
+var transpose8x8 = func() func(dst []float32, dstStride int, src []float32, srcStride int, blocks int) {
+	if cpuid.CPU.Supports(cpuid.AVX) {
+		return transpose8x8AVX
+	}
+	return nil
+}()
+
+// transpose8x8AVX moves blocks 8x8 tiles, tile b from src[b*8:] (8 rows srcStride apart) to
+// dst[b*8*dstStride:] (8 rows dstStride apart), transposed. It is equivalent to
 //
-//	for r := 0; r < runs; r++ {
-//		copy(dst[r*width:(r+1)*width], src[r*ld:r*ld+width])
+//	for b := 0; b < blocks; b++ {
+//		for i := 0; i < 8; i++ {
+//			for j := 0; j < 8; j++ {
+//				dst[(b*8+j)*dstStride+i] = src[i*srcStride+b*8+j]
+//			}
+//		}
 //	}
 //
-// It panics if the slices are too short (checked here; the assembly does not check).
-func copyRows16(dst, src []float32, ld, runs, width int) {
-	if runs == 0 {
+// It panics if either slice is too short (checked here; the assembly does not check).
+func transpose8x8AVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int) {
+	if blocks == 0 {
 		return
 	}
-	_ = dst[runs*width-1]
-	_ = src[(runs-1)*ld+width-1]
-	copyRows16SSE(dst, src, ld, runs, width)
+	_ = dst[(blocks*8-1)*dstStride+7]
+	_ = src[7*srcStride+blocks*8-1]
+	transpose8x8BlocksAVX(dst, dstStride, src, srcStride, blocks)
 }
 
 //go:noescape
-func copyRows16SSE(dst, src []float32, ld, runs, width int)
+func transpose8x8BlocksAVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
+
+// copyStrided copies runs runs of width floats (a multiple of 16) from src, one every srcStride
+// floats, to dst, one every dstStride floats, with SSE moves (baseline amd64, so any kernel set
+// may use it). It is equivalent to
+//
+//	for r := 0; r < runs; r++ {
+//		copy(dst[r*dstStride:r*dstStride+width], src[r*srcStride:r*srcStride+width])
+//	}
+//
+// It panics if either slice is too short (checked here; the assembly does not check).
+func copyStrided(dst []float32, dstStride int, src []float32, srcStride int, runs, width int) {
+	if runs == 0 || width == 0 {
+		return
+	}
+	_ = dst[(runs-1)*dstStride+width-1]
+	_ = src[(runs-1)*srcStride+width-1]
+	copyStridedSSE(dst, dstStride, src, srcStride, runs, width)
+}
+
+//go:noescape
+func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)

@@ -2,21 +2,26 @@
 
 #include "textflag.h"
 
-// func copyRows16SSE(dst, src []float32, ld, runs, width int)
-// Each row moves as width/16 blocks of four 16-byte MOVUPS loads and stores.
-TEXT ·copyRows16SSE(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ src_base+24(FP), SI
-	MOVQ ld+48(FP), R8
-	SHLQ $2, R8              // source row stride in bytes
-	MOVQ runs+56(FP), CX
-	MOVQ width+64(FP), DX
-	SHRQ $4, DX              // 64-byte blocks per row
+// func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
+// Each run moves as width/16 blocks of four 16-byte MOVUPS loads and stores.
+TEXT ·copyStridedSSE(SB), NOSPLIT, $0-80
+	MOVQ  dst_base+0(FP), DI
+	MOVQ  dstStride+24(FP), R10
+	SHLQ  $2, R10              // destination stride in bytes
+	MOVQ  src_base+32(FP), SI
+	MOVQ  srcStride+56(FP), R8
+	SHLQ  $2, R8               // source stride in bytes
+	MOVQ  runs+64(FP), CX
+	MOVQ  width+72(FP), DX
+	SHRQ  $4, DX               // 64-byte blocks per run
 	TESTQ CX, CX
 	JZ    done
+	TESTQ DX, DX
+	JZ    done
 
-row:
+run:
 	MOVQ SI, R9
+	MOVQ DI, R11
 	MOVQ DX, BX
 
 block:
@@ -24,18 +29,96 @@ block:
 	MOVUPS 16(R9), X1
 	MOVUPS 32(R9), X2
 	MOVUPS 48(R9), X3
-	MOVUPS X0, (DI)
-	MOVUPS X1, 16(DI)
-	MOVUPS X2, 32(DI)
-	MOVUPS X3, 48(DI)
+	MOVUPS X0, (R11)
+	MOVUPS X1, 16(R11)
+	MOVUPS X2, 32(R11)
+	MOVUPS X3, 48(R11)
 	ADDQ   $64, R9
-	ADDQ   $64, DI
+	ADDQ   $64, R11
 	DECQ   BX
 	JNZ    block
 
 	ADDQ R8, SI
+	ADDQ R10, DI
 	DECQ CX
-	JNZ  row
+	JNZ  run
 
 done:
+	RET
+
+// func transpose8x8BlocksAVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
+// Block b moves the 8x8 tile at src[b*8:] (rows srcStride apart) to dst[b*8*dstStride:] (rows
+// dstStride apart), transposed: unpack pairs of rows, shuffle quads, then swap 128-bit halves.
+TEXT ·transpose8x8BlocksAVX(SB), NOSPLIT, $0-72
+	MOVQ  dst_base+0(FP), DI
+	MOVQ  dstStride+24(FP), R10
+	SHLQ  $2, R10                  // destination row stride in bytes
+	MOVQ  src_base+32(FP), SI
+	MOVQ  srcStride+56(FP), R8
+	SHLQ  $2, R8                   // source row stride in bytes
+	MOVQ  blocks+64(FP), CX
+	LEAQ  (R8)(R8*2), R9           // 3 source rows
+	LEAQ  (R10)(R10*2), R11        // 3 destination rows
+	TESTQ CX, CX
+	JZ    tdone
+
+tblock:
+	// Y0..Y7 = source rows 0..7 of the tile, 8 floats each.
+	MOVQ    SI, AX
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(R8*1), Y1
+	VMOVUPS (AX)(R8*2), Y2
+	VMOVUPS (AX)(R9*1), Y3
+	LEAQ    (AX)(R8*4), AX
+	VMOVUPS (AX), Y4
+	VMOVUPS (AX)(R8*1), Y5
+	VMOVUPS (AX)(R8*2), Y6
+	VMOVUPS (AX)(R9*1), Y7
+
+	VUNPCKLPS Y1, Y0, Y8           // r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]
+	VUNPCKHPS Y1, Y0, Y9           // r0[2] r1[2] r0[3] r1[3] | r0[6] r1[6] r0[7] r1[7]
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+
+	VSHUFPS $0x44, Y10, Y8, Y0     // r0-3[0] | r0-3[4]
+	VSHUFPS $0xEE, Y10, Y8, Y1     // r0-3[1] | r0-3[5]
+	VSHUFPS $0x44, Y11, Y9, Y2     // r0-3[2] | r0-3[6]
+	VSHUFPS $0xEE, Y11, Y9, Y3     // r0-3[3] | r0-3[7]
+	VSHUFPS $0x44, Y14, Y12, Y4    // r4-7[0] | r4-7[4]
+	VSHUFPS $0xEE, Y14, Y12, Y5    // r4-7[1] | r4-7[5]
+	VSHUFPS $0x44, Y15, Y13, Y6    // r4-7[2] | r4-7[6]
+	VSHUFPS $0xEE, Y15, Y13, Y7    // r4-7[3] | r4-7[7]
+
+	VPERM2F128 $0x20, Y4, Y0, Y8   // column 0
+	VPERM2F128 $0x20, Y5, Y1, Y9   // column 1
+	VPERM2F128 $0x20, Y6, Y2, Y10  // column 2
+	VPERM2F128 $0x20, Y7, Y3, Y11  // column 3
+	VPERM2F128 $0x31, Y4, Y0, Y12  // column 4
+	VPERM2F128 $0x31, Y5, Y1, Y13  // column 5
+	VPERM2F128 $0x31, Y6, Y2, Y14  // column 6
+	VPERM2F128 $0x31, Y7, Y3, Y15  // column 7
+
+	MOVQ    DI, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, (AX)(R10*1)
+	VMOVUPS Y10, (AX)(R10*2)
+	VMOVUPS Y11, (AX)(R11*1)
+	LEAQ    (AX)(R10*4), AX
+	VMOVUPS Y12, (AX)
+	VMOVUPS Y13, (AX)(R10*1)
+	VMOVUPS Y14, (AX)(R10*2)
+	VMOVUPS Y15, (AX)(R11*1)
+
+	ADDQ $32, SI                   // next 8 source columns
+	LEAQ (DI)(R10*8), DI           // next 8 destination rows
+	DECQ CX
+	JNZ  tblock
+
+	VZEROUPPER
+
+tdone:
 	RET

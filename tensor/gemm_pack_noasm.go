@@ -2,13 +2,16 @@
 
 package tensor
 
-// copyRows16 copies runs rows of width floats (a multiple of 16) from src at stride ld into dst
-// packed at stride width.
-func copyRows16(dst, src []float32, ld, runs, width int) {
+// copyStrided copies runs runs of width floats (a multiple of 16) from src, one every srcStride
+// floats, to dst, one every dstStride floats.
+func copyStrided(dst []float32, dstStride int, src []float32, srcStride int, runs, width int) {
 	for r := 0; r < runs; r++ {
-		out := dst[r*width : (r+1)*width]
-		for i, v := range src[r*ld:][:width] {
+		out := dst[r*dstStride:][:width]
+		for i, v := range src[r*srcStride:][:width] {
 			out[i] = v
 		}
 	}
 }
+
+// transpose8x8 is nil: without assembly, packB gathers transposed panels with gatherRuns.
+var transpose8x8 func(dst []float32, dstStride int, src []float32, srcStride int, blocks int)

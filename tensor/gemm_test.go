@@ -14,9 +14,10 @@ type gemmCase struct {
 }
 
 // gemmShapes covers the awkward corners of the blocked driver: dimensions of 1, primes, exact
-// and off-by-one register tiles of every kernel (4x4, 6x16, 12x32), depth above kc (several pc
+// and off-by-one register tiles of every kernel (2x4, 6x16, 12x32), depth above kc (several pc
 // blocks, unequal split), rows above mc (several ic blocks), columns above nc (several jc
-// blocks), and problems large enough to be split across workers.
+// blocks), problems large enough to be split across workers, one of them over several column
+// blocks and depth slices, and empty products (m, n or k = 0).
 var gemmShapes = []gemmCase{
 	{1, 1, 1, 0, 0, 0},
 	{1, 1, 7, 1, 0, 2},
@@ -39,6 +40,10 @@ var gemmShapes = []gemmCase{
 	{9, 3100, 7, 0, 3, 4},
 	{130, 131, 70, 1, 0, 2},
 	{19, 601, 97, 0, 0, 9},
+	{14, 3100, 260, 1, 2, 3},
+	{0, 5, 3, 0, 0, 0},
+	{4, 0, 3, 0, 0, 1},
+	{3, 4, 0, 0, 0, 1},
 }
 
 // gemmScalars are the (alpha, beta) pairs tried on every shape; beta == 0 also poisons C's
@@ -67,28 +72,25 @@ func fillMatrix(r *rand.Rand, rows, cols, ld int) []float32 {
 	return x
 }
 
-// gemmTolerance bounds |got - want| for C(i, j) from the magnitude of the terms summed: float32
-// rounding of a k-term sum in any order, for both the result and the reference.
-func gemmTolerance(tc gemmCase, transA, transB bool, alpha, beta float32, a []float32, lda int, b []float32, ldb int, c0 []float32, ldc, i, j int) float64 {
-	var mag float64
-	for p := 0; p < tc.k; p++ {
-		var aip, bpj float32
-		if transA {
-			aip = a[p*lda+i]
-		} else {
-			aip = a[i*lda+p]
+// gemmTolerances bounds |got - want| for every element of C from the magnitude of the terms
+// summed, |alpha|*|op(A)|*|op(B)| + |beta|*|C|: float32 rounding of a k-term sum in any order,
+// for both the result and the reference. The magnitudes come from gemmGeneric on absolute values,
+// whose own rounding is far below the bound's slack.
+func gemmTolerances(tc gemmCase, transA, transB bool, alpha, beta float32, a []float32, lda int, b []float32, ldb int, c0 []float32, ldc int) []float32 {
+	abs := func(x []float32) []float32 {
+		y := make([]float32, len(x))
+		for i, v := range x {
+			y[i] = float32(math.Abs(float64(v)))
 		}
-		if transB {
-			bpj = b[j*ldb+p]
-		} else {
-			bpj = b[p*ldb+j]
-		}
-		mag += math.Abs(float64(alpha) * float64(aip) * float64(bpj))
+		return y
 	}
-	if beta != 0 {
-		mag += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
+	mag := abs(c0)
+	absBeta := float32(math.Abs(float64(beta)))
+	gemmGeneric(transA, transB, tc.m, tc.n, tc.k, float32(math.Abs(float64(alpha))), abs(a), lda, abs(b), ldb, absBeta, mag, ldc)
+	for i := range mag {
+		mag[i] = 2*float32(tc.k+2)*6e-8*mag[i] + 1e-30
 	}
-	return 2*float64(tc.k+2)*6e-8*mag + 1e-30
+	return mag
 }
 
 // gemmFunc has Gemm's signature: the exported function, or one driver on one kernel set.
@@ -128,12 +130,7 @@ func checkGemmAgainstGeneric(t *testing.T, name string, tc gemmCase, transA, tra
 	}
 	want := append([]float32(nil), c0...)
 	gemmGeneric(transA, transB, tc.m, tc.n, tc.k, alpha, a, lda, b, ldb, beta, want, ldc)
-	tol := make([]float64, len(c0))
-	for i := 0; i < tc.m; i++ {
-		for j := 0; j < tc.n; j++ {
-			tol[i*ldc+j] = gemmTolerance(tc, transA, transB, alpha, beta, a, lda, b, ldb, c0, ldc, i, j)
-		}
-	}
+	tol := gemmTolerances(tc, transA, transB, alpha, beta, a, lda, b, ldb, c0, ldc)
 
 	defer SetWorkers(SetWorkers(1))
 	got := make([]float32, len(c0))
@@ -150,7 +147,7 @@ func checkGemmAgainstGeneric(t *testing.T, name string, tc gemmCase, transA, tra
 					t.Errorf("%s: guard C[%d] (row %d col %d) = %v, was NaN: written outside C", name, idx, i, j, got[idx])
 					bad++
 				}
-			} else if d := math.Abs(float64(got[idx]) - float64(want[idx])); !(d <= tol[idx]) {
+			} else if d := math.Abs(float64(got[idx]) - float64(want[idx])); !(d <= float64(tol[idx])) {
 				t.Errorf("%s: C(%d,%d) = %v, want %v", name, i, j, got[idx], want[idx])
 				bad++
 			}
@@ -162,8 +159,34 @@ func checkGemmAgainstGeneric(t *testing.T, name string, tc gemmCase, transA, tra
 	}
 }
 
+// loopKernel returns a plain-loop micro-kernel for an (mr, nr) tile, the Go equivalent each
+// assembly stub documents.
+func loopKernel(mr, nr int) func(k int, a, b, c []float32, ldc int) {
+	return func(k int, a, b, c []float32, ldc int) {
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var acc float32
+				for p := 0; p < k; p++ {
+					acc += a[p*mr+i] * b[p*nr+j]
+				}
+				c[i*ldc+j] += acc
+			}
+		}
+	}
+}
+
+// tileTwins run the blocked driver with the tile and block sizes of the assembly kernel sets
+// (6x16 avx2, 12x32 avx512) but plain-loop kernels, so the driver's handling of those shapes is
+// tested on every machine, including ones that cannot run the assembly.
+var tileTwins = []*kernels{
+	{name: "loop6x16", mr: 6, nr: 16, kc: 256, mc: 120, nc: 3072, gemmKernel: loopKernel(6, 16),
+		dot: dotGeneric, axpy: axpyGeneric, scal: scalGeneric},
+	{name: "loop12x32", mr: 12, nr: 32, kc: 160, mc: 144, nc: 3072, gemmKernel: loopKernel(12, 32),
+		dot: dotGeneric, axpy: axpyGeneric, scal: scalGeneric},
+}
+
 // gemmImpls lists every driver on every kernel set this machine supports, on one worker and on
-// two and three (uneven bands).
+// two and three (uneven bands), and the blocked driver on the tile twins.
 func gemmImpls() []namedGemm {
 	paths := []struct {
 		name string
@@ -173,6 +196,14 @@ func gemmImpls() []namedGemm {
 		{"rows", gemmSmallRows},
 	}
 	var impls []namedGemm
+	for _, ks := range tileTwins {
+		for _, threads := range []int{1, 2} {
+			impls = append(impls, namedGemm{ks.name + "/path=blocked", threads,
+				func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+					gemmBlocked(ks, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				}})
+		}
+	}
 	for _, ks := range supportedKernels {
 		for _, path := range paths {
 			for _, threads := range []int{1, 2, 3} {
@@ -205,11 +236,38 @@ func TestGemmKernels(t *testing.T) {
 // early returns) against gemmGeneric.
 func TestGemmPublic(t *testing.T) {
 	impls := []namedGemm{{"Gemm:" + KernelName(), 1, Gemm}, {"Gemm:" + KernelName(), 2, Gemm}}
-	for _, tc := range append(gemmShapes, gemmCase{0, 5, 3, 0, 0, 0}, gemmCase{4, 0, 3, 0, 0, 1}, gemmCase{3, 4, 0, 0, 0, 1}) {
+	for _, tc := range gemmShapes {
 		for _, tr := range [][2]bool{{false, false}, {true, true}} {
 			name := fmt.Sprintf("%dx%dx%d/transA=%v/transB=%v", tc.m, tc.k, tc.n, tr[0], tr[1])
 			checkGemmAgainstGeneric(t, name+"/beta=0.5", tc, tr[0], tr[1], 0.75, 0.5, impls)
 			checkGemmAgainstGeneric(t, name+"/beta=0", tc, tr[0], tr[1], 1, 0, impls)
+		}
+	}
+}
+
+// TestGemmAlphaZero checks that alpha == 0 leaves A and B unread, as BLAS does: NaN and Inf in
+// them do not reach C, which becomes beta*C.
+func TestGemmAlphaZero(t *testing.T) {
+	const m, n, k = 7, 9, 5
+	a := make([]float32, m*k) // (m, k)
+	b := make([]float32, k*n) // (k, n)
+	for i := range a {
+		a[i] = float32(math.NaN())
+	}
+	for i := range b {
+		b[i] = float32(math.Inf(1))
+	}
+	for _, beta := range []float32{0, 1, -2} {
+		c := make([]float32, m*n) // (m, n)
+		for i := range c {
+			c[i] = float32(i)
+		}
+		Gemm(false, false, m, n, k, 0, a, k, b, n, beta, c, n)
+		for i, v := range c {
+			if want := beta * float32(i); v != want {
+				t.Errorf("beta=%v: C[%d] = %v, want %v", beta, i, v, want)
+				break
+			}
 		}
 	}
 }

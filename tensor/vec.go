@@ -46,6 +46,14 @@ func dotGeneric(x, y []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// dot4Generic is the pure-Go four-row inner product: out[r] = a[r*lda : r*lda+len(b)] . b.
+func dot4Generic(a []float32, lda int, b []float32, out *[4]float32) {
+	k := len(b)
+	for r := range out {
+		out[r] = dotGeneric(a[r*lda:][:k], b)
+	}
+}
+
 // axpyGeneric is the pure-Go Axpy.
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]

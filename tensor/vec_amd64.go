@@ -34,6 +34,27 @@ func scalAVX2(alpha float32, x []float32) {
 	}
 }
 
+// dot4AVX2 computes the four inner products out[r] = a[r*lda : r*lda+len(b)] . b with AVX2+FMA,
+// reading b once for all four rows.
+func dot4AVX2(a []float32, lda int, b []float32, out *[4]float32) {
+	k := len(b)
+	if k == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = a[3*lda+k-1]
+	k8 := k &^ 7
+	dot4BlocksAVX2(a, lda, b[:k8], out[:])
+	for r := range out {
+		row := a[r*lda:][:k]
+		s := out[r]
+		for p := k8; p < k; p++ {
+			s += row[p] * b[p]
+		}
+		out[r] = s
+	}
+}
+
 // dotAVX512 is Dot with AVX-512F.
 func dotAVX512(x, y []float32) float32 {
 	n := len(x) &^ 15
@@ -91,6 +112,21 @@ func axpyBlocksAVX2(alpha float32, x, y []float32)
 //
 //go:noescape
 func scalBlocksAVX2(alpha float32, x []float32)
+
+// dot4BlocksAVX2 computes the inner products of rows 0-3 of a, at stride lda, with b, len(b) a
+// multiple of 8, into out[0:4]. The caller guarantees len(a) >= 3*lda+len(b) and len(out) >= 4.
+// It is equivalent to
+//
+//	for r := 0; r < 4; r++ {
+//		var s float32
+//		for p := range b {
+//			s += a[r*lda+p] * b[p]
+//		}
+//		out[r] = s
+//	}
+//
+//go:noescape
+func dot4BlocksAVX2(a []float32, lda int, b []float32, out []float32)
 
 // dotBlocksAVX512 returns the inner product of x and y, len(x) == len(y) a multiple of 16,
 // summed in four 16-wide partial sums. It is equivalent to

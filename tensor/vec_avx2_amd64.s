@@ -137,3 +137,67 @@ scal8loop:
 scaldone:
 	VZEROUPPER
 	RET
+
+// func dot4BlocksAVX2(a []float32, lda int, b []float32, out []float32)
+// Rows 0-3 of a (at SI, R9, R10, R11) against b; Y0-Y3 sum columns 0-7 of each 16-float step,
+// Y4-Y7 columns 8-15, so every B load feeds four FMAs.
+TEXT ·dot4BlocksAVX2(SB), NOSPLIT, $0-80
+	MOVQ   a_base+0(FP), SI
+	MOVQ   lda+24(FP), R8
+	SHLQ   $2, R8
+	MOVQ   b_base+32(FP), DI
+	MOVQ   b_len+40(FP), CX
+	MOVQ   out_base+56(FP), DX
+	LEAQ   (SI)(R8*1), R9
+	LEAQ   (R9)(R8*1), R10
+	LEAQ   (R10)(R8*1), R11
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $16
+	JLT    dot4tail
+
+dot4loop:
+	VMOVUPS     (DI)(AX*1), Y8
+	VMOVUPS     32(DI)(AX*1), Y9
+	VFMADD231PS (SI)(AX*1), Y8, Y0
+	VFMADD231PS (R9)(AX*1), Y8, Y1
+	VFMADD231PS (R10)(AX*1), Y8, Y2
+	VFMADD231PS (R11)(AX*1), Y8, Y3
+	VFMADD231PS 32(SI)(AX*1), Y9, Y4
+	VFMADD231PS 32(R9)(AX*1), Y9, Y5
+	VFMADD231PS 32(R10)(AX*1), Y9, Y6
+	VFMADD231PS 32(R11)(AX*1), Y9, Y7
+	ADDQ        $64, AX
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         dot4loop
+
+dot4tail:
+	TESTQ       CX, CX
+	JZ          dot4reduce
+	VMOVUPS     (DI)(AX*1), Y8
+	VFMADD231PS (SI)(AX*1), Y8, Y0
+	VFMADD231PS (R9)(AX*1), Y8, Y1
+	VFMADD231PS (R10)(AX*1), Y8, Y2
+	VFMADD231PS (R11)(AX*1), Y8, Y3
+
+dot4reduce:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VHADDPS      Y1, Y0, Y0     // a01 a23 b01 b23 | a45 a67 b45 b67
+	VHADDPS      Y3, Y2, Y2     // c01 c23 d01 d23 | c45 c67 d45 d67
+	VHADDPS      Y2, Y0, Y0     // a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVUPS      X0, (DX)
+	VZEROUPPER
+	RET

@@ -44,7 +44,7 @@ func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
 	}
 }
 
-// TestVecKernels checks Dot, Axpy and Scal of every kernel set this machine supports against
+// TestVecKernels checks Dot, dot4, Axpy and Scal of every kernel set this machine supports against
 // plain Go loops, over lengths 0..70 and longer, at unaligned offsets, with NaN guards.
 func TestVecKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -62,6 +62,28 @@ func TestVecKernels(t *testing.T) {
 				}
 				if got := ks.dot(x, y); math.Abs(float64(got)-want) > float64(n+1)*6e-8*mag {
 					t.Errorf("%s: dot = %v, want %v", name, got, want)
+				}
+
+				// dot4: four rows at stride n+3, NaN in the slack between rows and after the last,
+				// so reading past a row's end shows up as NaN.
+				lda := n + 3
+				abuf, _ := guarded(r, 0, off+3*lda+n)
+				for row := 0; row < 4; row++ {
+					for p := 0; p < n; p++ {
+						abuf[off+row*lda+p] = 2*r.Float32() - 1
+					}
+				}
+				var dots [4]float32
+				ks.dot4(abuf[off:], lda, y, &dots)
+				for row := range dots {
+					var want4, mag4 float64
+					for p := 0; p < n; p++ {
+						want4 += float64(abuf[off+row*lda+p]) * float64(y[p])
+						mag4 += math.Abs(float64(abuf[off+row*lda+p]) * float64(y[p]))
+					}
+					if got := dots[row]; !(math.Abs(float64(got)-want4) <= float64(n+1)*6e-8*mag4) {
+						t.Errorf("%s: dot4 row %d = %v, want %v", name, row, got, want4)
+					}
 				}
 
 				const alpha = float32(-0.75)

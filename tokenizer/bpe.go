@@ -20,7 +20,7 @@ func mergeValue(rank uint32, merged int32) uint64 { return uint64(rank)<<32 | ui
 
 // rankOf returns the rank and merged id of the pair (left, right), or noRank.
 func (t *Tokenizer) rankOf(left, right int32) (rank uint32, merged int32) {
-	v, ok := t.merges[mergeKey(left, right)]
+	v, ok := t.merges.get(mergeKey(left, right))
 	if !ok {
 		return noRank, -1
 	}
@@ -51,8 +51,13 @@ type encoder struct {
 // cacheSpan locates one cached pre-token's ids in encoder.arena.
 type cacheSpan struct{ off, n uint32 }
 
-// maxCacheEntries bounds the word cache; past it the cache starts over.
-const maxCacheEntries = 1 << 17
+// Bounds of the word cache: past maxCacheEntries words or maxCacheIDs ids it starts over, and
+// pre-tokens longer than maxCachedWord bytes (rarely repeated) are not cached.
+const (
+	maxCacheEntries = 1 << 17
+	maxCacheIDs     = 1 << 21
+	maxCachedWord   = 256
+)
 
 func newEncoder(t *Tokenizer) *encoder {
 	return &encoder{t: t, cache: make(map[string]cacheSpan, 1024)}
@@ -60,6 +65,12 @@ func newEncoder(t *Tokenizer) *encoder {
 
 // appendWord appends the ids of one pre-token (raw UTF-8 bytes, or any bytes) to ids.
 func (e *encoder) appendWord(ids []int, word string) []int {
+	if len(word) == 1 { // one byte, nothing to merge: " ", ",", a digit
+		if id := e.t.byteID[word[0]]; id >= 0 {
+			return append(ids, int(id))
+		}
+		return ids
+	}
 	if sp, ok := e.cache[word]; ok {
 		for _, id := range e.arena[sp.off : sp.off+sp.n] {
 			ids = append(ids, int(id))
@@ -67,7 +78,13 @@ func (e *encoder) appendWord(ids []int, word string) []int {
 		return ids
 	}
 	syms := e.mergeWord(word)
-	if len(e.cache) >= maxCacheEntries || len(e.arena)+len(syms) > math.MaxUint32/2 {
+	if len(word) > maxCachedWord {
+		for _, id := range syms {
+			ids = append(ids, int(id))
+		}
+		return ids
+	}
+	if len(e.cache) >= maxCacheEntries || len(e.arena)+len(syms) > maxCacheIDs {
 		clear(e.cache)
 		e.arena = e.arena[:0]
 	}

@@ -53,7 +53,7 @@ func build(m model) (*Tokenizer, error) {
 		tokens:       make([]string, size),
 		decoded:      make([][]byte, size),
 		vocab:        m.vocab,
-		merges:       make(map[uint64]uint64, len(m.merges)),
+		merges:       newMergeTable(len(m.merges)),
 		mergeList:    m.merges,
 		ignoreMerges: m.ignoreMerges,
 		nfc:          m.nfc,
@@ -98,7 +98,7 @@ func build(m model) (*Tokenizer, error) {
 			return nil, &mergeError{rank, fmt.Sprintf("merged token %q is not in model.vocab", joined)}
 		}
 		// A pair listed twice keeps its last rank, as Hugging Face's merge map does.
-		t.merges[mergeKey(pair[0], pair[1])] = mergeValue(uint32(rank), merged)
+		t.merges.put(mergeKey(pair[0], pair[1]), mergeValue(uint32(rank), merged))
 	}
 	added := append([]AddedToken(nil), m.added...)
 	sort.SliceStable(added, func(i, j int) bool { return added[i].ID < added[j].ID })

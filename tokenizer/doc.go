@@ -17,6 +17,15 @@
 //     of merge rank until no ranked pair is left (bpe.go, after Sennrich et al. 2016 and GPT-2's
 //     encoder.py).
 //
+// Files: tokenizer.go (the Tokenizer, Encode, Decode), added.go (added-token matching),
+// pretokenize.go (the Qwen2 pattern by hand), bytelevel.go (byte-to-unicode, lossy UTF-8),
+// bpe.go (merging, word cache), batch.go (EncodeBatch), load.go, config.go and save.go
+// (tokenizer.json and tokenizer_config.json), build.go (checks and assembly), train.go (BPE
+// training), chat.go and chat_template.go (Qwen2.5 ChatML rendering), golden.go (the
+// "tokenize" reference function).
+//
+// The only dependency outside the standard library is golang.org/x/text/unicode/norm for NFC.
+//
 // Decoding concatenates each id's bytes and replaces invalid UTF-8 as Hugging Face's ByteLevel
 // decoder does (String::from_utf8_lossy). Load and Save read and write tokenizer.json and
 // tokenizer_config.json; Train learns merges from a corpus; RenderChat renders messages and

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -121,15 +119,15 @@ type addedTokenJSON struct {
 }
 
 type bpeModelJSON struct {
-	Type                    string            `json:"type"`
-	Dropout                 *float64          `json:"dropout"`
-	UnkToken                *string           `json:"unk_token"`
-	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-	ByteFallback            bool              `json:"byte_fallback"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	Vocab                   map[string]int32  `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
+	Type                    string           `json:"type"`
+	Dropout                 *float64         `json:"dropout"`
+	UnkToken                *string          `json:"unk_token"`
+	ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+	ByteFallback            bool             `json:"byte_fallback"`
+	IgnoreMerges            bool             `json:"ignore_merges"`
+	Vocab                   map[string]int32 `json:"vocab"`
+	Merges                  json.RawMessage  `json:"merges"`
 }
 
 // typed is any tokenizer.json component: {"type": ..., ...}.
@@ -163,13 +161,13 @@ func parseTokenizerJSON(raw []byte) (model, error) {
 	}
 	m.vocab = mj.Vocab
 	m.ignoreMerges = mj.IgnoreMerges
-	m.merges = make([][2]int32, len(mj.Merges))
-	for i, rm := range mj.Merges {
-		left, right, err := parseMerge(rm)
-		if err != nil {
-			return m, &mergeError{i, err.Error()}
-		}
-		for k, part := range [2]string{left, right} {
+	pairs, err := parseMerges(mj.Merges)
+	if err != nil {
+		return m, err
+	}
+	m.merges = make([][2]int32, len(pairs))
+	for i, pair := range pairs {
+		for k, part := range pair {
 			id, ok := mj.Vocab[part]
 			if !ok {
 				return m, &mergeError{i, fmt.Sprintf("token %q is not in model.vocab", part)}
@@ -184,7 +182,6 @@ func parseTokenizerJSON(raw []byte) (model, error) {
 		m.added = append(m.added, AddedToken{ID: *at.ID, Content: at.Content, Special: at.Special,
 			LStrip: at.LStrip, RStrip: at.RStrip, SingleWord: at.SingleWord, Normalized: at.Normalized})
 	}
-	var err error
 	if m.nfc, err = parseNormalizer(f.Normalizer); err != nil {
 		return m, err
 	}
@@ -199,6 +196,39 @@ func parseTokenizerJSON(raw []byte) (model, error) {
 		return m, fmt.Errorf("decoder.type %q, want \"ByteLevel\"", dec.Type)
 	}
 	return m, nil
+}
+
+// parseMerges reads model.merges: a list of ["left", "right"] pairs (tokenizers >= 0.20) or of
+// "left right" strings. The whole list is decoded in one call when it is well-formed (fast: the
+// Qwen3 file has 151387 merges); otherwise merge by merge, to name the one at fault.
+func parseMerges(raw json.RawMessage) ([][2]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var pairs [][]string
+	if err := json.Unmarshal(raw, &pairs); err == nil {
+		out := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return nil, &mergeError{i, fmt.Sprintf("want 2 tokens, got %d", len(p))}
+			}
+			out[i] = [2]string{p[0], p[1]}
+		}
+		return out, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("model.merges: %w", err)
+	}
+	out := make([][2]string, len(list))
+	for i, rm := range list {
+		left, right, err := parseMerge(rm)
+		if err != nil {
+			return nil, &mergeError{i, err.Error()}
+		}
+		out[i] = [2]string{left, right}
+	}
+	return out, nil
 }
 
 // parseMerge reads one merge: ["left", "right"] (tokenizers >= 0.20) or "left right".
@@ -296,92 +326,6 @@ func checkPreTokenizer(raw json.RawMessage) error {
 	return nil
 }
 
-// parseConfig reads the eos and pad tokens and the added_tokens_decoder of a
-// tokenizer_config.json into m, and keeps the file for Save.
-func parseConfig(raw []byte, m *model) error {
-	var cfg struct {
-		EOS                json.RawMessage           `json:"eos_token"`
-		Pad                json.RawMessage           `json:"pad_token"`
-		AddedTokensDecoder map[string]addedTokenJSON `json:"added_tokens_decoder"`
-	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return err
-	}
-	var err error
-	if m.eosToken, err = tokenContent(cfg.EOS); err != nil {
-		return fmt.Errorf("eos_token: %w", err)
-	}
-	if m.padToken, err = tokenContent(cfg.Pad); err != nil {
-		return fmt.Errorf("pad_token: %w", err)
-	}
-	have := map[int]bool{}
-	for _, at := range m.added {
-		have[at.ID] = true
-	}
-	keys := make([]string, 0, len(cfg.AddedTokensDecoder))
-	for k := range cfg.AddedTokensDecoder {
-		keys = append(keys, k)
-	}
-	sortNumeric(keys)
-	for _, k := range keys {
-		var id int
-		if _, err := fmt.Sscanf(k, "%d", &id); err != nil || fmt.Sprint(id) != k {
-			return fmt.Errorf("added_tokens_decoder: key %q is not an id", k)
-		}
-		if have[id] {
-			continue // tokenizer.json's added_tokens is the authority
-		}
-		at := cfg.AddedTokensDecoder[k]
-		m.added = append(m.added, AddedToken{ID: id, Content: at.Content, Special: at.Special,
-			LStrip: at.LStrip, RStrip: at.RStrip, SingleWord: at.SingleWord, Normalized: at.Normalized})
-		have[id] = true
-	}
-	m.config = append([]byte(nil), raw...)
-	return nil
-}
-
-// defaultSpecials sets eos and pad for a tokenizer.json without a config: Qwen's chat
-// convention, when those tokens exist ("<|im_end|>", else "<|endoftext|>", ends a sequence;
-// "<|endoftext|>" pads).
-func defaultSpecials(m *model) {
-	has := func(s string) bool {
-		for _, at := range m.added {
-			if at.Content == s {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case has(imEnd):
-		m.eosToken = imEnd
-	case has(endOfText):
-		m.eosToken = endOfText
-	}
-	if has(endOfText) {
-		m.padToken = endOfText
-	}
-}
-
-// tokenContent reads a special token given as a string, as {"content": ...}, or null.
-func tokenContent(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var obj struct {
-		Content string `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", fmt.Errorf("want a string or {\"content\": ...}: %w", err)
-	}
-	return obj.Content, nil
-}
-
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("null")
@@ -394,14 +338,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// sortNumeric sorts decimal strings by value (shorter first, then lexically).
-func sortNumeric(keys []string) {
-	sort.Slice(keys, func(i, j int) bool {
-		if len(keys[i]) != len(keys[j]) {
-			return len(keys[i]) < len(keys[j])
-		}
-		return keys[i] < keys[j]
-	})
 }

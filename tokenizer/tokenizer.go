@@ -21,7 +21,7 @@ type Tokenizer struct {
 	// byteID[b] is the id of the token for the single byte b, -1 if the vocabulary lacks it.
 	byteID [256]int32
 	// merges maps mergeKey(left, right) to mergeValue(rank, merged id).
-	merges map[uint64]uint64
+	merges mergeTable
 	// mergeList holds the merges in rank order as (left, right) id pairs, for Save. (M, 2)
 	mergeList [][2]int32
 	// ignoreMerges: a pre-token that is itself a vocabulary token is that token (Llama-3
@@ -33,7 +33,7 @@ type Tokenizer struct {
 	added   []AddedToken // in id order
 	matcher addedMatcher
 
-	eos, pad int   // -1 when unset
+	eos, pad int    // -1 when unset
 	config   []byte // tokenizer_config.json as loaded, for Save to keep its other fields
 
 	pool sync.Pool // *encoder
@@ -46,9 +46,10 @@ type AddedToken struct {
 	ID      int
 	Content string
 	Special bool // skipped by DecodeSkipSpecial; chat markers are special, tool tags are not
-	// Hugging Face's matching options, all false for Qwen: LStrip and RStrip make the token
-	// absorb the white space on its left or right, SingleWord only matches it between
-	// non-word characters.
+	// Matching options after Hugging Face's, all false in Qwen's files: LStrip and RStrip make
+	// the token absorb the white space on its left or right; SingleWord only matches it
+	// between characters that are not letters, numbers or '_' (an approximation of Hugging
+	// Face's word-boundary test, checked by no reference).
 	LStrip, RStrip, SingleWord bool
 	Normalized                 bool // kept for Save; matching is always on the raw text
 }

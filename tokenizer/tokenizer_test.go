@@ -2,7 +2,10 @@ package tokenizer
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -198,6 +201,32 @@ func TestLossyUTF8(t *testing.T) {
 	}
 	if got := string(tok.DecodeBytes(ids)); got != "\xf0\x9f" {
 		t.Errorf("DecodeBytes = %q, want the raw bytes", got)
+	}
+}
+
+// TestCorpusChecksum pins the ids of the first 2000 corpus passages (1,096,599 bytes, 263,153
+// tokens) to those @lenml/tokenizers 3.7.2 (the transformers.js port that computed the golden
+// cases) gives with the Qwen3 tokenizer: SHA-256 of the passages' ids, comma-separated, one
+// passage a line.
+func TestCorpusChecksum(t *testing.T) {
+	const want = "ecef2fbea0b757c306c6b0992f92315cd23546f1b9e988ef36b096842d957e1c"
+	tok := loadQwen3(t)
+	h := sha256.New()
+	total := 0
+	for i, ids := range tok.EncodeBatch(corpusPassages(t, 2000)) {
+		if i > 0 {
+			h.Write([]byte("\n"))
+		}
+		for k, id := range ids {
+			if k > 0 {
+				h.Write([]byte(","))
+			}
+			fmt.Fprint(h, id)
+		}
+		total += len(ids)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want || total != 263153 {
+		t.Errorf("ids of the first 2000 passages: %d tokens, SHA-256 %s; want 263153 tokens, %s", total, got, want)
 	}
 }
 

@@ -41,7 +41,7 @@ type indexOptions struct {
 func indexFlags(opt *indexOptions) func(fs *flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		def := search.DefaultOptions()
-		fs.StringVar(&opt.corpus, "corpus", "", "passage corpus: a JSONL file ({\"id\",\"title\",\"text\"} or Search-R1's {\"id\",\"contents\"}), or \"mhqa\" for the embedded one")
+		fs.StringVar(&opt.corpus, "corpus", "", "passage corpus: a JSONL file, optionally .gz ({\"id\",\"title\",\"text\"} or Search-R1's {\"id\",\"contents\"}), or \"mhqa\" for the embedded one")
 		fs.StringVar(&opt.out, "out", "", "the index file to write")
 		fs.Float64Var(&opt.k1, "k1", def.K1, "BM25 k1 stored in the index (searches may override it)")
 		fs.Float64Var(&opt.b, "b", def.B, "BM25 b stored in the index (searches may override it)")

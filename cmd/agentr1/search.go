@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"agentr1/env/search"
@@ -38,16 +39,38 @@ func init() {
 type indexSource struct {
 	corpus      string
 	index       string
-	k1, b       float64 // negative: the index's own (or the defaults when building)
+	k1, b       optFloat // unset: the index file's, or the defaults when building
 	titleWeight int
+}
+
+// optFloat is a float flag that remembers whether it was given.
+type optFloat struct {
+	v   float64
+	set bool
+}
+
+func (f *optFloat) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatFloat(f.v, 'g', -1, 64)
+}
+
+func (f *optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	f.v, f.set = v, true
+	return nil
 }
 
 func indexSourceFlags(fs *flag.FlagSet, src *indexSource) {
 	def := search.DefaultOptions()
-	fs.StringVar(&src.corpus, "corpus", "", "passage corpus: a JSONL file ({\"id\",\"title\",\"text\"} or Search-R1's {\"id\",\"contents\"}), or \"mhqa\" for the embedded one")
+	fs.StringVar(&src.corpus, "corpus", "", "passage corpus: a JSONL file, optionally .gz ({\"id\",\"title\",\"text\"} or Search-R1's {\"id\",\"contents\"}), or \"mhqa\" for the embedded one")
 	fs.StringVar(&src.index, "index", "", "an index file saved by 'agentr1 index' (instead of building one from --corpus)")
-	fs.Float64Var(&src.k1, "k1", -1, fmt.Sprintf("BM25 k1 (default %g, or the index file's)", def.K1))
-	fs.Float64Var(&src.b, "b", -1, fmt.Sprintf("BM25 b (default %g, or the index file's)", def.B))
+	fs.Var(&src.k1, "k1", fmt.Sprintf("BM25 k1, a `number` (default %g when building, else the index file's)", def.K1))
+	fs.Var(&src.b, "b", fmt.Sprintf("BM25 b, a `number` in [0, 1] (default %g when building, else the index file's)", def.B))
 	fs.IntVar(&src.titleWeight, "title-weight", def.TitleWeight, "times each title term counts when building (0 leaves titles out)")
 }
 
@@ -90,11 +113,11 @@ func (src indexSource) load() (*search.Index, time.Duration, error) {
 	}
 	st := ix.Stats()
 	k1, b := st.K1, st.B
-	if src.k1 >= 0 {
-		k1 = src.k1
+	if src.k1.set {
+		k1 = src.k1.v
 	}
-	if src.b >= 0 {
-		b = src.b
+	if src.b.set {
+		b = src.b.v
 	}
 	if err := ix.SetBM25(k1, b); err != nil {
 		return nil, 0, fmt.Errorf("%w: %v", errUsage, err)

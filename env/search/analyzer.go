@@ -7,10 +7,11 @@ import (
 
 // Analyzer turns text into index terms: it splits words at every rune that is not a letter,
 // mark or digit (keeping an apostrophe between letters, as in "o'brien", and a comma or point
-// between digits, as in "1,000" or "3.5"), lowercases them with Unicode case folding, strips
-// the English possessive "'s", drops English stop words and stems what is left with Porter2.
-// This is the pipeline of Lucene's and bleve's English analyzers; the same analyzer must index
-// the corpus and parse the queries.
+// between digits, as in "1,000" or "3.5"), lowercases them (unicode.ToLower), strips the
+// English possessive "'s", drops English stop words and stems what is left with Porter2.
+// This is the pipeline of bleve's and Lucene's English analyzers, with a simpler word splitter
+// than their Unicode (UAX #29) segmentation. The same analyzer must index the corpus and
+// parse the queries; the index file records its settings.
 //
 // An Analyzer is not safe for concurrent use (it caches stems); give each goroutine its own
 // with Clone.

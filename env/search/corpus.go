@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,8 +41,8 @@ func ParseContents(contents string) (title, text string) {
 // Wikipedia passages of the HotpotQA, 2Wiki and MuSiQue samples) instead of a file.
 const EmbeddedCorpus = "mhqa"
 
-// LoadCorpus reads the passages of the corpus file at path, or of the embedded corpus when
-// path is "mhqa". See ReadCorpus for the formats.
+// LoadCorpus reads the passages of the corpus file at path (gzip-compressed when the name ends
+// in ".gz"), or of the embedded corpus when path is "mhqa". See ReadCorpus for the formats.
 func LoadCorpus(path string) ([]Passage, error) {
 	if path == EmbeddedCorpus {
 		r, err := data.Open("corpus")
@@ -51,12 +52,29 @@ func LoadCorpus(path string) ([]Passage, error) {
 		defer r.Close()
 		return ReadCorpus(r, data.Path("corpus"))
 	}
-	f, err := os.Open(path)
+	r, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	defer f.Close()
-	return ReadCorpus(f, path)
+	defer r.Close()
+	return ReadCorpus(r, path)
+}
+
+// openMaybeGzip opens the file at path, decompressing it when the name ends in ".gz".
+func openMaybeGzip(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil || !strings.HasSuffix(path, ".gz") {
+		return f, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{zr, f}, nil
 }
 
 // corpusLine holds the fields of either corpus format.

@@ -1,6 +1,9 @@
 package search
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -81,6 +84,23 @@ func TestLoadCorpus(t *testing.T) {
 	}
 	if _, err := LoadCorpus(path); err == nil || !strings.Contains(err.Error(), path+":2:") {
 		t.Errorf("LoadCorpus of a bad file: error %v does not name file and line", err)
+	}
+	gzPath := filepath.Join(t.TempDir(), "corpus.jsonl.gz")
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	io.WriteString(zw, `{"id": "0", "contents": "\"T\"\nbody"}`+"\n")
+	zw.Close()
+	if err := os.WriteFile(gzPath, zbuf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadCorpus(gzPath); err != nil || !reflect.DeepEqual(got, []Passage{{ID: "0", Title: "T", Text: "body"}}) {
+		t.Errorf("LoadCorpus of a gzip file: %+v, %v", got, err)
+	}
+	if err := os.WriteFile(gzPath, []byte("not gzip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCorpus(gzPath); err == nil || !strings.Contains(err.Error(), gzPath) {
+		t.Errorf("LoadCorpus of a bad gzip file: error %v does not name the file", err)
 	}
 	if _, err := LoadCorpus(filepath.Join(t.TempDir(), "missing.jsonl")); err == nil {
 		t.Error("LoadCorpus of a missing file succeeded")

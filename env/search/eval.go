@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -22,7 +21,7 @@ type EvalQuestion struct {
 }
 
 // LoadEvalQuestions reads questions in the mhqa JSONL schema (data/mhqa/README.md) from the
-// file at path, or from the embedded set of that name ("hotpotqa", "2wiki", "musique").
+// file at path (gzip-compressed when the name ends in ".gz"), or from the embedded set of that name ("hotpotqa", "2wiki", "musique").
 func LoadEvalQuestions(path string) ([]EvalQuestion, error) {
 	if slices.Contains(data.Names(), path) && path != "corpus" {
 		r, err := data.Open(path)
@@ -32,12 +31,12 @@ func LoadEvalQuestions(path string) ([]EvalQuestion, error) {
 		defer r.Close()
 		return ReadEvalQuestions(r, data.Path(path))
 	}
-	f, err := os.Open(path)
+	r, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, fmt.Errorf("questions: %w", err)
 	}
-	defer f.Close()
-	return ReadEvalQuestions(f, path)
+	defer r.Close()
+	return ReadEvalQuestions(r, path)
 }
 
 // questionLine holds the fields of the mhqa question schema that evaluation reads.

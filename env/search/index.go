@@ -76,6 +76,9 @@ func Build(passages []Passage, opt Options) (*Index, error) {
 	if opt.TitleWeight < 0 || opt.TitleWeight > 100 {
 		return nil, fmt.Errorf("search: title weight %d out of range [0, 100]", opt.TitleWeight)
 	}
+	if err := checkBM25(opt.K1, opt.B); err != nil {
+		return nil, err
+	}
 	an := opt.Analyzer
 	if an == nil {
 		an = NewEnglishAnalyzer()
@@ -226,8 +229,8 @@ func (ix *Index) invert(parts []docTerms) {
 // SetBM25 sets the BM25 parameters k1 >= 0 and 0 <= b <= 1 and recomputes the per-term idf and
 // per-passage length normalisation. It must not run concurrently with Search.
 func (ix *Index) SetBM25(k1, b float64) error {
-	if !(k1 >= 0 && k1 <= 100) || !(b >= 0 && b <= 1) {
-		return fmt.Errorf("search: BM25 k1=%g b=%g out of range (want 0 <= k1 <= 100, 0 <= b <= 1)", k1, b)
+	if err := checkBM25(k1, b); err != nil {
+		return err
 	}
 	ix.k1, ix.b = k1, b
 	n := float64(len(ix.passages))
@@ -247,6 +250,13 @@ func (ix *Index) SetBM25(k1, b float64) error {
 	for i, d := range ix.docs {
 		tf := float64(ix.tfs[i])
 		ix.impact[i] = float32(tf * (k1 + 1) / (tf + norm[d]))
+	}
+	return nil
+}
+
+func checkBM25(k1, b float64) error {
+	if !(k1 >= 0 && k1 <= 100) || !(b >= 0 && b <= 1) {
+		return fmt.Errorf("search: BM25 k1=%g b=%g out of range (want 0 <= k1 <= 100, 0 <= b <= 1)", k1, b)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ package search
 import "testing"
 
 // TestStem checks Porter2 on a table of word -> stem pairs produced by the Snowball project's
-// reference implementation (libstemmer's stemwords -l english): regular families, the
+// reference implementation (libstemmer 2.2.0's stemwords -l english): regular families, the
 // exceptional forms, the step 1a invariants, every step-2/3/4 suffix and apostrophes. (The
 // whole 79,466-word ASCII vocabulary of the embedded corpus was also compared, with no
 // difference; that check needs stemwords installed and is not part of the test.)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -128,7 +129,7 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "malformed request: %v", err)
 		return
 	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+	if len(bytes.Trim(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON whitespace only
 		writeError(w, http.StatusBadRequest, "malformed request: data after the JSON object")
 		return
 	}
@@ -186,17 +187,23 @@ func (s *service) check(r *RetrieveRequest) (int, error) {
 // ListenAndServe serves h on addr until ctx is cancelled, then shuts down gracefully: it stops
 // accepting connections and waits up to drain for in-flight requests to finish. ready, if not
 // nil, is called with the bound address once the listener is open (useful with port 0).
+//
+// Connections that were opened but have not yet sent a request are closed at once on
+// shutdown: http.Server.Shutdown would otherwise wait up to 5 s for each of them (HTTP clients
+// often open spare connections they never use).
 func ListenAndServe(ctx context.Context, addr string, h http.Handler, drain time.Duration, ready func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve search: %w", err)
 	}
+	var fresh connSet // connections in http.StateNew
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		ConnState:         fresh.track,
 	}
 	if ready != nil {
 		ready(ln.Addr())
@@ -210,11 +217,56 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, drain time
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		return fmt.Errorf("serve search: shutdown: %w", err)
+	// Close the request-less connections before Shutdown first looks, and again until it is
+	// done, so one accepted just before the listener closed is caught too.
+	fresh.closeAll()
+	time.Sleep(time.Millisecond) // let their serving goroutines see the close
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(shutCtx) }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		fresh.closeAll()
+		select {
+		case err := <-shut:
+			if err != nil {
+				return fmt.Errorf("serve search: shutdown: %w", err)
+			}
+			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve search: %w", err)
+			}
+			return nil
+		case <-tick.C:
+		}
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve search: %w", err)
+}
+
+// connSet tracks the server's connections that have not started a request.
+type connSet struct {
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+// track is an http.Server ConnState hook.
+func (s *connSet) track(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if state != http.StateNew {
+		delete(s.conns, c)
+		return
 	}
-	return nil
+	if s.conns == nil {
+		s.conns = make(map[net.Conn]bool)
+	}
+	s.conns[c] = true
+}
+
+// closeAll closes every tracked connection; a failed close means it is already gone.
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+		delete(s.conns, c)
+	}
 }

@@ -96,6 +96,7 @@ func TestHandlerErrors(t *testing.T) {
 		{"wrong field type", "POST", "/retrieve", `{"queries": "just one"}`, 400, "malformed request"},
 		{"unknown field", "POST", "/retrieve", `{"queries": ["q"], "top_k": 3}`, 400, `unknown field "top_k"`},
 		{"trailing data", "POST", "/retrieve", `{"queries": ["q"]} {"queries": ["r"]}`, 400, "data after the JSON object"},
+		{"non-JSON space after", "POST", "/retrieve", "{\"queries\": [\"q\"]}\u00a0", 400, "data after the JSON object"},
 		{"empty body", "POST", "/retrieve", ``, 400, "malformed request"},
 		{"no queries", "POST", "/retrieve", `{"topk": 3}`, 400, "non-empty list"},
 		{"empty queries", "POST", "/retrieve", `{"queries": []}`, 400, "non-empty list"},
@@ -226,13 +227,13 @@ func TestRemoteAnswerForms(t *testing.T) {
 	}
 }
 
-// slowRetriever blocks each query until released, to hold a request in flight.
-type slowRetriever struct {
+// gateRetriever blocks each query until released, to hold a request in flight.
+type gateRetriever struct {
 	started chan struct{}
 	release chan struct{}
 }
 
-func (s slowRetriever) Retrieve(ctx context.Context, q string, k int) ([]Retrieved, error) {
+func (s gateRetriever) Retrieve(ctx context.Context, q string, k int) ([]Retrieved, error) {
 	s.started <- struct{}{}
 	<-s.release
 	return []Retrieved{{Passage: Passage{ID: "x", Title: "T", Text: q}}}, nil
@@ -241,12 +242,12 @@ func (s slowRetriever) Retrieve(ctx context.Context, q string, k int) ([]Retriev
 // TestListenAndServeDrains cancels the server's context while a request is in flight and
 // checks that the request still completes and ListenAndServe returns cleanly afterwards.
 func TestListenAndServeDrains(t *testing.T) {
-	slow := slowRetriever{started: make(chan struct{}), release: make(chan struct{})}
+	gate := gateRetriever{started: make(chan struct{}), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrCh := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- ListenAndServe(ctx, "127.0.0.1:0", NewHandler(slow, DefaultLimits()), 5*time.Second, func(a net.Addr) { addrCh <- a })
+		served <- ListenAndServe(ctx, "127.0.0.1:0", NewHandler(gate, DefaultLimits()), 5*time.Second, func(a net.Addr) { addrCh <- a })
 	}()
 	url := "http://" + (<-addrCh).String() + "/retrieve"
 
@@ -254,14 +255,14 @@ func TestListenAndServeDrains(t *testing.T) {
 	var got []Retrieved
 	var reqErr error
 	wg.Go(func() { got, reqErr = NewRemote(url).Retrieve(context.Background(), "in flight", 1) })
-	<-slow.started
+	<-gate.started
 	cancel()
 	select {
 	case err := <-served:
 		t.Fatalf("ListenAndServe returned %v before the in-flight request finished", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	close(slow.release)
+	close(gate.release)
 	wg.Wait()
 	if reqErr != nil || len(got) != 1 || got[0].Text != "in flight" {
 		t.Errorf("in-flight request: %+v %v", got, reqErr)
@@ -272,7 +273,7 @@ func TestListenAndServeDrains(t *testing.T) {
 	if _, err := NewRemote(url).Retrieve(context.Background(), "after", 1); err == nil {
 		t.Error("the server still answers after shutdown")
 	}
-	if err := ListenAndServe(context.Background(), "256.0.0.1:bad", NewHandler(slow, DefaultLimits()), time.Second, nil); err == nil {
+	if err := ListenAndServe(context.Background(), "256.0.0.1:bad", NewHandler(gate, DefaultLimits()), time.Second, nil); err == nil {
 		t.Error("ListenAndServe on a bad address succeeded")
 	}
 }

@@ -31,6 +31,7 @@ func TestRunScripted(t *testing.T) {
 		agent     []bool
 		rewards   []float64
 		truncated bool
+		cut       string // which limit: "length", "turns", "turn-tokens" or ""
 		turns     int
 		envTurns  []string
 	}
@@ -56,28 +57,28 @@ func TestRunScripted(t *testing.T) {
 			name:   "turn token limit hands the cut turn to the env",
 			script: []int{2, 2, 2, 2, 2, 2, 2},
 			want: want{segments: [][]int{{2, 2, 2, 2, 2, 2}}, agent: []bool{true}, rewards: []float64{0},
-				truncated: true, turns: 1, envTurns: []string{"2 2 2 2 2 2"}},
+				truncated: true, cut: "turn-tokens", turns: 1, envTurns: []string{"2 2 2 2 2 2"}},
 		},
 		{
 			name:   "turn limit cuts a tool call in the last turn",
 			script: []int{fakeToolEnd, fakeToolEnd, fakeToolEnd, fakeToolEnd},
 			cfg:    func(c *Config) { c.MaxTurns = 2 },
 			want: want{segments: [][]int{{fakeToolEnd}, {7, 7, 7}, {fakeToolEnd}}, agent: []bool{true, false, true},
-				rewards: []float64{0.1, 0, 0.1}, truncated: true, turns: 2, envTurns: []string{"10", "10"}},
+				rewards: []float64{0.1, 0, 0.1}, truncated: true, cut: "turns", turns: 2, envTurns: []string{"10", "10"}},
 		},
 		{
 			name:   "total length cuts mid turn without an env step",
 			script: []int{2, fakeToolEnd, 3, 3, 3, 3},
 			cfg:    func(c *Config) { c.MaxLen = 9 }, // prompt 2 + turn 2 + obs 3 = 7, then 2 more tokens
 			want: want{segments: [][]int{{2, fakeToolEnd}, {7, 7, 7}, {3, 3}}, agent: []bool{true, false, true},
-				rewards: []float64{0.1, 0, 0}, truncated: true, turns: 2, envTurns: []string{"2 10"}},
+				rewards: []float64{0.1, 0, 0}, truncated: true, cut: "length", turns: 2, envTurns: []string{"2 10"}},
 		},
 		{
 			name:   "observation that does not fit cuts the episode",
 			script: []int{2, fakeToolEnd, 3},
 			cfg:    func(c *Config) { c.MaxLen = 7 },
 			want: want{segments: [][]int{{2, fakeToolEnd}}, agent: []bool{true}, rewards: []float64{0.1},
-				truncated: true, turns: 1, envTurns: []string{"2 10"}},
+				truncated: true, cut: "length", turns: 1, envTurns: []string{"2 10"}},
 		},
 		{
 			name:   "observation cap keeps the head",
@@ -117,6 +118,12 @@ func TestRunScripted(t *testing.T) {
 			}
 			if s.Truncated != tc.want.truncated || s.Turns != tc.want.turns {
 				t.Errorf("%s: truncated %v turns %d, want %v %d", tc.name, s.Truncated, s.Turns, tc.want.truncated, tc.want.turns)
+			}
+			cut := map[string]bool{"length": s.CutLength, "turns": s.CutTurns, "turn-tokens": s.CutTurnTokens}
+			for name, set := range cut {
+				if set != (name == tc.want.cut) {
+					t.Errorf("%s: cut %s = %v, want cut %q", tc.name, name, set, tc.want.cut)
+				}
 			}
 			if !reflect.DeepEqual(ep.turns, tc.want.envTurns) {
 				t.Errorf("%s: env saw %q, want %q", tc.name, ep.turns, tc.want.envTurns)

@@ -1,6 +1,9 @@
 package trainer
 
 import (
+	"math/rand/v2"
+	"slices"
+
 	"agentr1/mdp"
 	"agentr1/rl"
 )
@@ -107,18 +110,29 @@ func (v *view) valueGrad(g rl.Matrix) []float32 {
 	return out
 }
 
-// chunks splits rows 0..n-1 into consecutive groups of at most size.
-func chunks(n, size int) [][]int {
+// lengthGroups splits the batch's rows into groups of at most size rows of similar lengths
+// (sorted by prompt + response length, ties in row order), so each view pads little. With rng
+// the rows are shuffled before the stable sort (equal lengths in random order) and the
+// groups' order is shuffled too; with nil rng the result is deterministic.
+func lengthGroups(b *mdp.Batch, size int, rng *rand.Rand) [][]int {
 	if size < 1 {
-		size = n
+		size = b.B
 	}
+	rows := make([]int, b.B)
+	for i := range rows {
+		rows[i] = i
+	}
+	if rng != nil {
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	}
+	length := func(r int) int { return b.PromptLens[r] + b.ResponseLens[r] }
+	slices.SortStableFunc(rows, func(x, y int) int { return length(x) - length(y) })
 	var out [][]int
-	for lo := 0; lo < n; lo += size {
-		c := make([]int, 0, size)
-		for r := lo; r < min(n, lo+size); r++ {
-			c = append(c, r)
-		}
-		out = append(out, c)
+	for lo := 0; lo < len(rows); lo += size {
+		out = append(out, rows[lo:min(len(rows), lo+size)])
+	}
+	if rng != nil {
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	}
 	return out
 }

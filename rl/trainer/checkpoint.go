@@ -2,7 +2,9 @@ package trainer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,9 +153,13 @@ func loadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params
 	return nil
 }
 
-// LatestCheckpoint returns the path of the checkpoint with the highest step in dir.
+// LatestCheckpoint returns the path of the checkpoint with the highest step in dir, or an
+// error wrapping ErrNoCheckpoint when dir holds none or does not exist.
 func LatestCheckpoint(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("latest checkpoint: %s does not exist: %w", dir, ErrNoCheckpoint)
+	}
 	if err != nil {
 		return "", fmt.Errorf("latest checkpoint: %w", err)
 	}

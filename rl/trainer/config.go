@@ -78,7 +78,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		N:             5,
 		MaxTurns:      4,
 		MaxTurnTokens: 40,
-		MaxLen:        512,
+		MaxLen:        600,
 		MaxObsTokens:  160,
 		Temperature:   1.0,
 		Epochs:        1,

@@ -38,7 +38,7 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // metric names where they exist.
 type StepMetrics struct {
 	Step      int    `json:"step"`
-	Phase     string `json:"phase"` // "sft", "rl" or "critic-warmup"
+	Phase     string `json:"phase"` // "rl" or "critic-warmup"
 	Algorithm string `json:"algorithm,omitempty"`
 
 	// Rollout statistics over the step's trajectories.
@@ -78,6 +78,19 @@ type StepMetrics struct {
 	TimeCritic   Num `json:"time_critic"`
 	TimeUpdate   Num `json:"time_update"`
 	TimeTotal    Num `json:"time_total"`
+}
+
+// SFTMetrics is the one JSON line logged per SFT step.
+type SFTMetrics struct {
+	Step         int    `json:"step"`
+	Phase        string `json:"phase"`        // "sft"
+	Loss         Num    `json:"loss"`         // masked next-token loss over agent tokens
+	Entropy      Num    `json:"entropy"`      // mean predictive entropy on agent tokens
+	GradNorm     Num    `json:"grad_norm"`    // gradient norm before clipping
+	LR           Num    `json:"lr"`           // learning rate this step
+	AgentTokens  Num    `json:"agent_tokens"` // mean agent tokens per demonstration
+	TokensPerSec Num    `json:"tokens_per_s"` // real tokens (prompt + response) per second
+	TimeTotal    Num    `json:"time_total"`   // seconds
 }
 
 // EvalMetrics are the figures of an evaluation (greedy rollouts on a split), overall and per

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"time"
 
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl"
-	"agentr1/rl/rollout"
 	"agentr1/tensor"
 )
 
@@ -40,59 +39,14 @@ func (c SFTConfig) Validate() error {
 	return Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
 }
 
-// Demonstration is a scripted agent's episode on a problem: the text of each of its turns.
-type Demonstration struct {
-	Problem Problem
-	Turns   []string // each turn's text, a tool-call turn ending with "</tool_call>"
-}
-
-// DemoTrajectory replays a demonstration through a fresh episode of its problem, so the
-// observations are exactly what a rollout would see, and returns the trajectory (action
-// tokens encoded from the demonstrator's text, log-probs 0) and its outcome. A final turn
-// that does not end with "</tool_call>" or imEnd gets imEnd appended, so the policy learns
-// to stop. Replay ends when the episode does.
-func DemoTrajectory(ctx context.Context, d Demonstration, enc rollout.Encoder, sp Specials) (*mdp.Trajectory, rollout.Outcome, error) {
-	ep := d.Problem.NewEpisode()
-	t := &mdp.Trajectory{Prompt: d.Problem.Prompt}
-	imEnd := enc.Decode([]int{sp.ImEnd})
-	toolEnd := enc.Decode([]int{sp.ToolEnd})
-	for k, text := range d.Turns {
-		if !strings.HasSuffix(text, toolEnd) && !strings.HasSuffix(text, imEnd) {
-			text += imEnd
-		}
-		action := enc.Encode(text)
-		if len(action) == 0 {
-			return nil, rollout.Outcome{}, fmt.Errorf("demonstration turn %d: empty", k)
-		}
-		tr, err := ep.Step(ctx, text)
-		if err != nil {
-			return nil, rollout.Outcome{}, fmt.Errorf("demonstration turn %d: %w", k, err)
-		}
-		turn := mdp.Turn{Action: action, ActionLogProbs: make([]float32, len(action))}
-		if action[len(action)-1] == sp.ToolEnd || tr.Reward != 0 {
-			turn.ToolCalls = []mdp.ToolCall{{End: len(action) - 1, Reward: tr.Reward}}
-		}
-		if !tr.Done {
-			turn.Observation = enc.Encode(tr.Observation)
-		}
-		t.Turns = append(t.Turns, turn)
-		if tr.Done {
-			break
-		}
-	}
-	out := ep.Finish(false)
-	t.OutcomeReward = out.Reward
-	return t, out, t.Validate()
-}
-
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
 //
 //	L = −Σ_{agent tokens} log p(a_t | s_t) / #agent tokens   (token-mean over the batch)
 //
 // so prompt and observation tokens are context only (the action mask). onStep, if not nil,
-// receives each step's metrics. Batches are drawn without replacement from a seeded
-// permutation per pass over the data.
-func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, onStep func(StepMetrics)) error {
+// receives each step's metrics. Each pass over the data is a seeded shuffle cut into
+// batches of similar lengths (sftBatches).
+func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, onStep func(SFTMetrics)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -110,22 +64,20 @@ func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg 
 	sched := Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
 	opt := tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}
 	ws := model.NewWorkspace()
-	var perm []int
-	next := 0
+	var batches [][]int // the current pass's batches, as row indices
 	for step := 0; step < cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		start := time.Now()
-		batch := make([]mdp.Row, 0, cfg.Batch)
-		for len(batch) < min(cfg.Batch, len(rows)) {
-			if next == len(perm) {
-				perm = rand.New(rand.NewPCG(seed, uint64(step))).Perm(len(rows))
-				next = 0
-			}
-			batch = append(batch, rows[perm[next]])
-			next++
+		if len(batches) == 0 {
+			batches = sftBatches(rows, cfg.Batch, rand.New(rand.NewPCG(seed, uint64(step))))
 		}
+		batch := make([]mdp.Row, 0, len(batches[0]))
+		for _, i := range batches[0] {
+			batch = append(batch, rows[i])
+		}
+		batches = batches[1:]
 		b := mdp.Collate(batch, padID)
 		all := make([]int, b.B)
 		for i := range all {
@@ -161,12 +113,30 @@ func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg 
 				tokens += b.PromptLens[i] + b.ResponseLens[i]
 			}
 			el := time.Since(start).Seconds()
-			onStep(StepMetrics{
+			onStep(SFTMetrics{
 				Step: step, Phase: "sft", Loss: Num(loss), GradNorm: Num(gn), LR: Num(opt.LR),
 				Entropy: Num(entropy), AgentTokens: Num(rl.MaskedSum(mask, mask) / float64(b.B)),
-				TokensPerSec: Num(float64(tokens) / el), TimeUpdate: Num(el), TimeTotal: Num(el),
+				TokensPerSec: Num(float64(tokens) / el), TimeTotal: Num(el),
 			})
 		}
 	}
 	return nil
+}
+
+// sftBatches cuts one pass over rows into batches of size: a seeded permutation is split into
+// windows of 8 batches, each window sorted by length and cut into batches, and the batch order
+// shuffled, so a batch pads little while every row is still seen once per pass.
+func sftBatches(rows []mdp.Row, size int, rng *rand.Rand) [][]int {
+	size = min(size, len(rows))
+	perm := rng.Perm(len(rows))
+	var out [][]int
+	for lo := 0; lo < len(perm); lo += 8 * size {
+		window := perm[lo:min(len(perm), lo+8*size)]
+		slices.SortStableFunc(window, func(a, b int) int { return len(rows[a].Tokens) - len(rows[b].Tokens) })
+		for k := 0; k < len(window); k += size {
+			out = append(out, window[k:min(len(window), k+size)])
+		}
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }

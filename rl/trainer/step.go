@@ -62,6 +62,11 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 		return m, fmt.Errorf("step %d: %w", s, err)
 	}
 
+	if t.OnBatch != nil {
+		t.OnBatch(&StepBatch{Step: s, Collated: col, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
+			Rewards: d.rewards.Data, Advantages: d.advantages.Data})
+	}
+
 	// 2. Update.
 	tUpd := time.Now()
 	policyUpdate := !(c.Algorithm.NeedsCritic() && s < c.CriticWarmup)
@@ -127,7 +132,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	// drift from the log-probs the rollout sampled with.
 	tOld := time.Now()
 	d.oldLogp = rl.NewMatrix(b.B, b.L)
-	for _, rows := range chunks(b.B, chunkRows) {
+	for _, rows := range lengthGroups(b, chunkRows, nil) {
 		v := newView(b, rows)
 		logp, _ := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T)
 		v.scatter(d.oldLogp.Data, v.responseLogp(logp))
@@ -145,7 +150,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	tRef := time.Now()
 	d.refLogp = rl.NewMatrix(b.B, b.L)
 	if t.Ref != nil {
-		for _, rows := range chunks(b.B, chunkRows) {
+		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := newView(b, rows)
 			logp, _ := t.Ref.Forward(t.wsRef, v.tokens, v.attn, v.B, v.T)
 			v.scatter(d.refLogp.Data, v.responseLogp(logp))
@@ -159,7 +164,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	tCrit := time.Now()
 	d.values = rl.NewMatrix(b.B, b.L)
 	if t.Critic != nil {
-		for _, rows := range chunks(b.B, chunkRows) {
+		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := newView(b, rows)
 			vals := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T)
 			v.scatter(d.values.Data, v.responseValues(vals))

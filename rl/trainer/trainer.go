@@ -42,6 +42,10 @@ type Trainer struct {
 
 	StepsDone int // RL steps completed (the next step's index)
 
+	// OnBatch, when set, sees every step's prepared batch before the update (to dump sample
+	// trajectories with their masks and advantages for a report). It must not modify it.
+	OnBatch func(*StepBatch)
+
 	ws, wsRef, wsCritic *model.Workspace
 	dec                 *model.Decoder
 	decRows             int
@@ -130,4 +134,15 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 		MaxObsTokens: c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
 		Workers: t.Workers, Seed: seed,
 	}
+}
+
+// StepBatch is one step's training data as the update sees it; the matrices are (B, L) over the
+// response columns of Collated.Batch.
+type StepBatch struct {
+	Step          int
+	Collated      *Collated
+	LossMask      []float64 // the mask the losses use (action mask, or every response token with NoLossMask)
+	AdvantageMask []float64 // the mask advantages were computed over
+	Rewards       []float64 // token-level rewards (KL included when in the reward)
+	Advantages    []float64
 }

@@ -16,7 +16,8 @@ type updateStats struct {
 	valueLoss, critGrad                            float64
 }
 
-// update runs Epochs passes over the step's rows in MiniBatches shuffled mini-batches. Each
+// update runs Epochs passes over the step's rows in MiniBatches mini-batches of similar
+// lengths, in shuffled order (lengthGroups). Each
 // mini-batch takes one policy optimiser step (unless policy is false: the critic warm-up) and,
 // for PPO, one critic step.
 func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
@@ -35,9 +36,7 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	rng := t.stepRand(t.StepsDone, purposeShuffle)
 	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
 	for epoch := 0; epoch < c.Epochs; epoch++ {
-		perm := rng.Perm(b.B)
-		for lo := 0; lo < b.B; lo += size {
-			rows := perm[lo:min(b.B, lo+size)]
+		for _, rows := range lengthGroups(b, size, rng) {
 			v := newView(b, rows)
 			if policy {
 				if err := t.policyMiniBatch(d, v, &st); err != nil {
@@ -76,6 +75,9 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	logp := v.responseLogp(logpT)                                     // (B, L)
 	ent := v.responseLogp(entT)                                       // (B, L)
 	mask := v.gather(d.lossMask.Data)
+	if rl.MaskedSum(mask, mask) == 0 {
+		return nil // no trainable token (every row cut before generating): nothing to learn
+	}
 	old := v.gather(d.oldLogp.Data)
 	adv := v.gather(d.advantages.Data)
 	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, rl.AggOptions{})
@@ -146,6 +148,9 @@ func (t *Trainer) criticMiniBatch(d *stepData, v *view, st *updateStats) error {
 	valsT := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T) // (B, T)
 	vpreds := v.responseValues(valsT)                                 // (B, L)
 	mask := v.gather(d.lossMask.Data)
+	if rl.MaskedSum(mask, mask) == 0 {
+		return nil
+	}
 	vl, err := rl.ClippedValueLoss(vpreds, v.gather(d.returns.Data), v.gather(d.values.Data), mask, c.ValueClip, c.AggMode, rl.AggOptions{})
 	if err != nil {
 		return err

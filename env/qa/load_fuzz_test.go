@@ -1,0 +1,204 @@
+package qa
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"agentr1/env"
+)
+
+// FuzzLoadJSONL feeds arbitrary bytes to the four JSONL loaders (mhqa questions, mhqa corpus,
+// FlashRAG questions, FlashRAG corpus) and checks that none panics; that an error starts with
+// "path:N: " where line N exists and is not blank (the line at fault); and that on success
+// every non-blank line became one record holding the fields the loader requires. Run longer
+// with `go test -run '^$' -fuzz '^FuzzLoadJSONL$' ./env/qa/`.
+func FuzzLoadJSONL(f *testing.F) {
+	f.Add([]byte(`{"id": "a", "question": "Q?", "answers": ["x"], "paragraphs": [{"pid": "p1", "is_supporting": true}]}` + "\n\n" +
+		`{"id": "b", "title": "T", "text": "t", "question": "Q2", "answers": ["y", "z"], "golden_answers": ["y"]}`))
+	f.Add([]byte(`{"id": 7, "contents": "\"Aaron\"\nAaron is a prophet."}` + "\r\n" + `{"id": "8", "contents": "no newline"}`))
+	f.Add([]byte("  \n\t\n{\"id\": \n"))
+	f.Add([]byte(`{"id": " ", "question": "Q", "answers": []}`))
+	f.Add([]byte(`{"id": "c", "question": "Q", "answers": "x", "golden_answers": null, "contents": null}`))
+	f.Add([]byte("\xff\xfe{}\n[1, 2]\nnull\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const path = "fuzz.jsonl"
+		lines := bytes.Split(data, []byte("\n"))
+		nonBlank := 0
+		for _, l := range lines {
+			if len(strings.TrimSpace(string(l))) > 0 {
+				nonBlank++
+			}
+		}
+		type result struct {
+			name string
+			n    int
+			err  error
+			bad  string // first broken record, if any
+		}
+		var results []result
+		qs, err := LoadMHQA(bytes.NewReader(data), path)
+		results = append(results, result{"LoadMHQA", len(qs), err, badQuestions(qs)})
+		ps, err := LoadCorpus(bytes.NewReader(data), path)
+		bad := ""
+		for i, p := range ps {
+			if p.ID == "" || (p.Title == "" && p.Text == "") {
+				bad = fmt.Sprintf("passage %d %+v has no id or no title and text", i, p)
+			}
+		}
+		results = append(results, result{"LoadCorpus", len(ps), err, bad})
+		qs, err = LoadFlashRAG(bytes.NewReader(data), path, "nq")
+		bad = badQuestions(qs)
+		for i, q := range qs {
+			if q.Dataset != "nq" {
+				bad = fmt.Sprintf("question %d has dataset %q, want nq", i, q.Dataset)
+			}
+		}
+		results = append(results, result{"LoadFlashRAG", len(qs), err, bad})
+		ps, err = LoadFlashRAGCorpus(bytes.NewReader(data), path)
+		results = append(results, result{"LoadFlashRAGCorpus", len(ps), err, ""})
+
+		for _, r := range results {
+			if r.err == nil {
+				if r.n != nonBlank {
+					t.Fatalf("%s: %d records from %d non-blank lines", r.name, r.n, nonBlank)
+				}
+				if r.bad != "" {
+					t.Fatalf("%s: %s", r.name, r.bad)
+				}
+				continue
+			}
+			msg := r.err.Error()
+			rest, ok := strings.CutPrefix(msg, path+":")
+			num, _, ok2 := strings.Cut(rest, ": ")
+			n, err := strconv.Atoi(num)
+			if !ok || !ok2 || err != nil {
+				t.Fatalf("%s: error %q does not start with %q", r.name, msg, path+":LINE: ")
+			}
+			if n < 1 || n > len(lines) || len(strings.TrimSpace(string(lines[n-1]))) == 0 {
+				t.Fatalf("%s: error %q names line %d, which is not a non-blank line of %d", r.name, msg, n, len(lines))
+			}
+		}
+	})
+}
+
+// badQuestions returns why a loaded question breaks the loaders' contract (an id, a question
+// and at least one answer), or "".
+func badQuestions(qs []Question) string {
+	for i, q := range qs {
+		if strings.TrimSpace(q.ID) == "" || strings.TrimSpace(q.Question) == "" || len(q.Answers) == 0 {
+			return fmt.Sprintf("question %d %+v lacks an id, a question or an answer", i, q)
+		}
+	}
+	return ""
+}
+
+// FuzzLoadRoundTrip writes one valid record in each format from fuzzed strings (with
+// encoding/json, as the datasets' own tools do) and checks that the loader gives it back
+// unchanged: an mhqa question with its supporting pids, an mhqa passage, a FlashRAG question,
+// a FlashRAG passage (title and text recovered from "\"title\"\ntext"), and a native HotpotQA
+// record (its context paragraphs become passages with PassageID ids that the question's
+// SupportingPIDs point to).
+func FuzzLoadRoundTrip(f *testing.F) {
+	f.Add("5a70f4c4", "Which composer wrote Maria Golovin?", "Gian Carlo Menotti", "Maria Golovin", "Maria Golovin is an opera. ", true)
+	f.Add("0", "who?", "A", "Aaron", "Aaron is a prophet.\nMore.", false)
+	f.Add("id-3", "q\u2028<&>?", "yes", "T\"itle", " spaced \t text ", true)
+	f.Add("é", "Q", "no", "", "x", false)
+	f.Fuzz(func(t *testing.T, id, question, answer, title, text string, supporting bool) {
+		for _, s := range []string{id, question, answer, title, text} {
+			if !utf8.ValidString(s) {
+				return // encoding/json would replace the bad bytes: not the same record
+			}
+		}
+		if strings.TrimSpace(id) == "" || strings.TrimSpace(question) == "" {
+			return // not a valid record; FuzzLoadJSONL covers rejection
+		}
+
+		// mhqa question.
+		want := Question{ID: id, Question: question, Answers: []string{answer}, Type: "bridge", Dataset: "hotpotqa", Split: "dev"}
+		pid := PassageID(title, text)
+		if supporting {
+			want.SupportingTitles = []string{title}
+			want.SupportingPIDs = []string{pid}
+		}
+		line := map[string]any{"id": id, "question": question, "answers": want.Answers, "type": "bridge",
+			"dataset": "hotpotqa", "split": "dev", "supporting_titles": want.SupportingTitles,
+			"paragraphs": []map[string]any{{"title": title, "text": text, "is_supporting": supporting, "pid": pid}}}
+		qs, err := LoadMHQA(bytes.NewReader(marshalLine(t, line)), "q.jsonl")
+		if err != nil || len(qs) != 1 || !reflect.DeepEqual(qs[0], want) {
+			t.Fatalf("mhqa: got %+v, %v; want %+v", qs, err, want)
+		}
+
+		// FlashRAG question.
+		wantF := Question{ID: id, Question: question, Answers: []string{answer, answer + "!"}, Dataset: "nq"}
+		qs, err = LoadFlashRAG(bytes.NewReader(marshalLine(t, map[string]any{
+			"id": id, "question": question, "golden_answers": wantF.Answers})), "f.jsonl", "nq")
+		if err != nil || len(qs) != 1 || !reflect.DeepEqual(qs[0], wantF) {
+			t.Fatalf("flashrag: got %+v, %v; want %+v", qs, err, wantF)
+		}
+
+		// mhqa passage.
+		wantP := env.Passage{ID: id, Title: title, Text: text}
+		if title != "" || text != "" {
+			ps, err := LoadCorpus(bytes.NewReader(marshalLine(t, wantP)), "c.jsonl")
+			if err != nil || len(ps) != 1 || ps[0] != wantP {
+				t.Fatalf("corpus: got %+v, %v; want %+v", ps, err, wantP)
+			}
+		}
+
+		// FlashRAG passage: the title may not hold a newline or start or end with a quote,
+		// which the "\"title\"\ntext" form cannot carry.
+		if !strings.Contains(title, "\n") && !strings.HasPrefix(title, `"`) && !strings.HasSuffix(title, `"`) {
+			ps, err := LoadFlashRAGCorpus(bytes.NewReader(marshalLine(t, map[string]any{
+				"id": id, "contents": `"` + title + "\"\n" + text})), "fc.jsonl")
+			if err != nil || len(ps) != 1 || ps[0] != wantP {
+				t.Fatalf("flashrag corpus: got %+v, %v; want %+v", ps, err, wantP)
+			}
+		}
+
+		// Native HotpotQA: one supporting paragraph, or a fact naming another title.
+		fact := title
+		if !supporting {
+			fact = title + " (other)"
+		}
+		rec := []map[string]any{{"_id": id, "question": question, "answer": answer, "type": "bridge", "level": "hard",
+			"supporting_facts": []any{[]any{fact, 0}}, "context": []any{[]any{title, []string{text}}}}}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hq, hp, err := LoadHotpotJSON(bytes.NewReader(raw), "h.json")
+		if answer == "" {
+			if err == nil || !strings.Contains(err.Error(), "h.json: question 0") {
+				t.Fatalf("hotpot with no answer: error %v, want one naming h.json and question 0", err)
+			}
+			return
+		}
+		folded := strings.Join(strings.Fields(text), " ")
+		wantH := Question{ID: id, Question: question, Answers: []string{answer}, Type: "bridge", Level: "hard",
+			Dataset: "hotpotqa", SupportingTitles: []string{fact}}
+		hid := PassageID(title, folded)
+		if supporting {
+			wantH.SupportingPIDs = []string{hid}
+		}
+		wantHP := []env.Passage{{ID: hid, Title: title, Text: folded}}
+		if err != nil || !reflect.DeepEqual(hq, []Question{wantH}) || !reflect.DeepEqual(hp, wantHP) {
+			t.Fatalf("hotpot: got %+v %+v, %v; want %+v %+v", hq, hp, err, wantH, wantHP)
+		}
+	})
+}
+
+// marshalLine encodes v as one JSONL line.
+func marshalLine(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(raw, '\n')
+}

@@ -1,0 +1,135 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+	"agentr1/model"
+	"agentr1/rl/rollout"
+)
+
+// prefixEpisode wraps an episode whose first agent turn began in the prompt: the prompt ends
+// with Prefix (text the model did not generate), so the environment must see Prefix + the
+// generated text of that turn.
+type prefixEpisode struct {
+	rollout.Episode
+	prefix string
+	used   bool
+}
+
+func (e *prefixEpisode) Step(ctx context.Context, turn string) (rollout.Transition, error) {
+	if !e.used {
+		e.used = true
+		turn = e.prefix + turn
+	}
+	return e.Episode.Step(ctx, turn)
+}
+
+// naiveRAGTurn is the scripted first turn of the Naive RAG baseline: search with the question
+// itself.
+func naiveRAGTurn(q qa.Question) string {
+	args, _ := json.Marshal(map[string]any{"name": "search", "arguments": map[string]string{"query": q.Question}})
+	return "<think>I will search for the question.</think>\n" + env.ToolCallOpen + "\n" + string(args) + "\n" + env.ToolCallClose
+}
+
+// closedBookPrefix opens the answer of the closed-book baseline.
+const closedBookPrefix = "<think>I will answer from memory.</think>\n<answer>"
+
+// NaiveRAGProblems returns the Naive RAG baseline's problems (PAPER.md §6: retrieve once with
+// the question, answer in one turn): each prompt holds a scripted first turn that searches
+// with the question and its real observation (top-k passages), and the model must answer in
+// the next turn (evaluate with MaxTurns 1).
+func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
+	out := make([]Problem, 0, len(qs))
+	for _, q := range qs {
+		start := func() (*qa.Env, string, error) {
+			e, err := qa.New(cfg, tools...)
+			if err != nil {
+				return nil, "", fmt.Errorf("naive rag: %w", err)
+			}
+			prompt := e.Reset(q)
+			turn := naiveRAGTurn(q)
+			st := e.Step(ctx, turn)
+			if st.Done {
+				return nil, "", fmt.Errorf("naive rag: question %s: the scripted search ended the episode", q.ID)
+			}
+			return e, prompt + turn + st.Observation, nil
+		}
+		_, prompt, err := start()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Problem{
+			Prompt: enc.Encode(prompt), Dataset: q.Dataset, Type: q.Type,
+			NewEpisode: func() rollout.Episode {
+				e, _, err := start()
+				if err != nil {
+					panic("trainer: naive rag episode failed after succeeding: " + err.Error())
+				}
+				return &QAEpisode{Env: e}
+			},
+		})
+	}
+	return out, nil
+}
+
+// ClosedBookProblems returns the closed-book baseline's problems: the prompt ends with an
+// opened answer ("<think>I will answer from memory.</think>\n<answer>"), so the model answers
+// without searching (evaluate with MaxTurns 1).
+func ClosedBookProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
+	out := make([]Problem, 0, len(qs))
+	for _, q := range qs {
+		e, err := qa.New(cfg, tools...)
+		if err != nil {
+			return nil, fmt.Errorf("closed book: %w", err)
+		}
+		out = append(out, Problem{
+			Prompt: enc.Encode(e.Reset(q) + closedBookPrefix), Dataset: q.Dataset, Type: q.Type,
+			NewEpisode: func() rollout.Episode {
+				e, err := qa.New(cfg, tools...)
+				if err != nil {
+					panic("trainer: qa.New failed after succeeding: " + err.Error())
+				}
+				e.Reset(q)
+				return &prefixEpisode{Episode: &QAEpisode{Env: e}, prefix: closedBookPrefix}
+			},
+		})
+	}
+	return out, nil
+}
+
+// Baselines evaluates the paper's baselines with policy (normally the SFT base) on the
+// held-out questions: "base-tool-call" (the model as is, with the search tool), "naive-rag"
+// and "closed-book".
+func Baselines(ctx context.Context, s *Setup, policy *model.Model) ([]*EvalMetrics, error) {
+	cfg := s.Config
+	qcfg := cfg.QAConfig()
+	ec := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
+	ec.Workers = cfg.Workers
+	base, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, s.Eval, ec, "base-tool-call")
+	if err != nil {
+		return nil, err
+	}
+	one := ec
+	one.MaxTurns = 1
+	rag, err := NaiveRAGProblems(ctx, s.EvalQs, qcfg, s.EvalTools, s.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	ragM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, rag, one, "naive-rag")
+	if err != nil {
+		return nil, err
+	}
+	closed, err := ClosedBookProblems(s.EvalQs, qcfg, s.EvalTools, s.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	closedM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, closed, one, "closed-book")
+	if err != nil {
+		return nil, err
+	}
+	return []*EvalMetrics{base, ragM, closedM}, nil
+}

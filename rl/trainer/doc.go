@@ -1,0 +1,34 @@
+// Package trainer trains a tool-using agent end to end with reinforcement learning, as Agent-R1
+// does (arXiv 2511.14460, on verl): a supervised warm start on scripted demonstrations, then RL
+// steps of PPO, GRPO, Dr.GRPO, REINFORCE++, REINFORCE++-baseline, RLOO or ReMax, all on the
+// same masks, and greedy evaluation with the paper's baselines.
+//
+// One RL step (Trainer.Step), in order:
+//
+//  1. rollout: Prompts x N multi-turn trajectories (package rl/rollout), ReMax adds one greedy
+//     rollout per prompt as its baseline;
+//  2. flatten and collate (package mdp): prompts left-padded, responses right-padded, the
+//     action mask (loss mask) on agent tokens, the advantage mask, token-level rewards;
+//  3. old log-probs recomputed by the policy (and compared with the sampled ones: the
+//     logp_diff_max metric catches token drift between rollout and training);
+//  4. reference log-probs from a frozen copy of the initial policy, when the KL term is on;
+//  5. critic values (PPO), read at the state before each response token as verl does;
+//  6. token rewards, minus β·(old − ref) on agent tokens when the KL is in the reward;
+//  7. advantages by the chosen estimator over the advantage mask (package rl);
+//  8. Epochs passes of MiniBatches shuffled mini-batches: PPO clipped loss with the chosen
+//     aggregation, minus the entropy bonus, plus β·KL loss when the KL is a loss term;
+//     dL/dlogp and dL/dH go through the model's backward pass, the gradient norm is clipped and
+//     AdamW steps with linear warm-up and cosine (or linear) decay; PPO's critic takes the
+//     clipped value loss on the same mini-batch. During the critic warm-up only the critic
+//     learns.
+//
+// Ablations (PAPER.md §6): NoLossMask trains on observation tokens too; NoAdvantageMask
+// computes advantages over every response position, as Search-R1 does.
+//
+// The pipeline (Prepare, SFT, Run, Evaluate, Baselines) builds a generated world (env/world),
+// trains a BPE tokenizer on its text, indexes its passages for BM25 search, makes the scripted
+// agent's noisy demonstrations, warm-starts the policy on them and trains it with RL, logging
+// one record per step through a Logger. Checkpoints are single files written atomically with
+// a SHA-256 checksum; every random choice derives from (seed, step), so the same seed and
+// worker count give the same run, resumed or not.
+package trainer

@@ -1,0 +1,93 @@
+package trainer
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"agentr1/env/world"
+)
+
+// tinyConfig is the whole pipeline shrunk to seconds: a small world, a small vocabulary, a
+// 2-layer hidden-32 policy, a few SFT and RL steps.
+func tinyConfig(t *testing.T) Config {
+	cfg := DefaultConfig()
+	small := func(seed uint64, split world.Split) world.Config {
+		return world.Config{Seed: seed, Split: split, Countries: 3, Cities: 6, People: 10, Companies: 4, Bands: 3, Distractors: 4, Questions: 24}
+	}
+	cfg.TrainWorld, cfg.EvalWorld = small(1, world.Train), small(2, world.Eval)
+	cfg.EvalQuestions = 4
+	cfg.VocabSize = 400
+	cfg.Model = ModelConfig{Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 64, InitRange: 0.02}
+	cfg.Demos = 12
+	cfg.SFT.Steps, cfg.SFT.Batch = 2, 4
+	cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.N = 1, 2, 2
+	cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 12, 300
+	cfg.EvalBatch = 4
+	cfg.CheckpointDir = t.TempDir()
+	return cfg
+}
+
+// TestPipeline runs the real pipeline end to end on a tiny world: world generation, search
+// index, scripted demonstrations, tokenizer training, SFT, a GRPO step, evaluation,
+// checkpoint, resume and the baselines.
+func TestPipeline(t *testing.T) {
+	cfg := tinyConfig(t)
+	kinds := map[string]int{}
+	res, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
+		kinds[kind]++
+		if kind == "rl" {
+			m := rec.(StepMetrics)
+			if !finite(m.Loss, m.RewardMean, m.GradNorm) {
+				t.Errorf("non-finite RL metrics: %+v", m)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds["sft"] != cfg.SFT.Steps || kinds["rl"] != cfg.RL.Steps || kinds["eval"] != 2 || kinds["checkpoint"] != 1 {
+		t.Errorf("records logged: %v", kinds)
+	}
+	if res.SFTEval == nil || res.Final == nil || res.Final.N != cfg.EvalQuestions {
+		t.Fatalf("evaluations missing: sft %v final %v", res.SFTEval, res.Final)
+	}
+	for k := range res.Final.Groups {
+		if !strings.HasPrefix(k, "dataset=") && !strings.HasPrefix(k, "type=") {
+			t.Errorf("unexpected evaluation group %q", k)
+		}
+	}
+	s := res.Setup
+	if got := s.Tokenizer.Decode(s.Train[0].Prompt); !strings.Contains(got, "<|im_start|>assistant\n") || !strings.Contains(got, "Question:") {
+		t.Errorf("prompt does not look like a ChatML QA prompt: %q", got)
+	}
+
+	// Resume: one more step from the checkpoint.
+	cfg.RL.Steps = 2
+	var rl int
+	res2, err := Run(context.Background(), cfg, true, func(kind string, rec any) {
+		if kind == "rl" {
+			rl++
+		}
+		if kind == "sft" {
+			t.Errorf("resumed run repeated SFT")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl != 1 || res2.Trainer.StepsDone != 2 {
+		t.Errorf("resumed run took %d steps, ended at step %d; want 1, 2", rl, res2.Trainer.StepsDone)
+	}
+
+	bl, err := Baselines(context.Background(), s, res.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range bl {
+		if m.N != cfg.EvalQuestions || math.IsNaN(float64(m.EM)) {
+			t.Errorf("baseline %s: n %d em %v", m.Name, m.N, m.EM)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"agentr1/model"
+	"agentr1/tensor"
+)
+
+// Logger receives a run's records: kind "info" with a string, "sft" with an SFTMetrics,
+// "rl" with a StepMetrics, "eval" with an *EvalMetrics, "checkpoint" with the path written.
+type Logger func(kind string, record any)
+
+// Result is what a run produced.
+type Result struct {
+	Setup    *Setup
+	Policy   *model.Model
+	Trainer  *Trainer
+	SFTEval  *EvalMetrics // held-out figures of the SFT base (nil when resumed)
+	Final    *EvalMetrics // held-out figures after RL
+	Duration time.Duration
+}
+
+// Run is the whole pipeline: Prepare, a fresh policy, the SFT warm start, an evaluation of the
+// SFT base, cfg.RL.Steps RL steps (evaluating every EvalEvery steps and checkpointing every
+// CheckpointEvery steps when CheckpointDir is set) and a final evaluation. With resume set
+// and a checkpoint in CheckpointDir, SFT is skipped and RL continues from the checkpoint with
+// the checkpoint's settings, up to cfg.RL.Steps steps in all.
+// log may be nil.
+func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, error) {
+	if log == nil {
+		log = func(string, any) {}
+	}
+	start := time.Now()
+	if cfg.Workers > 0 {
+		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
+	}
+	setup, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	log("info", setup.Describe())
+	maxRow := cfg.RL.MaxLen
+	for _, d := range setup.Demos {
+		maxRow = max(maxRow, len(d.Prompt)+d.ResponseLen())
+	}
+	policy, err := NewPolicy(cfg.Model, setup.Tokenizer, 2*maxRow, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers", policy.NumParams(), tensor.KernelName(), tensor.Workers()))
+	res := &Result{Setup: setup, Policy: policy}
+	evalCfg := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
+	evalCfg.Workers = cfg.Workers
+
+	ckpt := ""
+	if resume && cfg.CheckpointDir != "" {
+		ckpt, err = LatestCheckpoint(cfg.CheckpointDir)
+		if err != nil && !errors.Is(err, ErrNoCheckpoint) {
+			return nil, err
+		}
+	}
+	if ckpt == "" {
+		if policy, err = basePolicy(ctx, cfg, setup, policy, log); err != nil {
+			return nil, err
+		}
+		res.Policy = policy
+		if res.SFTEval, _, err = Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "sft"); err != nil {
+			return nil, err
+		}
+		log("eval", res.SFTEval)
+	}
+	tr, err := New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
+	if err != nil {
+		return nil, err
+	}
+	tr.Workers = cfg.Workers
+	res.Trainer = tr
+	if ckpt != "" {
+		if err := tr.LoadCheckpoint(ckpt); err != nil {
+			return nil, err
+		}
+		// The checkpoint's settings continue the run; only its length may be extended (which
+		// also stretches the learning-rate decay).
+		tr.Config.Steps = cfg.RL.Steps
+		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
+	}
+	for tr.StepsDone < tr.Config.Steps {
+		m, err := tr.Step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		log("rl", m)
+		done := tr.StepsDone
+		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
+			em, _, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "rl")
+			if err != nil {
+				return nil, err
+			}
+			em.Step = done
+			log("eval", em)
+		}
+		if cfg.CheckpointDir != "" && cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
+			path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
+			if err != nil {
+				return nil, err
+			}
+			log("checkpoint", path)
+		}
+	}
+	if cfg.CheckpointDir != "" {
+		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
+		if err != nil {
+			return nil, err
+		}
+		log("checkpoint", path)
+	}
+	if res.Final, _, err = Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "rl"); err != nil {
+		return nil, err
+	}
+	res.Final.Step = tr.StepsDone
+	log("eval", res.Final)
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// basePolicy returns the SFT base: loaded from cfg.BasePolicy when it holds a model, else
+// fresh trained by SFT (and saved to cfg.BasePolicy when set).
+func basePolicy(ctx context.Context, cfg Config, setup *Setup, fresh *model.Model, log Logger) (*model.Model, error) {
+	if cfg.BasePolicy != "" {
+		if _, err := os.Stat(filepath.Join(cfg.BasePolicy, model.WeightsFile)); err == nil {
+			m, err := model.Load(cfg.BasePolicy)
+			if err != nil {
+				return nil, err
+			}
+			if m.Config.VocabSize != setup.Tokenizer.VocabSize() {
+				return nil, fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
+			}
+			log("info", "loaded the SFT base from "+cfg.BasePolicy)
+			return m, nil
+		}
+	}
+	err := SFT(ctx, fresh, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, func(m SFTMetrics) { log("sft", m) })
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BasePolicy != "" {
+		if err := fresh.Save(cfg.BasePolicy); err != nil {
+			return nil, err
+		}
+		log("info", "saved the SFT base to "+cfg.BasePolicy)
+	}
+	return fresh, nil
+}

@@ -1,0 +1,87 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunDefault is the acceptance run: the default configuration end to end, logging every
+// record. It takes minutes, so it runs only when AGENTR1_TRAIN_RUN is set, e.g.
+//
+//	AGENTR1_TRAIN_RUN=1 AGENTR1_ALGO=grpo go test ./rl/trainer -run TestRunDefault -v -timeout 1h
+func TestRunDefault(t *testing.T) {
+	if os.Getenv("AGENTR1_TRAIN_RUN") == "" {
+		t.Skip("set AGENTR1_TRAIN_RUN=1 to run the default training run")
+	}
+	cfg := DefaultConfig()
+	if a := os.Getenv("AGENTR1_ALGO"); a != "" {
+		algo, err := ParseAlgorithm(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := cfg.RL.Steps
+		cfg.RL = DefaultRLConfig(algo)
+		cfg.RL.Steps = steps
+	}
+	if os.Getenv("AGENTR1_TRAIN_CONFIG") != "" {
+		if err := json.Unmarshal([]byte(os.Getenv("AGENTR1_TRAIN_CONFIG")), &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
+		b, _ := json.Marshal(rec)
+		t.Logf("%6.1fs %s %s", time.Since(start).Seconds(), kind, b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SFT EM %.3f -> RL EM %.3f in %v", res.SFTEval.EM, res.Final.EM, res.Duration)
+}
+
+// TestShowTranscripts prints greedy transcripts of the SFT base saved in AGENTR1_BASE (built
+// with the configuration in AGENTR1_TRAIN_CONFIG) on a few training and held-out questions:
+// a look at what the policy does. It runs only when AGENTR1_BASE is set.
+func TestShowTranscripts(t *testing.T) {
+	dir := os.Getenv("AGENTR1_BASE")
+	if dir == "" {
+		t.Skip("set AGENTR1_BASE to a saved SFT base")
+	}
+	cfg := DefaultConfig()
+	if os.Getenv("AGENTR1_TRAIN_CONFIG") != "" {
+		if err := json.Unmarshal([]byte(os.Getenv("AGENTR1_TRAIN_CONFIG")), &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.BasePolicy = dir
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := basePolicy(context.Background(), cfg, s, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := EvalConfigFrom(cfg.RL, 8)
+	for _, set := range []struct {
+		name  string
+		probs []Problem
+	}{{"train", s.Train[len(s.Train)-8:]}, {"eval", s.Eval[:8]}} {
+		m, samples, err := Evaluate(context.Background(), policy, s.Tokenizer, s.Specials, set.probs, ec, set.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: EM %.3f format %.3f turns %.2f", set.name, m.EM, m.FormatRate, m.Turns)
+		for i, smp := range samples[:4] {
+			var b strings.Builder
+			for _, seg := range smp.Segments {
+				b.WriteString(s.Tokenizer.Decode(seg.Tokens))
+			}
+			t.Logf("--- %s %d: %s\n%s\n=> %v", set.name, i, s.Tokenizer.Decode(set.probs[i].Prompt[len(set.probs[i].Prompt)-30:]), b.String(), smp.Outcome.Stats)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+	"agentr1/env/world"
+	"agentr1/mdp"
+	"agentr1/tokenizer"
+)
+
+// Setup is everything a run needs before training: the two worlds, their search tools, the
+// tokenizer trained on the training world's text, the training and held-out problems and the
+// scripted agent's demonstrations.
+type Setup struct {
+	Config      Config
+	TrainWorld  *world.World
+	EvalWorld   *world.World
+	TrainTools  []env.Tool // search over the training world's passages
+	EvalTools   []env.Tool // search over the evaluation world's passages
+	Tokenizer   *tokenizer.Tokenizer
+	Specials    Specials
+	Train       []Problem         // every question of the training world
+	Eval        []Problem         // the held-out problems (EvalQuestions of the evaluation world)
+	EvalQs      []qa.Question     // their questions, for the baselines' own prompts
+	Demos       []*mdp.Trajectory // the scripted agent's transcripts, tokenised
+	DemoSummary world.Summary     // how well the (noisy) scripted agent did
+}
+
+// Prepare builds the worlds, indexes their passages for search, runs the noisy scripted agent
+// on the first Demos training questions, trains the tokenizer on the demonstrations' text and
+// the training passages, and renders every problem's prompt.
+func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Setup{Config: cfg}
+	var err error
+	if s.TrainWorld, err = world.New(cfg.TrainWorld); err != nil {
+		return nil, fmt.Errorf("training world: %w", err)
+	}
+	if s.EvalWorld, err = world.New(cfg.EvalWorld); err != nil {
+		return nil, fmt.Errorf("evaluation world: %w", err)
+	}
+	if s.TrainTools, err = SearchTools(s.TrainWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
+		return nil, fmt.Errorf("training world: %w", err)
+	}
+	if s.EvalTools, err = SearchTools(s.EvalWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
+		return nil, fmt.Errorf("evaluation world: %w", err)
+	}
+	qcfg := cfg.QAConfig()
+	tasks := s.TrainWorld.Tasks
+	if cfg.Demos < len(tasks) {
+		tasks = tasks[:cfg.Demos]
+	}
+	demos, sum, err := world.Run(ctx, s.TrainWorld, qcfg, s.TrainTools[0], tasks, cfg.DemoNoise, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("demonstrations: %w", err)
+	}
+	s.DemoSummary = sum
+
+	texts := make([]string, 0, len(demos)+len(s.TrainWorld.Passages))
+	for i := range demos {
+		texts = append(texts, demos[i].Text())
+	}
+	for _, p := range s.TrainWorld.Passages {
+		texts = append(texts, p.Title+"\n"+p.Text)
+	}
+	if s.Tokenizer, err = TrainTokenizer(texts, cfg.VocabSize); err != nil {
+		return nil, err
+	}
+	if s.Specials, err = SpecialsOf(s.Tokenizer); err != nil {
+		return nil, err
+	}
+	for i := range demos {
+		t := demos[i].Trajectory(s.Tokenizer.Encode, cfg.ProcessRew > 0)
+		s.Demos = append(s.Demos, &t)
+	}
+	if s.Train, err = QAProblems(s.TrainWorld.Questions(), qcfg, s.TrainTools, s.Tokenizer); err != nil {
+		return nil, err
+	}
+	evalQs := s.EvalWorld.Questions()
+	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(evalQs) {
+		evalQs = evalQs[:cfg.EvalQuestions]
+	}
+	s.EvalQs = evalQs
+	if s.Eval, err = QAProblems(evalQs, qcfg, s.EvalTools, s.Tokenizer); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Describe summarises the setup in one line for logs.
+func (s *Setup) Describe() string {
+	var b strings.Builder
+	maxPrompt, demoTokens := 0, 0
+	for _, p := range s.Train {
+		maxPrompt = max(maxPrompt, len(p.Prompt))
+	}
+	for _, d := range s.Demos {
+		demoTokens = max(demoTokens, len(d.Prompt)+d.ResponseLen())
+	}
+	fmt.Fprintf(&b, "train world: %d passages, %d questions; eval: %d passages, %d questions; vocab %d; longest prompt %d tokens, longest demonstration %d tokens; scripted agent (noise %.2f): EM %.3f, format %.3f, %.2f searches",
+		len(s.TrainWorld.Passages), len(s.Train), len(s.EvalWorld.Passages), len(s.Eval), s.Tokenizer.VocabSize(),
+		maxPrompt, demoTokens, s.Config.DemoNoise, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
+	return b.String()
+}
