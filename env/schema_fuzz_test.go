@@ -3,7 +3,9 @@ package env
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -11,9 +13,10 @@ import (
 // FuzzSchema feeds the validator arbitrary schemas and values (FuzzValidate in fuzz_test.go
 // varies only the value). For every schema that decodes it checks that Check and Validate
 // never panic, that Validate reports only *FieldError problems with a message and is stable
-// (the same errors in the same order on a second call), and that a value built to satisfy the
+// (the same errors in the same order on a second call), that a value built to satisfy the
 // schema by satisfying below, independently of Validate, validates, before and after a JSON
-// round trip. Run longer with `go test -run '^$' -fuzz '^FuzzSchema$' ./env/`.
+// round trip, and that each value violations builds from it by breaking one keyword is
+// rejected with a problem at the broken field's path. Run longer with `go test -run '^$' -fuzz '^FuzzSchema$' ./env/`.
 func FuzzSchema(f *testing.F) {
 	tool := `{"type": "object", "required": ["query"], "properties": {
 		"query": {"type": "string"},
@@ -57,7 +60,114 @@ func FuzzSchema(f *testing.F) {
 		if err := s.Validate(back); err != nil {
 			t.Fatalf("schema %s: built value %s rejected after a JSON round trip: %v", schemaJSON, raw, err)
 		}
+		for _, bad := range violations(s, "", 0) {
+			err := s.Validate(bad.value)
+			if err == nil {
+				t.Fatalf("schema %s: value %#v breaking %s at %q accepted", schemaJSON, bad.value, bad.broken, bad.path)
+			}
+			if !hasProblemAt(err, bad.path) {
+				t.Fatalf("schema %s: value %#v breaking %s: no problem at %q in %v", schemaJSON, bad.value, bad.broken, bad.path, err)
+			}
+		}
 	})
+}
+
+// violation is a value that breaks one keyword of a schema at path.
+type violation struct {
+	value  any
+	path   string // where Validate must report it: "", "a", "a.b", "ids[0]"
+	broken string // the keyword broken, for messages
+}
+
+// violations builds values that each break one keyword of s, found below path: the wrong
+// type, a number just outside minimum or maximum, a string outside a string enum, an object
+// built by satisfying with one required field removed or one property broken, an array of one
+// broken item. Schemas it cannot break simply yield fewer.
+func violations(s *Schema, path string, depth int) []violation {
+	if s == nil || depth > maxSatisfyDepth {
+		return nil
+	}
+	var out []violation
+	switch s.Type {
+	case "string":
+		out = append(out, violation{true, path, "type"})
+	case "object", "integer", "number", "boolean", "array":
+		out = append(out, violation{"s", path, "type"})
+	}
+	if (s.Type == "number" || s.Type == "integer") && len(s.Enum) == 0 {
+		if s.Minimum != nil {
+			below := math.Nextafter(*s.Minimum, math.Inf(-1))
+			if s.Type == "integer" {
+				below = math.Ceil(*s.Minimum) - 1
+			}
+			if below < *s.Minimum && !math.IsInf(below, 0) {
+				out = append(out, violation{below, path, "minimum"})
+			}
+		}
+		if s.Maximum != nil {
+			above := math.Nextafter(*s.Maximum, math.Inf(1))
+			if s.Type == "integer" {
+				above = math.Floor(*s.Maximum) + 1
+			}
+			if above > *s.Maximum && !math.IsInf(above, 0) {
+				out = append(out, violation{above, path, "maximum"})
+			}
+		}
+	}
+	if s.Type == "string" && len(s.Enum) > 0 {
+		other := "not-in-enum"
+		for _, e := range s.Enum {
+			if str, ok := e.(string); ok {
+				other += str // longer than every member, so none of them
+			}
+		}
+		out = append(out, violation{other, path, "enum"})
+	}
+	switch s.Type {
+	case "object":
+		good, ok := satisfying(s, depth)
+		obj, isObj := good.(map[string]any)
+		if !ok || !isObj {
+			break
+		}
+		for _, name := range s.Required {
+			m := maps.Clone(obj)
+			delete(m, name)
+			out = append(out, violation{m, path, "required " + name})
+		}
+		names := slices.Sorted(maps.Keys(s.Properties))
+		for _, name := range names {
+			child := name
+			if path != "" {
+				child = path + "." + name
+			}
+			for _, v := range violations(s.Properties[name], child, depth+1) {
+				m := maps.Clone(obj)
+				m[name] = v.value
+				out = append(out, violation{m, v.path, v.broken})
+			}
+		}
+	case "array":
+		for _, v := range violations(s.Items, path+"[0]", depth+1) {
+			out = append(out, violation{[]any{v.value}, v.path, v.broken})
+		}
+	}
+	return out
+}
+
+// hasProblemAt reports whether err holds a *FieldError at path.
+func hasProblemAt(err error, path string) bool {
+	problems := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = joined.Unwrap()
+	}
+	for _, p := range problems {
+		var fe *FieldError
+		if errors.As(p, &fe) && fe.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // checkProblems validates v twice and asserts the error's form: only *FieldError values with a

@@ -19,8 +19,8 @@ type Decoder struct {
 	rows   int
 	maxLen int
 	lens   []int       // (rows) tokens in each row's cache
-	kCache [][]float32 // per layer (rows, maxLen, Hkv, D) keys after RoPE
-	vCache [][]float32 // per layer (rows, maxLen, Hkv, D) values
+	kCache [][]float32 // per layer (rows, Hkv, D, maxLen) keys after RoPE, position last
+	vCache [][]float32 // per layer (rows, Hkv, D, maxLen) values, position last
 	logits []float32   // (rows, V) each row's latest next-token logits
 	out    [][]float32 // (rows) views into logits returned by Step
 
@@ -100,10 +100,14 @@ func (d *Decoder) CopyRow(dst, src int) {
 	cfg := d.m.Config
 	K := cfg.NumKeyValueHeads * cfg.HeadSize()
 	V := cfg.VocabSize
-	n := d.lens[src] * K
+	n := d.lens[src]
 	for l := range d.kCache {
-		copy(d.kCache[l][dst*d.maxLen*K:dst*d.maxLen*K+n], d.kCache[l][src*d.maxLen*K:])
-		copy(d.vCache[l][dst*d.maxLen*K:dst*d.maxLen*K+n], d.vCache[l][src*d.maxLen*K:])
+		for _, cache := range [][]float32{d.kCache[l], d.vCache[l]} {
+			for kd := range K { // every (head, dimension) line of the row
+				from, to := (src*K+kd)*d.maxLen, (dst*K+kd)*d.maxLen
+				copy(cache[to:to+n], cache[from:from+n])
+			}
+		}
 	}
 	copy(d.logits[dst*V:(dst+1)*V], d.logits[src*V:(src+1)*V])
 	d.lens[dst] = d.lens[src]
@@ -139,7 +143,7 @@ func (d *Decoder) Append(row int, tokens []int) []float32 {
 
 // Step feeds one token to each listed row (tokens[i] to rows[i]), all rows through each layer
 // together, and returns each row's next-token logits (V), views into the decoder valid until
-// that row is next fed. It panics if the lists differ in length, a row is listed twice or is
+// that row is next fed (the outer slice itself is reused by the next Step). It panics if the lists differ in length, a row is listed twice or is
 // full, or a token is outside the vocabulary.
 func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
 	if len(rows) != len(tokens) {
@@ -206,10 +210,13 @@ func (d *Decoder) forward(tokens []int) {
 		tensor.LinearForward(v, norm, p.v.Data, p.vBias.Data, n, C, K)
 		m.rope.Forward(q, pos, n, Hq)
 		m.rope.Forward(k, pos, n, Hkv)
+		kc, vc := d.kCache[l], d.vCache[l]
 		for i := range n {
-			at := (d.rowOf[i]*d.maxLen + pos[i]) * K
-			copy(d.kCache[l][at:at+K], k[i*K:(i+1)*K])
-			copy(d.vCache[l][at:at+K], v[i*K:(i+1)*K])
+			at := d.rowOf[i]*K*d.maxLen + pos[i] // cache[row, 0, 0, pos]
+			for kd := range K {
+				kc[at+kd*d.maxLen] = k[i*K+kd]
+				vc[at+kd*d.maxLen] = v[i*K+kd]
+			}
 		}
 		d.attention(attn, q, d.kCache[l], d.vCache[l], n)
 		// x (n, C) += attn (n, Q) @ o_proj (C, Q)^T
@@ -240,40 +247,40 @@ func (d *Decoder) forward(tokens []int) {
 // it for a whole sequence): for token i in row r at position P and query head h with
 // key/value head g = h / (Hq/Hkv),
 //
-//	out[i,h] = sum_{j<=P} softmax_j(q[i,h] . K[r,j,g] / sqrt(D)) V[r,j,g]
+//	out[i,h] = sum_{j<=P} softmax_j(q[i,h] . K[r,g,:,j] / sqrt(D)) V[r,g,:,j]
 //
-// The (token, head) pairs are split evenly over the workers, each with its own scores buffer.
+// One task is a token and a key/value head: the group of query heads sharing it go through
+// two matrix products against the cache, whose position-last layout makes every row of K and V
+// a run of P+1 consecutive values. Tasks are split evenly over the workers, each with its own
+// scores buffer.
 func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
 	cfg := d.m.Config
 	D, Hq, Hkv := cfg.HeadSize(), cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	group := Hq / Hkv
-	K := Hkv * D
+	M := d.maxLen
 	scale := float32(1 / math.Sqrt(float64(D)))
-	tasks := n * Hq
-	// A task costs about 4*(P+1)*D flops; give each worker at least ~64K of them.
-	work := tasks * 4 * (d.pos[n-1] + 1) * D
+	tasks := n * Hkv
+	// A task costs about 4*group*(P+1)*D flops; give each worker at least ~64K of them.
+	work := tasks * 4 * group * (d.pos[n-1] + 1) * D
 	W := max(1, min(tensor.Workers(), tasks, work/(1<<16)))
 	for len(d.scores) < W {
-		d.scores = append(d.scores, make([]float32, 2*d.maxLen))
+		d.scores = append(d.scores, make([]float32, 2*group*M))
 	}
 	tensor.Parallel(W, 1, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			buf := d.scores[w]
 			for task := w * tasks / W; task < (w+1)*tasks/W; task++ {
-				i, h := task/Hq, task%Hq
+				i, g := task/Hkv, task%Hkv
 				L := d.pos[i] + 1
-				scores, probs := buf[:L], buf[d.maxLen:d.maxLen+L] // (L)
-				qh := q[(i*Hq+h)*D : (i*Hq+h+1)*D]                 // (D)
-				o := out[(i*Hq+h)*D : (i*Hq+h+1)*D]                // (D)
-				base := d.rowOf[i]*d.maxLen*K + (h/group)*D        // K[r, 0, g, :]; keys K apart
-				for j := range L {
-					scores[j] = scale * tensor.Dot(qh, kCache[base+j*K:base+j*K+D])
-				}
-				tensor.SoftmaxForward(probs, scores, 1, L)
-				clear(o)
-				for j, pj := range probs {
-					tensor.Axpy(pj, vCache[base+j*K:base+j*K+D], o)
-				}
+				scores, probs := buf[:group*L], buf[group*M:group*(M+L)] // (group, L)
+				qg := q[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]         // (group, D)
+				og := out[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]       // (group, D)
+				line := (d.rowOf[i]*Hkv + g) * D * M                     // K[r, g, 0, 0]; lines M apart
+				// scores (group, L) = scale * qg (group, D) @ K[r, g] (D, L)
+				tensor.Gemm(false, false, group, L, D, scale, qg, D, kCache[line:], M, 0, scores, L)
+				tensor.SoftmaxForward(probs, scores, group, L)
+				// og (group, D) = probs (group, L) @ V[r, g] (D, L)^T
+				tensor.Gemm(false, true, group, D, L, 1, probs, L, vCache[line:], M, 0, og, D)
 			}
 		}
 	})

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -107,19 +109,17 @@ func parseSafetensorsHeader(f *os.File, path string) (*stFile, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: tensor %q: unknown dtype %q", path, name, t.Dtype)
 		}
-		numel := int64(1)
 		for _, d := range t.Shape {
 			if d < 0 {
 				return nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", path, name, t.Shape)
 			}
-			numel *= int64(d)
 		}
 		begin, end := t.DataOffsets[0], t.DataOffsets[1]
 		if begin < 0 || end < begin || end > dataLen {
 			return nil, fmt.Errorf("%s: tensor %q: data offsets [%d, %d] outside the %d-byte data section", path, name, begin, end, dataLen)
 		}
-		if end-begin != numel*width {
-			return nil, fmt.Errorf("%s: tensor %q: %s shape %v needs %d bytes, data offsets [%d, %d] hold %d", path, name, t.Dtype, t.Shape, numel*width, begin, end, end-begin)
+		if size, ok := byteSize(t.Shape, width); !ok || size != end-begin {
+			return nil, fmt.Errorf("%s: tensor %q: %s shape %v needs %s bytes, data offsets [%d, %d] hold %d", path, name, t.Dtype, t.Shape, sizeString(size, ok), begin, end, end-begin)
 		}
 		st.tensors[name] = t
 		spans = append(spans, span{name, begin, end})
@@ -137,6 +137,31 @@ func parseSafetensorsHeader(f *os.File, path string) (*stFile, error) {
 		}
 	}
 	return st, nil
+}
+
+// byteSize returns the bytes a tensor of the given shape (no negative dimension) and element
+// width occupies, and false when that overflows int64. An empty tensor is 0 bytes whatever
+// its other dimensions.
+func byteSize(shape []int, width int64) (int64, bool) {
+	if slices.Contains(shape, 0) {
+		return 0, true
+	}
+	n := uint64(width)
+	for _, d := range shape {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		n = lo
+	}
+	return int64(n), true
+}
+
+func sizeString(size int64, ok bool) string {
+	if !ok {
+		return "more than 2^63"
+	}
+	return fmt.Sprint(size)
 }
 
 // Close closes the underlying file.

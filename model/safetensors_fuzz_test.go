@@ -30,8 +30,9 @@ func fuzzSTFile(header map[string]any, data []byte, claimed int64) []byte {
 
 // fuzzSTSeeds are files that probe each check of the header: a valid file, then a huge header
 // length, a header longer than the file, negative and inverted offsets, overlapping tensors,
-// an unknown dtype, a negative dimension, sizes that disagree with the shape, an empty tensor
-// with huge dimensions, truncation and a non-object header.
+// an unknown dtype, a negative dimension, sizes that disagree with the shape, shapes whose
+// byte size overflows int64 (and wraps to 0), an empty tensor with huge dimensions, truncation
+// and a non-object header.
 func fuzzSTSeeds() [][]byte {
 	data := make([]byte, 64)
 	for i := range data {
@@ -58,6 +59,8 @@ func fuzzSTSeeds() [][]byte {
 		fuzzSTFile(entry("q", "Q4_K", []int64{2}, 0, 2), data, -1),
 		fuzzSTFile(entry("negdim", "I8", []int64{-2, -3}, 0, 6), data, -1),
 		fuzzSTFile(entry("short", "I64", []int64{3}, 0, 16), data, -1),
+		fuzzSTFile(entry("wrap", "F32", []int64{1 << 32, 1 << 32}, 0, 0), data, -1),
+		fuzzSTFile(entry("wrap4", "F32", []int64{1 << 62}, 0, 0), data, -1),
 		fuzzSTFile(entry("empty", "F32", []int64{1 << 40, 0, 1 << 40}, 8, 8), data, -1),
 		fuzzSTFile(entry("big", "U8", []int64{1 << 40}, 0, 1<<40), data, -1),
 		full[:len(full)-20],

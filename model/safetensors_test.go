@@ -248,3 +248,17 @@ func TestLoadCheckpointErrors(t *testing.T) {
 		t.Error("empty folder: no error")
 	}
 }
+
+// TestSafetensorsSizeOverflow checks that a shape whose byte size overflows is rejected
+// rather than wrapping around to the size of its (empty) byte range.
+func TestSafetensorsSizeOverflow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.safetensors")
+	header := map[string]any{"w": map[string]any{"dtype": "U8", "shape": []int64{1 << 32, 1 << 32}, "data_offsets": []int{0, 0}}}
+	os.WriteFile(path, rawSafetensors(t, header, nil), 0o644)
+	if st, err := openSafetensors(path); err == nil || !strings.Contains(err.Error(), `"w"`) {
+		if st != nil {
+			st.Close()
+		}
+		t.Errorf("overflowing shape: error %v, want one naming the tensor", err)
+	}
+}

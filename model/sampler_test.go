@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -77,4 +78,79 @@ func TestSamplerSeeded(t *testing.T) {
 			t.Fatalf("draw %d: %d vs %d from equal seeds", i, x, y)
 		}
 	}
+}
+
+// TestSamplerLargeVocabulary checks the filters on a large vocabulary against a brute-force
+// kept set: every drawn token must be in it, and the most likely token must be drawn.
+func TestSamplerLargeVocabulary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 91))
+	const V = 5000
+	logits := make([]float32, V)
+	for i := range logits {
+		logits[i] = float32(3 * rng.NormFloat64())
+	}
+	logits[17] = logits[18] // a tie
+	for _, s := range []Sampler{
+		{Temperature: 1, TopP: 0.5},
+		{Temperature: 0.7, TopP: 0.95},
+		{Temperature: 1, TopK: 40},
+		{Temperature: 1.5, TopK: 300, TopP: 0.3},
+	} {
+		// Brute force: sort everything, apply top-k then top-p on the renormalised mass.
+		order := make([]int, V)
+		for i := range order {
+			order[i] = i
+		}
+		sortByLogit(order, logits)
+		p := make([]float64, V)
+		var z float64
+		for i, x := range logits {
+			p[i] = math.Exp(float64(x) / s.Temperature)
+			z += p[i]
+		}
+		kept := V
+		if s.TopK > 0 {
+			kept = s.TopK
+			for kept < V && logits[order[kept]] == logits[order[s.TopK-1]] {
+				kept++
+			}
+		}
+		var mass float64
+		for _, id := range order[:kept] {
+			mass += p[id]
+		}
+		if s.TopP > 0 {
+			above := 0.0
+			for i, id := range order[:kept] {
+				if i > 0 && above >= s.TopP*mass {
+					kept = i
+					break
+				}
+				above += p[id]
+			}
+		}
+		allowed := map[int]bool{}
+		for _, id := range order[:kept] {
+			allowed[id] = true
+		}
+		seen := map[int]bool{}
+		for range 1000 {
+			tok, lp := s.Sample(logits, rng)
+			if !allowed[tok] {
+				t.Fatalf("%+v: drew token %d outside the %d-token kept set", s, tok, kept)
+			}
+			if want := math.Log(p[tok] / z); math.Abs(float64(lp)-want) > 1e-4 {
+				t.Fatalf("%+v: logp of %d = %v, want %v", s, tok, lp, want)
+			}
+			seen[tok] = true
+		}
+		if !seen[order[0]] {
+			t.Errorf("%+v: the most likely token was never drawn", s)
+		}
+	}
+}
+
+// sortByLogit sorts token ids by decreasing logit, ties by id.
+func sortByLogit(order []int, logits []float32) {
+	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
 }

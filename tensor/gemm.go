@@ -37,13 +37,12 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 }
 
 // useSmallRows reports whether Gemm should use gemmSmallRows rather than gemmBlocked for a C of
-// m rows. Below one register tile (m < mr) packing cannot pay off. With transB the B panels are
-// packed by a transpose, which costs more, and the dot-product path (four rows of A per pass
-// over a row of B) stays ahead for longer: measured in CPU time with avx2 (mr = 6) on
-// (m, 512) x (512, n)^T for n = 1536 and 32000, it is 1.5-2x faster at m = 16, even at m = 24
-// and slower from m = 32.
+// m rows. Below one register tile (m < mr) packing cannot pay off. With transB the dot-product
+// path (four rows of A per pass over a row of B) stays ahead for longer: measured in CPU time
+// with avx2 (mr = 6) on (m, 512) x (512, n)^T for n = 1536 and 32000, it is 1.2-2.5x faster up
+// to m = 12, even at m = 16, and 1.3-1.6x slower from m = 24.
 func useSmallRows(ks *kernels, transB bool, m int) bool {
-	return m < ks.mr || (transB && m < 4*ks.mr)
+	return m < ks.mr || (transB && m < 3*ks.mr)
 }
 
 func checkGemm(transA, transB bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {

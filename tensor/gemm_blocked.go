@@ -31,11 +31,13 @@ const gemmMinStrip = 256
 //	        for ir over mr-high micro-panels of A
 //	          micro-kernel: C(mr, nr) += A(mr, kc) * B(kc, nr)
 //
-// Each phase runs on up to Workers() goroutines: together they pack the B block, wait for each
-// other, then take tasks (one A block against a strip of the B block's columns) from a shared
-// counter until none is left, and wait again before the next phase overwrites B. Tasks cover
-// disjoint parts of C, so results do not depend on the number of workers. beta is applied by the
-// task that first touches each part of C (pc = 0).
+// Each phase runs on up to Workers() goroutines: they take B packing tasks (runs of micro-panels)
+// from a counter, wait until the whole B block is packed, take multiply tasks (one A block,
+// packed by the worker, against a strip of the B block's columns) from a second counter, and
+// before packing the next phase into the same buffer wait until every multiply task of this one
+// has finished (see phaseState). Tasks cover disjoint parts of C, so results do not depend on
+// the number of workers or on who ran what. beta is applied by the task that first touches each
+// part of C (pc = 0).
 func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -78,8 +80,13 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 	packedB := shared.b
 
 	phases := ((n + nc - 1) / nc) * kSlices
-	next := make([]atomic.Int64, phases) // next task of each phase
-	bar := newBarrier(w)
+	st := &phaseState{
+		nextPack: make([]atomic.Int64, phases),
+		nextTask: make([]atomic.Int64, phases),
+		packed:   make([]int, phases),
+		computed: make([]int, phases),
+	}
+	st.cond.L = &st.mu
 
 	worker := func(id int) {
 		buf := shared
@@ -89,21 +96,30 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 		}
 		buf.a = grow(buf.a, mc*kc)
 		buf.tile = grow(buf.tile, mr*nr)
-		phase := 0
+		phase, prevTasks := 0, 0
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
+			panels := (nb + nr - 1) / nr
+			packTasks := min(panels, w*gemmTasksPerWorker)
+			tasks := aBlocks * ((nb + strip - 1) / strip)
 			for pc := 0; pc < k; pc += kc {
 				kb := min(kc, k-pc)
-				// Pack this worker's share of the B block's micro-panels.
-				panels := (nb + nr - 1) / nr
-				lo, hi := id*panels/w*nr, (id+1)*panels/w*nr
-				if hi > lo {
-					packB(packedB[lo*kb:], b, ldb, transB, pc, kb, jc+lo, min(hi, nb)-lo, nr)
+				if phase > 0 {
+					// The previous phase's tasks still read the B buffer.
+					st.wait(&st.computed[phase-1], prevTasks)
 				}
-				bar.wait()
-				tasks := aBlocks * ((nb + strip - 1) / strip)
 				for {
-					t := int(next[phase].Add(1) - 1)
+					t := int(st.nextPack[phase].Add(1) - 1)
+					if t >= packTasks {
+						break
+					}
+					lo, hi := t*panels/packTasks*nr, min((t+1)*panels/packTasks*nr, nb)
+					packB(packedB[lo*kb:], b, ldb, transB, pc, kb, jc+lo, hi-lo, nr)
+					st.done(&st.packed[phase], packTasks)
+				}
+				st.wait(&st.packed[phase], packTasks)
+				for {
+					t := int(st.nextTask[phase].Add(1) - 1)
 					if t >= tasks {
 						break
 					}
@@ -116,9 +132,9 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 					}
 					packA(buf.a, a, lda, transA, ic, mb, pc, kb, alpha, mr)
 					macroKernel(ks, mb, sb, kb, buf.a, packedB[j0*kb:], cblk, ldc, buf.tile)
+					st.done(&st.computed[phase], tasks)
 				}
-				bar.wait()
-				phase++
+				phase, prevTasks = phase+1, tasks
 			}
 		}
 	}
@@ -139,39 +155,38 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 	wg.Wait()
 }
 
-// barrier lets a fixed number of goroutines wait for each other, any number of times.
-type barrier struct {
-	mu      sync.Mutex
-	cond    sync.Cond
-	parties int
-	waiting int
-	round   int
+// phaseState coordinates the workers of one gemmBlocked call without barriers: the packing of
+// each phase's B block and its multiply tasks are both handed out by counters, so a worker that
+// the OS keeps off the CPU for a while (the cores are shared) holds up nobody but the task it
+// took, and when it comes back finds the phases it missed already done.
+type phaseState struct {
+	nextPack []atomic.Int64 // per phase: next B packing task to hand out
+	nextTask []atomic.Int64 // per phase: next multiply task to hand out
+
+	mu       sync.Mutex
+	cond     sync.Cond // broadcast when a phase's packing or multiplying completes
+	packed   []int     // per phase: packing tasks finished
+	computed []int     // per phase: multiply tasks finished
 }
 
-func newBarrier(parties int) *barrier {
-	b := &barrier{parties: parties}
-	b.cond.L = &b.mu
-	return b
+// done counts one finished task in *count (packed or computed of some phase), waking the
+// waiters when it reaches total.
+func (s *phaseState) done(count *int, total int) {
+	s.mu.Lock()
+	*count++
+	if *count == total {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
 }
 
-// wait blocks until all parties have called wait in this round.
-func (b *barrier) wait() {
-	if b.parties == 1 {
-		return
+// wait blocks until *count reaches total.
+func (s *phaseState) wait(count *int, total int) {
+	s.mu.Lock()
+	for *count < total {
+		s.cond.Wait()
 	}
-	b.mu.Lock()
-	round := b.round
-	b.waiting++
-	if b.waiting == b.parties {
-		b.waiting = 0
-		b.round++
-		b.cond.Broadcast()
-	} else {
-		for round == b.round {
-			b.cond.Wait()
-		}
-	}
-	b.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // gemmBuffers holds packing buffers, reused through gemmBufferPool.

@@ -54,6 +54,7 @@ func FuzzRetrieveRequest(f *testing.F) {
 	f.Add([]byte(`{"queries": ["x"], "topk": 1e2}`))
 	f.Add([]byte(`{"queries": [" \u00a0"], "return_scores": null}`))
 	f.Add([]byte(`{"queries": ["x"]}{}`))
+	f.Add([]byte("{\"queries\": [\"opera\"]}\u00a0")) // Unicode space after the object is not JSON whitespace
 	f.Add([]byte(`{"queries": ["x"], "queries": null}`))
 	f.Add([]byte(`{"queries": ["` + strings.Repeat("opera ", 400) + `"]}`))
 	f.Add([]byte("\xef\xbb\xbf{\"queries\": [\"\xff\"]}"))

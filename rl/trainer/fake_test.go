@@ -122,5 +122,6 @@ func tinyRLConfig(algo Algorithm) RLConfig {
 	c.WarmupSteps = 0
 	c.EntropyCoef = 0.01
 	c.KLCoef = 0.01
+	c.CheckOldEvery = 1 // recompute (and check) the old log-probs every step
 	return c
 }

@@ -137,6 +137,7 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	c := DefaultRLConfig(PPO)
+	c.KLCoef = 0.001
 	if c.KLMode() != "reward" {
 		t.Errorf("ppo KL placement %q, want reward", c.KLMode())
 	}

@@ -62,7 +62,7 @@ func TestShowTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := basePolicy(context.Background(), cfg, s, nil, nil)
+	policy, err := basePolicy(context.Background(), cfg, s, nil, func(string, any) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,22 +128,28 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 		chunkRows = (b.B + c.MiniBatches - 1) / c.MiniBatches
 	}
 
-	// Old log-probs, recomputed by the policy (verl recomputes old_log_prob), and their
-	// drift from the log-probs the rollout sampled with.
+	// Old log-probs: recomputed by the policy (verl recomputes old_log_prob) and compared
+	// with the log-probs the rollout sampled with, or taken from the rollout when they are
+	// the policy's own (see RLConfig.OldLogProbs).
 	tOld := time.Now()
-	d.oldLogp = rl.NewMatrix(b.B, b.L)
-	for _, rows := range lengthGroups(b, chunkRows, nil) {
-		v := newView(b, rows)
-		logp, _ := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T)
-		v.scatter(d.oldLogp.Data, v.responseLogp(logp))
-	}
-	diff := 0.0
-	for k, a := range b.ActionMask {
-		if a != 0 {
-			diff = math.Max(diff, math.Abs(d.oldLogp.Data[k]-b.OldLogProbs[k]))
+	m.LogpDiffMax = Num(math.NaN())
+	if t.recomputeOld() {
+		d.oldLogp = rl.NewMatrix(b.B, b.L)
+		for _, rows := range lengthGroups(b, chunkRows, nil) {
+			v := newView(b, rows)
+			logp, _ := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T)
+			v.scatter(d.oldLogp.Data, v.responseLogp(logp))
 		}
+		diff := 0.0
+		for k, a := range b.ActionMask {
+			if a != 0 {
+				diff = math.Max(diff, math.Abs(d.oldLogp.Data[k]-b.OldLogProbs[k]))
+			}
+		}
+		m.LogpDiffMax = Num(diff)
+	} else {
+		d.oldLogp = rl.MatrixOf(b.B, b.L, b.OldLogProbs)
 	}
-	m.LogpDiffMax = Num(diff)
 	m.TimeOld = Num(time.Since(tOld).Seconds())
 
 	// Reference log-probs.
@@ -228,4 +234,17 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 		return a, ret, nil
 	}
 	return rl.Matrix{}, rl.Matrix{}, fmt.Errorf("advantages: unknown algorithm %q", c.Algorithm)
+}
+
+// recomputeOld reports whether this step recomputes the old log-probs with a forward pass:
+// always in "recompute" mode; in "sampled" mode when the sampled log-probs are not the
+// policy's (temperature ≠ 1 or a top-k/top-p filter), when observation tokens are trained on
+// (NoLossMask: they have no sampled log-prob), and every CheckOldEvery steps to measure the
+// drift.
+func (t *Trainer) recomputeOld() bool {
+	c := &t.Config
+	if c.OldLogProbs != "sampled" || c.Temperature != 1 || c.TopK > 0 || (c.TopP > 0 && c.TopP < 1) || c.NoLossMask {
+		return true
+	}
+	return c.CheckOldEvery > 0 && t.StepsDone%c.CheckOldEvery == 0
 }

@@ -182,6 +182,38 @@ func TestSameSeedSameRun(t *testing.T) {
 	}
 }
 
+// TestSampledOldLogProbs checks that taking the old log-probs from the rollout (no recompute
+// pass) trains as the recomputed ones do: the same updates up to float32 rounding.
+func TestSampledOldLogProbs(t *testing.T) {
+	run := func(check int) [][]float32 {
+		cfg := tinyRLConfig(GRPO)
+		cfg.CheckOldEvery = check
+		policy := tinyModel(t, 1)
+		tr, err := New(cfg, 5, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recomputed := !math.IsNaN(float64(m.LogpDiffMax)); recomputed != (check == 1) {
+			t.Errorf("CheckOldEvery %d: recomputed = %v", check, recomputed)
+		}
+		return paramsSnapshot(policy)
+	}
+	a, b := run(1), run(0)
+	worst := 0.0
+	for i := range a {
+		for j := range a[i] {
+			worst = math.Max(worst, math.Abs(float64(a[i][j]-b[i][j])))
+		}
+	}
+	if worst > 1e-4 {
+		t.Errorf("sampled vs recomputed old log-probs: parameters differ by %g", worst)
+	}
+}
+
 // TestResume checks that a run checkpointed after step 2 and resumed into a fresh trainer
 // reaches exactly the parameters of the uninterrupted run after step 3.
 func TestResume(t *testing.T) {

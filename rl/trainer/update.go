@@ -17,9 +17,8 @@ type updateStats struct {
 }
 
 // update runs Epochs passes over the step's rows in MiniBatches mini-batches of similar
-// lengths, in shuffled order (lengthGroups). Each
-// mini-batch takes one policy optimiser step (unless policy is false: the critic warm-up) and,
-// for PPO, one critic step.
+// lengths, in shuffled order (lengthGroups). Each mini-batch takes one policy optimiser step
+// (unless policy is false: the critic warm-up) and, for PPO, one critic step.
 func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	c := &t.Config
 	b := d.col.Batch
