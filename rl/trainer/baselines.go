@@ -101,35 +101,39 @@ func ClosedBookProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc r
 	return out, nil
 }
 
-// Baselines evaluates the paper's baselines with policy (normally the SFT base) on the
-// held-out questions: "base-tool-call" (the model as is, with the search tool), "naive-rag"
-// and "closed-book".
+// Baselines evaluates the paper's baselines with policy (normally the SFT base) on every
+// evaluation set: "base-tool-call" (the model as is, with the search tool), "naive-rag" and
+// "closed-book", each named "<baseline>/<set>".
 func Baselines(ctx context.Context, s *Setup, policy *model.Model) ([]*EvalMetrics, error) {
 	cfg := s.Config
 	qcfg := cfg.QAConfig()
 	ec := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
 	ec.Workers = cfg.Workers
-	base, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, s.Eval, ec, "base-tool-call")
-	if err != nil {
-		return nil, err
-	}
 	one := ec
 	one.MaxTurns = 1
-	rag, err := NaiveRAGProblems(ctx, s.EvalQs, qcfg, s.EvalTools, s.Tokenizer)
-	if err != nil {
-		return nil, err
+	var out []*EvalMetrics
+	for _, set := range s.EvalSets {
+		base, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, set.Problems, ec, "base-tool-call/"+set.Name)
+		if err != nil {
+			return nil, err
+		}
+		rag, err := NaiveRAGProblems(ctx, set.Questions, qcfg, set.Tools, s.Tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		ragM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, rag, one, "naive-rag/"+set.Name)
+		if err != nil {
+			return nil, err
+		}
+		closed, err := ClosedBookProblems(set.Questions, qcfg, set.Tools, s.Tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		closedM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, closed, one, "closed-book/"+set.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, base, ragM, closedM)
 	}
-	ragM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, rag, one, "naive-rag")
-	if err != nil {
-		return nil, err
-	}
-	closed, err := ClosedBookProblems(s.EvalQs, qcfg, s.EvalTools, s.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	closedM, _, err := Evaluate(ctx, policy, s.Tokenizer, s.Specials, closed, one, "closed-book")
-	if err != nil {
-		return nil, err
-	}
-	return []*EvalMetrics{base, ragM, closedM}, nil
+	return out, nil
 }

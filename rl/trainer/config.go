@@ -86,7 +86,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		Prompts:       8,
 		N:             5,
 		MaxTurns:      4,
-		MaxTurnTokens: 40,
+		MaxTurnTokens: 96,
 		MaxLen:        600,
 		MaxObsTokens:  160,
 		Temperature:   1.0,

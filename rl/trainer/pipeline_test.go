@@ -18,6 +18,7 @@ func tinyConfig(t *testing.T) Config {
 	}
 	cfg.TrainWorld, cfg.EvalWorld = small(1, world.Train), small(2, world.Eval)
 	cfg.EvalQuestions = 4
+	cfg.HeldOut = 3
 	cfg.VocabSize = 400
 	cfg.Model = ModelConfig{Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 64, InitRange: 0.02}
 	cfg.Demos = 12
@@ -47,16 +48,27 @@ func TestPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kinds["sft"] != cfg.SFT.Steps || kinds["rl"] != cfg.RL.Steps || kinds["eval"] != 2 || kinds["checkpoint"] != 1 {
+	if kinds["sft"] != cfg.SFT.Steps || kinds["rl"] != cfg.RL.Steps || kinds["eval"] != 4 || kinds["checkpoint"] != 1 {
 		t.Errorf("records logged: %v", kinds)
 	}
-	if res.SFTEval == nil || res.Final == nil || res.Final.N != cfg.EvalQuestions {
+	if len(res.SFTEval) != 2 || len(res.Final) != 2 {
 		t.Fatalf("evaluations missing: sft %v final %v", res.SFTEval, res.Final)
 	}
-	for k := range res.Final.Groups {
-		if !strings.HasPrefix(k, "dataset=") && !strings.HasPrefix(k, "type=") {
-			t.Errorf("unexpected evaluation group %q", k)
+	for i, want := range []struct {
+		name string
+		n    int
+	}{{"rl/heldout", cfg.HeldOut}, {"rl/unseen", cfg.EvalQuestions}} {
+		if m := res.Final[i]; m.Name != want.name || m.N != want.n {
+			t.Errorf("final evaluation %d: %s on %d questions, want %s on %d", i, m.Name, m.N, want.name, want.n)
 		}
+		for k := range res.Final[i].Groups {
+			if !strings.HasPrefix(k, "dataset=") && !strings.HasPrefix(k, "type=") {
+				t.Errorf("unexpected evaluation group %q", k)
+			}
+		}
+	}
+	if got := len(res.Setup.Train); got != cfg.TrainWorld.Questions-cfg.HeldOut {
+		t.Errorf("%d training problems, want %d", got, cfg.TrainWorld.Questions-cfg.HeldOut)
 	}
 	s := res.Setup
 	if got := s.Tokenizer.Decode(s.Train[0].Prompt); !strings.Contains(got, "<|im_start|>assistant\n") || !strings.Contains(got, "Question:") {
@@ -85,8 +97,11 @@ func TestPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(bl) != 6 {
+		t.Errorf("%d baseline results, want 3 baselines x 2 sets", len(bl))
+	}
 	for _, m := range bl {
-		if m.N != cfg.EvalQuestions || math.IsNaN(float64(m.EM)) {
+		if m.N == 0 || math.IsNaN(float64(m.EM)) {
 			t.Errorf("baseline %s: n %d em %v", m.Name, m.N, m.EM)
 		}
 	}

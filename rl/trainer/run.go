@@ -21,8 +21,8 @@ type Result struct {
 	Setup    *Setup
 	Policy   *model.Model
 	Trainer  *Trainer
-	SFTEval  *EvalMetrics // held-out figures of the SFT base (nil when resumed)
-	Final    *EvalMetrics // held-out figures after RL
+	SFTEval  []*EvalMetrics // figures of the SFT base on each evaluation set (nil when resumed)
+	Final    []*EvalMetrics // figures after RL on each evaluation set
 	Duration time.Duration
 }
 
@@ -70,10 +70,9 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 			return nil, err
 		}
 		res.Policy = policy
-		if res.SFTEval, _, err = Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "sft"); err != nil {
+		if res.SFTEval, err = evaluateSets(ctx, policy, setup, evalCfg, "sft", 0, log); err != nil {
 			return nil, err
 		}
-		log("eval", res.SFTEval)
 	}
 	tr, err := New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
 	if err != nil {
@@ -98,12 +97,9 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		log("rl", m)
 		done := tr.StepsDone
 		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
-			em, _, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "rl")
-			if err != nil {
+			if _, err := evaluateSets(ctx, policy, setup, evalCfg, "rl", done, log); err != nil {
 				return nil, err
 			}
-			em.Step = done
-			log("eval", em)
 		}
 		if cfg.CheckpointDir != "" && cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
 			path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
@@ -120,11 +116,9 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		}
 		log("checkpoint", path)
 	}
-	if res.Final, _, err = Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, setup.Eval, evalCfg, "rl"); err != nil {
+	if res.Final, err = evaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
 		return nil, err
 	}
-	res.Final.Step = tr.StepsDone
-	log("eval", res.Final)
 	res.Duration = time.Since(start)
 	return res, nil
 }
@@ -156,4 +150,20 @@ func basePolicy(ctx context.Context, cfg Config, setup *Setup, fresh *model.Mode
 		log("info", "saved the SFT base to "+cfg.BasePolicy)
 	}
 	return fresh, nil
+}
+
+// evaluateSets evaluates policy on every evaluation set of setup, naming each result
+// "<phase>/<set>", and logs them.
+func evaluateSets(ctx context.Context, policy *model.Model, setup *Setup, ec EvalConfig, phase string, step int, log Logger) ([]*EvalMetrics, error) {
+	var out []*EvalMetrics
+	for _, set := range setup.EvalSets {
+		m, _, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, set.Problems, ec, phase+"/"+set.Name)
+		if err != nil {
+			return nil, err
+		}
+		m.Step = step
+		log("eval", m)
+		out = append(out, m)
+	}
+	return out, nil
 }

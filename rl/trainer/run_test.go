@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,11 @@ func TestRunDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("SFT EM %.3f -> RL EM %.3f in %v", res.SFTEval.EM, res.Final.EM, res.Duration)
+	for i := range res.Final {
+		if i < len(res.SFTEval) {
+			t.Logf("%s: SFT EM %.3f -> RL EM %.3f in %v", res.Final[i].Name, res.SFTEval[i].EM, res.Final[i].EM, res.Duration)
+		}
+	}
 }
 
 // TestShowTranscripts prints greedy transcripts of the SFT base saved in AGENTR1_BASE (built
@@ -66,11 +71,15 @@ func TestShowTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ec := EvalConfigFrom(cfg.RL, 8)
+	n := 8
+	if v, err := strconv.Atoi(os.Getenv("AGENTR1_N")); err == nil {
+		n = v
+	}
+	ec := EvalConfigFrom(cfg.RL, 50)
 	for _, set := range []struct {
 		name  string
 		probs []Problem
-	}{{"train", s.Train[len(s.Train)-8:]}, {"eval", s.Eval[:8]}} {
+	}{{"train", s.Train[len(s.Train)-n:]}, {"heldout", s.EvalSets[0].Problems[:n]}, {"unseen", s.EvalSets[1].Problems[:n]}} {
 		m, samples, err := Evaluate(context.Background(), policy, s.Tokenizer, s.Specials, set.probs, ec, set.name)
 		if err != nil {
 			t.Fatal(err)

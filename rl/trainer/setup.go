@@ -12,9 +12,17 @@ import (
 	"agentr1/tokenizer"
 )
 
+// EvalSet is a set of evaluation questions with the tools that answer them.
+type EvalSet struct {
+	Name      string        // "heldout" or "unseen"
+	Problems  []Problem     // rendered prompts and episodes
+	Questions []qa.Question // the questions, for the baselines' own prompts
+	Tools     []env.Tool    // the search over the questions' world
+}
+
 // Setup is everything a run needs before training: the two worlds, their search tools, the
-// tokenizer trained on the training world's text, the training and held-out problems and the
-// scripted agent's demonstrations.
+// tokenizer trained on the training world's text, the training problems, the evaluation sets
+// and the scripted agent's demonstrations.
 type Setup struct {
 	Config      Config
 	TrainWorld  *world.World
@@ -23,16 +31,18 @@ type Setup struct {
 	EvalTools   []env.Tool // search over the evaluation world's passages
 	Tokenizer   *tokenizer.Tokenizer
 	Specials    Specials
-	Train       []Problem         // every question of the training world
-	Eval        []Problem         // the held-out problems (EvalQuestions of the evaluation world)
-	EvalQs      []qa.Question     // their questions, for the baselines' own prompts
+	Train       []Problem         // the training world's questions but the held-out ones
+	EvalSets    []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
 	Demos       []*mdp.Trajectory // the scripted agent's transcripts, tokenised
 	DemoSummary world.Summary     // how well the (noisy) scripted agent did
 }
 
 // Prepare builds the worlds, indexes their passages for search, runs the noisy scripted agent
 // on the first Demos training questions, trains the tokenizer on the demonstrations' text and
-// the training passages, and renders every problem's prompt.
+// the training passages, and renders every problem's prompt. The last HeldOut questions of the
+// training world are never trained on: they form the "heldout" evaluation set (in-domain:
+// entities seen in training, questions new); the first EvalQuestions of the evaluation world
+// form the "unseen" set (every name new, so only search can answer).
 func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -79,16 +89,24 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		t := demos[i].Trajectory(s.Tokenizer.Encode, cfg.ProcessRew > 0)
 		s.Demos = append(s.Demos, &t)
 	}
-	if s.Train, err = QAProblems(s.TrainWorld.Questions(), qcfg, s.TrainTools, s.Tokenizer); err != nil {
+	trainQs := s.TrainWorld.Questions()
+	held := min(max(cfg.HeldOut, 0), len(trainQs)-1)
+	heldQs := trainQs[len(trainQs)-held:]
+	if s.Train, err = QAProblems(trainQs[:len(trainQs)-held], qcfg, s.TrainTools, s.Tokenizer); err != nil {
 		return nil, err
 	}
-	evalQs := s.EvalWorld.Questions()
-	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(evalQs) {
-		evalQs = evalQs[:cfg.EvalQuestions]
+	unseenQs := s.EvalWorld.Questions()
+	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseenQs) {
+		unseenQs = unseenQs[:cfg.EvalQuestions]
 	}
-	s.EvalQs = evalQs
-	if s.Eval, err = QAProblems(evalQs, qcfg, s.EvalTools, s.Tokenizer); err != nil {
-		return nil, err
+	for _, set := range []EvalSet{{Name: "heldout", Questions: heldQs, Tools: s.TrainTools}, {Name: "unseen", Questions: unseenQs, Tools: s.EvalTools}} {
+		if len(set.Questions) == 0 {
+			continue
+		}
+		if set.Problems, err = QAProblems(set.Questions, qcfg, set.Tools, s.Tokenizer); err != nil {
+			return nil, err
+		}
+		s.EvalSets = append(s.EvalSets, set)
 	}
 	return s, nil
 }
@@ -96,15 +114,26 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 // Describe summarises the setup in one line for logs.
 func (s *Setup) Describe() string {
 	var b strings.Builder
-	maxPrompt, demoTokens := 0, 0
+	maxPrompt, demoTokens, maxAction := 0, 0, 0
 	for _, p := range s.Train {
 		maxPrompt = max(maxPrompt, len(p.Prompt))
 	}
 	for _, d := range s.Demos {
 		demoTokens = max(demoTokens, len(d.Prompt)+d.ResponseLen())
+		for _, t := range d.Turns {
+			maxAction = max(maxAction, len(t.Action))
+		}
 	}
-	fmt.Fprintf(&b, "train world: %d passages, %d questions; eval: %d passages, %d questions; vocab %d; longest prompt %d tokens, longest demonstration %d tokens; scripted agent (noise %.2f): EM %.3f, format %.3f, %.2f searches",
-		len(s.TrainWorld.Passages), len(s.Train), len(s.EvalWorld.Passages), len(s.Eval), s.Tokenizer.VocabSize(),
-		maxPrompt, demoTokens, s.Config.DemoNoise, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
+	fmt.Fprintf(&b, "train world: %d passages, %d training questions; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f): EM %.3f, format %.3f, %.2f searches",
+		len(s.TrainWorld.Passages), len(s.Train), s.evalSetsText(), len(s.EvalWorld.Passages), s.Tokenizer.VocabSize(),
+		maxPrompt, demoTokens, maxAction, s.Config.DemoNoise, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
 	return b.String()
+}
+
+func (s *Setup) evalSetsText() string {
+	var parts []string
+	for _, e := range s.EvalSets {
+		parts = append(parts, fmt.Sprintf("%d %s questions", len(e.Problems), e.Name))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// bindConfig declares one flag for every settable field of the struct that cfg points to,
+// recursively, named by the field path in kebab case: RL.LR becomes "rl.lr", TrainWorld.People
+// "train-world.people". Every setting of a run is therefore a flag, without a hand-kept list
+// that could drift from the config struct. A flag's default is the field's current value, so
+// bind after loading defaults (and a --config file). It returns the flag names it declared.
+func bindConfig(fs *flag.FlagSet, cfg any, prefix string) []string {
+	v := reflect.ValueOf(cfg)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("bindConfig: want a pointer to a struct, got %T", cfg))
+	}
+	var names []string
+	bindStruct(fs, v.Elem(), prefix, &names)
+	return names
+}
+
+func bindStruct(fs *flag.FlagSet, v reflect.Value, prefix string, names *[]string) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := prefix + kebab(f.Name)
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct {
+			bindStruct(fs, fv, name+".", names)
+			continue
+		}
+		fl := &fieldFlag{v: fv}
+		if !fl.supported() {
+			continue
+		}
+		fs.Var(fl, name, fmt.Sprintf("config field %s (%s)", strings.TrimSuffix(prefix, "."), fv.Type()))
+		*names = append(*names, name)
+	}
+}
+
+// kebab turns a Go field name into a flag name: "MaxTurnTokens" -> "max-turn-tokens",
+// "LR" -> "lr", "KLCoef" -> "kl-coef", "TopP" -> "top-p".
+func kebab(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if unicode.IsUpper(c) && i > 0 {
+			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if prevLower || (nextLower && unicode.IsUpper(r[i-1])) {
+				b.WriteByte('-')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
+// fieldFlag is a flag.Value writing straight into one struct field.
+type fieldFlag struct{ v reflect.Value }
+
+func (f *fieldFlag) supported() bool {
+	switch f.v.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
+}
+
+func (f *fieldFlag) String() string {
+	if f == nil || !f.v.IsValid() {
+		return ""
+	}
+	return fmt.Sprint(f.v.Interface())
+}
+
+func (f *fieldFlag) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
+
+func (f *fieldFlag) Set(s string) error {
+	switch f.v.Kind() {
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		f.v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer")
+		}
+		f.v.SetInt(n)
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a non-negative integer")
+		}
+		f.v.SetUint(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("want a number")
+		}
+		f.v.SetFloat(x)
+	case reflect.String:
+		f.v.SetString(s)
+	}
+	return nil
+}
+
+// loadConfigFile decodes the JSON object in path over cfg (fields absent from the file keep
+// their values). Unknown fields are an error naming the file, so a typo is not silently ignored.
+func loadConfigFile(path string, cfg any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		var se *json.SyntaxError
+		if ok := asSyntax(err, &se); ok {
+			line := 1 + bytes.Count(raw[:se.Offset], []byte("\n"))
+			return fmt.Errorf("--config %s:%d: %w", path, line, err)
+		}
+		return fmt.Errorf("--config %s: %w", path, err)
+	}
+	return nil
+}
+
+func asSyntax(err error, target **json.SyntaxError) bool {
+	se, ok := err.(*json.SyntaxError)
+	if ok {
+		*target = se
+	}
+	return ok
+}
+
+// preScan returns the value of flag name in args (as -name V, --name V, -name=V or --name=V)
+// without parsing the rest, for flags such as --config that decide the other flags' defaults.
+func preScan(args []string, name string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		trimmed := strings.TrimLeft(a, "-")
+		if len(trimmed) == len(a) || len(a)-len(trimmed) > 2 {
+			continue
+		}
+		if k, v, ok := strings.Cut(trimmed, "="); ok && k == name {
+			return v, true
+		}
+		if trimmed == name && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
