@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/klauspost/cpuid/v2 v2.4.2
-	golang.org/x/sys v0.41.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
+	golang.org/x/text v0.44.0
 )
+
+require golang.org/x/sys v0.41.0 // indirect

@@ -82,8 +82,8 @@ type RLConfig struct {
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
 		Algorithm:     algo,
-		Steps:         40,
-		Prompts:       8,
+		Steps:         70,
+		Prompts:       16,
 		N:             5,
 		MaxTurns:      4,
 		MaxTurnTokens: 96,
@@ -107,7 +107,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		Lambda:        1,
 		NormByStd:     true,
 		AdvantageEps:  1e-6,
-		LR:            3e-4,
+		LR:            1e-4,
 		CriticLR:      1e-3,
 		WarmupSteps:   2,
 		Decay:         "cosine",

@@ -81,12 +81,14 @@ func DefaultConfig() Config {
 		SearchTopK:    3,
 		RequireThink:  true,
 		CompactPrompt: true,
+		ProcessRew:    0.2,
 		Model:         ModelConfig{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, InitRange: 0.02},
 		Demos:         800,
 		DemoNoise:     0.15,
 		SFT:           DefaultSFTConfig(),
 		RL:            DefaultRLConfig(GRPO),
 		EvalBatch:     50,
+		EvalEvery:     20,
 	}
 }
 
