@@ -94,3 +94,30 @@ func TestShowTranscripts(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureBaselines prints the paper's baselines (Base Tool Call, Naive RAG, closed book)
+// for the SFT base saved in AGENTR1_BASE on both evaluation sets. It runs only when
+// AGENTR1_BASE is set.
+func TestMeasureBaselines(t *testing.T) {
+	dir := os.Getenv("AGENTR1_BASE")
+	if dir == "" {
+		t.Skip("set AGENTR1_BASE to a saved SFT base")
+	}
+	cfg := DefaultConfig()
+	cfg.BasePolicy = dir
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := basePolicy(context.Background(), cfg, s, nil, func(string, any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Baselines(context.Background(), s, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		t.Logf("%-26s EM %.3f F1 %.3f format %.3f turns %.2f searches %.2f", m.Name, m.EM, m.F1, m.FormatRate, m.Turns, m.Searches)
+	}
+}
