@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,10 +210,15 @@ func decodeV1Value(raw json.RawMessage) (*Value, error) {
 	if vt.Shape == nil {
 		return nil, fmt.Errorf(`tensor without "shape"`)
 	}
+	n := 1
 	for _, d := range *vt.Shape {
 		if d < 0 {
 			return nil, fmt.Errorf("negative dimension in shape %v", *vt.Shape)
 		}
+		if d != 0 && n > math.MaxInt/d {
+			return nil, fmt.Errorf("shape %v has more elements than an int can count", *vt.Shape)
+		}
+		n *= d
 	}
 	if n := numel(*vt.Shape); n != len(vt.Data) {
 		return nil, fmt.Errorf("shape %v needs %d values, data has %d", *vt.Shape, n, len(vt.Data))

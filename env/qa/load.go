@@ -171,7 +171,10 @@ func LoadFlashRAGCorpus(r io.Reader, path string) ([]env.Passage, error) {
 		if f.ID == nil || f.Contents == nil {
 			return errors.New(`need "id" and "contents"`)
 		}
-		id := strings.Trim(string(*f.ID), `"`) // FlashRAG ids are strings or numbers
+		id, err := flashRAGID(*f.ID)
+		if err != nil {
+			return err
+		}
 		title, text, ok := strings.Cut(*f.Contents, "\n")
 		if !ok {
 			return fmt.Errorf("passage %s: contents has no newline between title and text", id)
@@ -180,6 +183,23 @@ func LoadFlashRAGCorpus(r io.Reader, path string) ([]env.Passage, error) {
 		return nil
 	})
 	return out, err
+}
+
+// flashRAGID decodes a FlashRAG corpus id, which is a JSON string or number, into its text
+// (escapes resolved, as Python's json.dumps writes them).
+func flashRAGID(raw json.RawMessage) (string, error) {
+	var id string
+	if err := json.Unmarshal(raw, &id); err != nil {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return "", errors.New(`"id" must be a string or a number`)
+		}
+		id = n.String()
+	}
+	if strings.TrimSpace(id) == "" {
+		return "", errors.New(`"id" is empty`)
+	}
+	return id, nil
 }
 
 // hotpotRecord is one question of the native HotpotQA JSON release.
