@@ -44,7 +44,7 @@ func bindStruct(fs *flag.FlagSet, v reflect.Value, prefix string, names *[]strin
 		if !fl.supported() {
 			continue
 		}
-		fs.Var(fl, name, fmt.Sprintf("config field %s (%s)", strings.TrimSuffix(prefix, "."), fv.Type()))
+		fs.Var(fl, name, fmt.Sprintf("%s %s (go doc %s.%s)", fv.Type(), f.Name, t.PkgPath(), t.Name()))
 		*names = append(*names, name)
 	}
 }

@@ -104,7 +104,7 @@ func printHelp(w io.Writer) {
 }
 
 func printCommandHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "%s\n\nusage: %s\n", c.summary, c.usage)
+	fmt.Fprintf(w, "%s\n\nusage: %s\n", c.summary, strings.TrimRight(c.usage, "\n"))
 	if c.flags != nil {
 		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 		c.flags(fs)

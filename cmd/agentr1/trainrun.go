@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"agentr1/model"
+	"agentr1/report"
+	"agentr1/rl/trainer"
+)
+
+// trainRun turns the trainer's records into what a person and the report read: progress bars
+// for SFT, a one-line summary per RL step, metrics.jsonl, and at the end eval.json, report.html
+// and a short summary.
+type trainRun struct {
+	args    *trainArgs
+	stdout  io.Writer
+	stderr  io.Writer
+	metrics *os.File
+	sftBar  *progress
+	start   time.Time
+	evals   []*trainer.EvalMetrics
+	logErr  error
+}
+
+func newTrainRun(a *trainArgs, stdout, stderr io.Writer) (*trainRun, error) {
+	f, err := os.OpenFile(filepath.Join(a.out, report.MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &trainRun{args: a, stdout: stdout, stderr: stderr, metrics: f, start: time.Now()}, nil
+}
+
+func (r *trainRun) close() { r.metrics.Close() }
+
+// log is the trainer.Logger of the run.
+func (r *trainRun) log(kind string, rec any) {
+	switch v := rec.(type) {
+	case string:
+		fmt.Fprintf(r.stdout, "%s\n", v)
+	case trainer.SFTMetrics:
+		r.writeMetric(v)
+		if r.sftBar == nil {
+			r.sftBar = newProgress(r.stderr, "sft", r.args.cfg.SFT.Steps, "steps")
+		}
+		r.sftBar.update(v.Step, fmt.Sprintf("loss %.3f", float64(v.Loss)))
+	case trainer.StepMetrics:
+		r.writeMetric(v)
+		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs\n",
+			v.Phase, v.Step, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
+			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
+			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal))
+	case *trainer.EvalMetrics:
+		r.evals = append(r.evals, v)
+		fmt.Fprintf(r.stdout, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
+			v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
+	default:
+		if kind == "checkpoint" {
+			fmt.Fprintf(r.stdout, "checkpoint %v\n", rec)
+			return
+		}
+		fmt.Fprintf(r.stdout, "%s: %v\n", kind, rec)
+	}
+}
+
+func (r *trainRun) writeMetric(v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		_, err = r.metrics.Write(append(b, '\n'))
+	}
+	if err != nil && r.logErr == nil {
+		r.logErr = fmt.Errorf("write %s: %w", r.metrics.Name(), err)
+		fmt.Fprintln(r.stderr, "agentr1 train:", r.logErr)
+	}
+}
+
+// finish evaluates the baselines with the SFT base, writes eval.json and report.html, and
+// prints the summary.
+func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
+	out := r.args.out
+	baselines := []*trainer.EvalMetrics{}
+	if base, err := model.Load(r.args.cfg.BasePolicy); err == nil {
+		fmt.Fprintln(r.stdout, "evaluating the baselines with the SFT base ...")
+		if baselines, err = trainer.Baselines(ctx, res.Setup, base); err != nil {
+			return err
+		}
+		for _, b := range baselines {
+			r.log("eval", b)
+		}
+	} else {
+		fmt.Fprintf(r.stdout, "baselines skipped: no SFT base in %s (%v)\n", r.args.cfg.BasePolicy, err)
+	}
+	ev := evalReport(res.SFTEval, res.Final, baselines, r.evals)
+	if err := writeJSONFile(filepath.Join(out, report.EvalFile), ev); err != nil {
+		return err
+	}
+	reportPath := filepath.Join(out, "report.html")
+	if err := report.WriteHTML(out, reportPath, report.Options{}); err != nil {
+		return err
+	}
+	r.printSummary(ev, res, reportPath)
+	return r.logErr
+}
+
+// evalSetKey is the evaluation set that eval.json's headline figures ("base", "final",
+// "baselines") come from: the unseen evaluation world, whose answers can only be found by searching.
+const evalSetKey = "unseen"
+
+// evalReport lays the figures out as eval.json: the headline set's base/final/baselines, and
+// every set and every intermediate evaluation under "sets" and "history".
+func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[string]any {
+	pick := func(ms []*trainer.EvalMetrics, prefix string) *trainer.EvalMetrics {
+		var first *trainer.EvalMetrics
+		for _, m := range ms {
+			if !strings.HasPrefix(m.Name, prefix) {
+				continue
+			}
+			if first == nil {
+				first = m
+			}
+			if strings.HasSuffix(m.Name, "/"+evalSetKey) {
+				return m
+			}
+		}
+		return first
+	}
+	ev := map[string]any{}
+	if m := pick(sft, ""); m != nil {
+		ev["base"] = m
+	}
+	if m := pick(final, ""); m != nil {
+		ev["final"] = m
+	}
+	bl := map[string]any{}
+	for key, prefix := range map[string]string{"naive_rag": "naive-rag/", "closed_book": "closed-book/", "base_tool_call": "base-tool-call/"} {
+		if m := pick(baselines, prefix); m != nil {
+			bl[key] = m
+		}
+	}
+	ev["baselines"] = bl
+	sets := map[string]any{}
+	for _, group := range [][]*trainer.EvalMetrics{sft, final, baselines} {
+		for _, m := range group {
+			sets[m.Name] = m
+		}
+	}
+	ev["sets"] = sets
+	ev["history"] = history
+	return ev
+}
+
+func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPath string) {
+	em := func(key string) string {
+		if m, ok := ev[key].(*trainer.EvalMetrics); ok && m != nil {
+			return fmt.Sprintf("EM %.3f  F1 %.3f", float64(m.EM), float64(m.F1))
+		}
+		return "n/a"
+	}
+	w := r.stdout
+	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
+	fmt.Fprintf(w, "held-out (%s world)  SFT base: %s\n", evalSetKey, em("base"))
+	fmt.Fprintf(w, "held-out (%s world)  after RL: %s\n", evalSetKey, em("final"))
+	if bl, ok := ev["baselines"].(map[string]any); ok {
+		for _, key := range []string{"base_tool_call", "naive_rag", "closed_book"} {
+			if m, ok := bl[key].(*trainer.EvalMetrics); ok {
+				fmt.Fprintf(w, "baseline %-15s EM %.3f  F1 %.3f\n", key, float64(m.EM), float64(m.F1))
+			}
+		}
+	}
+	fmt.Fprintf(w, "report: %s\nrun directory: %s (config.json, metrics.jsonl, eval.json, checkpoints/)\n", reportPath, r.args.out)
+}

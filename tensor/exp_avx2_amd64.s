@@ -1,0 +1,190 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Constants of expSumBlocksAVX2, each replicated eight times so that it can be a 256-bit memory
+// operand: log2(e), ln2 split into a float32 high part and the remainder, the Cephes expf
+// polynomial coefficients p0..p5 (e^r = 1 + r + r^2*(((((p0 r + p1) r + p2) r + p3) r + p4) r + p5),
+// 1.0, the exponent bias 127 and the clamp bounds 127 and -126 of the integer exponent.
+DATA expConsts<>+0(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+4(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+8(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+12(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+16(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+20(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+24(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+28(SB)/4, $0x3fb8aa3b
+DATA expConsts<>+32(SB)/4, $0x3f317218
+DATA expConsts<>+36(SB)/4, $0x3f317218
+DATA expConsts<>+40(SB)/4, $0x3f317218
+DATA expConsts<>+44(SB)/4, $0x3f317218
+DATA expConsts<>+48(SB)/4, $0x3f317218
+DATA expConsts<>+52(SB)/4, $0x3f317218
+DATA expConsts<>+56(SB)/4, $0x3f317218
+DATA expConsts<>+60(SB)/4, $0x3f317218
+DATA expConsts<>+64(SB)/4, $0xb102e308
+DATA expConsts<>+68(SB)/4, $0xb102e308
+DATA expConsts<>+72(SB)/4, $0xb102e308
+DATA expConsts<>+76(SB)/4, $0xb102e308
+DATA expConsts<>+80(SB)/4, $0xb102e308
+DATA expConsts<>+84(SB)/4, $0xb102e308
+DATA expConsts<>+88(SB)/4, $0xb102e308
+DATA expConsts<>+92(SB)/4, $0xb102e308
+DATA expConsts<>+96(SB)/4, $0x39506967
+DATA expConsts<>+100(SB)/4, $0x39506967
+DATA expConsts<>+104(SB)/4, $0x39506967
+DATA expConsts<>+108(SB)/4, $0x39506967
+DATA expConsts<>+112(SB)/4, $0x39506967
+DATA expConsts<>+116(SB)/4, $0x39506967
+DATA expConsts<>+120(SB)/4, $0x39506967
+DATA expConsts<>+124(SB)/4, $0x39506967
+DATA expConsts<>+128(SB)/4, $0x3ab743ce
+DATA expConsts<>+132(SB)/4, $0x3ab743ce
+DATA expConsts<>+136(SB)/4, $0x3ab743ce
+DATA expConsts<>+140(SB)/4, $0x3ab743ce
+DATA expConsts<>+144(SB)/4, $0x3ab743ce
+DATA expConsts<>+148(SB)/4, $0x3ab743ce
+DATA expConsts<>+152(SB)/4, $0x3ab743ce
+DATA expConsts<>+156(SB)/4, $0x3ab743ce
+DATA expConsts<>+160(SB)/4, $0x3c088908
+DATA expConsts<>+164(SB)/4, $0x3c088908
+DATA expConsts<>+168(SB)/4, $0x3c088908
+DATA expConsts<>+172(SB)/4, $0x3c088908
+DATA expConsts<>+176(SB)/4, $0x3c088908
+DATA expConsts<>+180(SB)/4, $0x3c088908
+DATA expConsts<>+184(SB)/4, $0x3c088908
+DATA expConsts<>+188(SB)/4, $0x3c088908
+DATA expConsts<>+192(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+196(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+200(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+204(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+208(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+212(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+216(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+220(SB)/4, $0x3d2aa9c1
+DATA expConsts<>+224(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+228(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+232(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+236(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+240(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+244(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+248(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+252(SB)/4, $0x3e2aaaaa
+DATA expConsts<>+256(SB)/4, $0x3f000000
+DATA expConsts<>+260(SB)/4, $0x3f000000
+DATA expConsts<>+264(SB)/4, $0x3f000000
+DATA expConsts<>+268(SB)/4, $0x3f000000
+DATA expConsts<>+272(SB)/4, $0x3f000000
+DATA expConsts<>+276(SB)/4, $0x3f000000
+DATA expConsts<>+280(SB)/4, $0x3f000000
+DATA expConsts<>+284(SB)/4, $0x3f000000
+DATA expConsts<>+288(SB)/4, $0x3f800000
+DATA expConsts<>+292(SB)/4, $0x3f800000
+DATA expConsts<>+296(SB)/4, $0x3f800000
+DATA expConsts<>+300(SB)/4, $0x3f800000
+DATA expConsts<>+304(SB)/4, $0x3f800000
+DATA expConsts<>+308(SB)/4, $0x3f800000
+DATA expConsts<>+312(SB)/4, $0x3f800000
+DATA expConsts<>+316(SB)/4, $0x3f800000
+DATA expConsts<>+320(SB)/4, $0x0000007f
+DATA expConsts<>+324(SB)/4, $0x0000007f
+DATA expConsts<>+328(SB)/4, $0x0000007f
+DATA expConsts<>+332(SB)/4, $0x0000007f
+DATA expConsts<>+336(SB)/4, $0x0000007f
+DATA expConsts<>+340(SB)/4, $0x0000007f
+DATA expConsts<>+344(SB)/4, $0x0000007f
+DATA expConsts<>+348(SB)/4, $0x0000007f
+DATA expConsts<>+352(SB)/4, $0x0000007f
+DATA expConsts<>+356(SB)/4, $0x0000007f
+DATA expConsts<>+360(SB)/4, $0x0000007f
+DATA expConsts<>+364(SB)/4, $0x0000007f
+DATA expConsts<>+368(SB)/4, $0x0000007f
+DATA expConsts<>+372(SB)/4, $0x0000007f
+DATA expConsts<>+376(SB)/4, $0x0000007f
+DATA expConsts<>+380(SB)/4, $0x0000007f
+DATA expConsts<>+384(SB)/4, $0xffffff82
+DATA expConsts<>+388(SB)/4, $0xffffff82
+DATA expConsts<>+392(SB)/4, $0xffffff82
+DATA expConsts<>+396(SB)/4, $0xffffff82
+DATA expConsts<>+400(SB)/4, $0xffffff82
+DATA expConsts<>+404(SB)/4, $0xffffff82
+DATA expConsts<>+408(SB)/4, $0xffffff82
+DATA expConsts<>+412(SB)/4, $0xffffff82
+GLOBL expConsts<>(SB), RODATA|NOPTR, $416
+
+// func expSumBlocksAVX2(y, x []float32, scale, shift float32) float64
+//
+// For each group of 8: t = clamp(scale*x - shift, -104, 89) (NaN stays NaN), n = round(t*log2e),
+// r = t - n*ln2 (two FMAs: ln2hi then ln2lo), p = e^r by the polynomial, and e^t = p * 2^k * 2^j
+// with j = clamp(n, -126, 127), k = n - j in [-24, 1]: both powers are normal floats built from
+// exponent bits, p*2^k is exact, and the last product rounds once, into the subnormal range or
+// to +Inf as the true value does. t = 89 overflows to +Inf; t = -104 rounds to 0.
+// The results are stored to y and summed in two float64 accumulators of 4 lanes.
+//
+// Registers: Y15 scale, Y14 shift, Y11 upper clamp, Y10 lower clamp, Y12/Y13 the float64 sums.
+TEXT ·expSumBlocksAVX2(SB), NOSPLIT, $0-64
+	MOVQ         y_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	VBROADCASTSS scale+48(FP), Y15
+	VBROADCASTSS shift+52(FP), Y14
+	MOVL         $0x42b20000, AX // 89.0
+	MOVL         AX, X11
+	VBROADCASTSS X11, Y11
+	MOVL         $0xc2d00000, AX // -104.0
+	MOVL         AX, X10
+	VBROADCASTSS X10, Y10
+	VXORPD       Y12, Y12, Y12
+	VXORPD       Y13, Y13, Y13
+	LEAQ         expConsts<>(SB), BX
+	TESTQ        CX, CX
+	JZ           expdone
+
+exploop:
+	VMOVUPS     (SI), Y0
+	VFMSUB213PS Y14, Y15, Y0   // t = scale*x - shift
+	VMINPS      Y0, Y11, Y0    // min(89, t); a NaN t is kept (the second source wins)
+	VMAXPS      Y0, Y10, Y0    // max(-104, t)
+	VMULPS      0(BX), Y0, Y1  // t*log2e
+	VROUNDPS    $0, Y1, Y1     // n, to nearest
+	VFNMADD231PS 32(BX), Y1, Y0 // r = t - n*ln2hi
+	VFNMADD231PS 64(BX), Y1, Y0 // r -= n*ln2lo
+	VMOVUPS     96(BX), Y3     // p0
+	VFMADD213PS 128(BX), Y0, Y3 // p = p*r + p1
+	VFMADD213PS 160(BX), Y0, Y3
+	VFMADD213PS 192(BX), Y0, Y3
+	VFMADD213PS 224(BX), Y0, Y3
+	VFMADD213PS 256(BX), Y0, Y3 // ... + p5
+	VMULPS      Y0, Y0, Y4     // r^2
+	VFMADD213PS Y0, Y4, Y3     // p = p*r^2 + r
+	VADDPS      288(BX), Y3, Y3 // p += 1
+	VCVTPS2DQ   Y1, Y5         // n as int32 (exact: n is integral)
+	VPMINSD     352(BX), Y5, Y6 // j = min(n, 127)
+	VPMAXSD     384(BX), Y6, Y6 // j = max(j, -126)
+	VPSUBD      Y6, Y5, Y7     // k = n - j
+	VPADDD      320(BX), Y6, Y6
+	VPSLLD      $23, Y6, Y6    // 2^j
+	VPADDD      320(BX), Y7, Y7
+	VPSLLD      $23, Y7, Y7    // 2^k
+	VMULPS      Y7, Y3, Y3
+	VMULPS      Y6, Y3, Y3     // e^t
+	VMOVUPS     Y3, (DI)
+	VCVTPS2PD   X3, Y4
+	VEXTRACTF128 $1, Y3, X5
+	VCVTPS2PD   X5, Y5
+	VADDPD      Y4, Y12, Y12
+	VADDPD      Y5, Y13, Y13
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JNZ         exploop
+
+expdone:
+	VADDPD       Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD       X13, X12, X12
+	VPERMILPD    $1, X12, X13
+	VADDSD       X13, X12, X12
+	VMOVSD       X12, ret+56(FP)
+	VZEROUPPER
+	RET
