@@ -34,13 +34,13 @@ func init() {
 // trainArgs are the train command's own flags; every run setting besides these is a flag bound
 // to trainer.Config by bindConfig ("seed", "workers", "rl.lr", "sft.steps", "model.hidden", ...).
 type trainArgs struct {
-	cfg     trainer.Config
-	out     string
-	config  string
-	algo    string
-	data    string
-	resume  string
-	steps   int
+	cfg    trainer.Config
+	out    string
+	config string
+	algo   string
+	data   string
+	resume string
+	steps  int
 }
 
 // trainDataSets are the values --data accepts for training; the real-data sets are for
