@@ -3,10 +3,20 @@ package tensor
 // elemChunk is the minimum number of elements one worker takes in elementwise kernels.
 const elemChunk = 1 << 14
 
-// sigmoid returns 1/(1+exp(-x)), evaluated in float64 (no overflow: exp(-x) may reach +Inf,
-// giving 0).
-func sigmoid(x float32) float32 {
-	return float32(1 / (1 + expF64(-float64(x))))
+// sigmoidChunks calls f(c0, s) for consecutive chunks [c0, c0+len(s)) of x[lo:hi], with
+// s[i] = sigmoid(x[c0+i]) = 1/(1+exp(-x[c0+i])) in a stack buffer of at most expChunk values:
+// the exponentials of a chunk are one vectorised expShiftSum call. exp(-x) may reach +Inf,
+// giving 0, so nothing overflows.
+func sigmoidChunks(x []float32, lo, hi int, f func(c0 int, s []float32)) {
+	var buf [expChunk]float32
+	for c0 := lo; c0 < hi; c0 += expChunk {
+		s := buf[:min(expChunk, hi-c0)]
+		expShiftSum(s, x[c0:c0+len(s)], -1, 0) // s_i = exp(-x_i)
+		for i, e := range s {
+			s[i] = 1 / (1 + e)
+		}
+		f(c0, s)
+	}
 }
 
 // SiLUForward computes y = silu(x) = x * sigmoid(x) (Elfwing et al. 2018; torch.nn.SiLU),
@@ -14,9 +24,12 @@ func sigmoid(x float32) float32 {
 func SiLUForward(y, x []float32) {
 	mustLen("SiLUForward", "y", y, len(x))
 	Parallel(len(x), elemChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			y[i] = x[i] * sigmoid(x[i])
-		}
+		sigmoidChunks(x, lo, hi, func(c0 int, s []float32) {
+			xc, yc := x[c0:c0+len(s)], y[c0:c0+len(s)]
+			for i, si := range s {
+				yc[i] = xc[i] * si
+			}
+		})
 	})
 }
 
@@ -32,10 +45,12 @@ func SiLUBackward(dx, dy, x []float32) {
 		return
 	}
 	Parallel(len(x), elemChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s := sigmoid(x[i])
-			dx[i] += dy[i] * s * (1 + x[i]*(1-s))
-		}
+		sigmoidChunks(x, lo, hi, func(c0 int, s []float32) {
+			xc, dyc, dxc := x[c0:c0+len(s)], dy[c0:c0+len(s)], dx[c0:c0+len(s)]
+			for i, si := range s {
+				dxc[i] += dyc[i] * si * (1 + xc[i]*(1-si))
+			}
+		})
 	})
 }
 
@@ -50,10 +65,12 @@ func SwiGLUForward(y, gate, up []float32) {
 	mustLen("SwiGLUForward", "y", y, len(gate))
 	mustLen("SwiGLUForward", "up", up, len(gate))
 	Parallel(len(gate), elemChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := gate[i]
-			y[i] = g * sigmoid(g) * up[i]
-		}
+		sigmoidChunks(gate, lo, hi, func(c0 int, s []float32) {
+			gc, uc, yc := gate[c0:c0+len(s)], up[c0:c0+len(s)], y[c0:c0+len(s)]
+			for i, si := range s {
+				yc[i] = gc[i] * si * uc[i]
+			}
+		})
 	})
 }
 
@@ -73,15 +90,21 @@ func SwiGLUBackward(dgate, dup, dy, gate, up []float32) {
 		return
 	}
 	Parallel(n, elemChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := gate[i]
-			s := sigmoid(g)
+		sigmoidChunks(gate, lo, hi, func(c0 int, s []float32) {
+			gc, uc, dyc := gate[c0:c0+len(s)], up[c0:c0+len(s)], dy[c0:c0+len(s)]
 			if dgate != nil {
-				dgate[i] += dy[i] * up[i] * s * (1 + g*(1-s))
+				dgc := dgate[c0 : c0+len(s)]
+				for i, si := range s {
+					g := gc[i]
+					dgc[i] += dyc[i] * uc[i] * si * (1 + g*(1-si))
+				}
 			}
 			if dup != nil {
-				dup[i] += dy[i] * g * s
+				duc := dup[c0 : c0+len(s)]
+				for i, si := range s {
+					duc[i] += dyc[i] * gc[i] * si
+				}
 			}
-		}
+		})
 	})
 }

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Causal grouped-query attention with a key-padding mask (Vaswani et al. 2017, eq. 1;
@@ -80,25 +81,18 @@ func maskedSoftmaxRow(row, mask []float32, i int) {
 			m = row[j]
 		}
 	}
-	var sum float64
 	for j := 0; j <= i; j++ {
 		if mask[j] == 0 {
-			row[j] = 0
-			continue
+			row[j] = float32(math.Inf(-1)) // exp gives exactly 0
 		}
-		e := expF64(float64(row[j] - m))
-		row[j] = float32(e)
-		sum += e
 	}
+	sum := expShiftSum(row[:i+1], row[:i+1], 1, m) // row_j = exp(row_j - m)
 	clear(row[i+1:])
 	if sum == 0 || math.IsNaN(sum) {
 		clear(row[:i+1])
 		return
 	}
-	inv := float32(1 / sum)
-	for j := 0; j <= i; j++ {
-		row[j] *= inv
-	}
+	active.scal(float32(1/sum), row[:i+1])
 }
 
 // AttentionBackward accumulates the gradients of AttentionForward given its saved probs.
@@ -128,7 +122,10 @@ func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv
 	Parallel(B*Hkv, 1, func(lo, hi int) {
 		var ds []float32 // (attnBlock, T): dP, then dS in place, for one block of query rows
 		if dq != nil || dk != nil {
-			ds = make([]float32, min(attnBlock, T)*T)
+			buf := attnScratchPool.Get().(*[]float32)
+			defer attnScratchPool.Put(buf)
+			*buf = grow(*buf, min(attnBlock, T)*T)
+			ds = *buf
 		}
 		for bg := lo; bg < hi; bg++ {
 			b, kh := bg/Hkv, bg%Hkv
@@ -174,6 +171,10 @@ func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv
 		}
 	})
 }
+
+// attnScratchPool holds the per-worker dS buffers of AttentionBackward, so that a training step
+// reuses them across layers and steps instead of allocating one per worker per call.
+var attnScratchPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // attnBlock is the number of query rows attention processes together: small enough that the
 // causal triangle is not computed twice over, large enough for Gemm to run at speed.

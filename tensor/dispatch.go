@@ -32,10 +32,19 @@ type kernels struct {
 
 	gemmKernel func(k int, a, b, c []float32, ldc int)
 
+	// gemmKernelSet, when not nil, is gemmKernel overwriting the tile (C = Apanel * Bpanel)
+	// instead of adding to it; the driver uses it for the first k slice of a product with
+	// beta = 0, which then never clears or reads C. Without it the driver clears C first.
+	gemmKernelSet func(k int, a, b, c []float32, ldc int)
+
 	dot  func(x, y []float32) float32
 	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
 	axpy func(alpha float32, x, y []float32)
 	scal func(alpha float32, x []float32)
+
+	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
+	// float64; len(y) == len(x), and y may be x (see expShiftSum).
+	expSum func(y, x []float32, scale, shift float32) float64
 }
 
 // genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.
@@ -48,6 +57,7 @@ var genericKernels = &kernels{
 	dot4:       dot4Generic,
 	axpy:       axpyGeneric,
 	scal:       scalGeneric,
+	expSum:     expSumGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -12,11 +12,13 @@ var avx2Kernels = &kernels{
 	name: "avx2",
 	mr:   6, nr: 16,
 	kc: 256, mc: 120, nc: 3072,
-	gemmKernel: gemmKernel6x16AVX2,
-	dot:        dotAVX2,
-	dot4:       dot4AVX2,
-	axpy:       axpyAVX2,
-	scal:       scalAVX2,
+	gemmKernel:    gemmKernel6x16AVX2,
+	gemmKernelSet: gemmKernel6x16SetAVX2,
+	dot:           dotAVX2,
+	dot4:          dot4AVX2,
+	axpy:          axpyAVX2,
+	scal:          scalAVX2,
+	expSum:        expSumAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -31,6 +33,7 @@ var avx512Kernels = &kernels{
 	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
 	axpy:       axpyAVX512,
 	scal:       scalAVX512,
+	expSum:     expSumAVX2, // AVX-512F CPUs have AVX2+FMA
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

@@ -39,3 +39,27 @@ func expF64(x float64) float64 {
 	}
 	return p * math.Float64frombits(uint64(ki+1023)<<52)
 }
+
+// expShiftSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i], accumulated in
+// float64, with the kernel set in use (see KernelName): the vectorised float32 exponential of
+// exp_amd64.go where the CPU has AVX2+FMA (at most about 2 float32 ulp from the exact value),
+// expF64 rounded to float32 otherwise. y may be x (in place). Softmax-like loops call it with
+// scale = 1 and shift = the row maximum; sigmoid with scale = -1, shift = 0.
+// It panics if len(y) < len(x).
+func expShiftSum(y, x []float32, scale, shift float32) float64 {
+	return active.expSum(y[:len(x)], x, scale, shift)
+}
+
+// expSumGeneric is the pure-Go expShiftSum: expF64 of the argument scale*x - shift rounded once
+// to float32 (as the fused multiply-add of the assembly rounds it).
+func expSumGeneric(y, x []float32, scale, shift float32) float64 {
+	y = y[:len(x)]
+	var sum float64
+	for i, v := range x {
+		t := float32(float64(scale)*float64(v) - float64(shift))
+		e := float32(expF64(float64(t)))
+		y[i] = e
+		sum += float64(e)
+	}
+	return sum
+}

@@ -49,3 +49,17 @@ func gemmKernel6x16AVX2(k int, a, b, c []float32, ldc int)
 //
 //go:noescape
 func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
+
+// gemmKernel6x16SetAVX2 is gemmKernel6x16AVX2 that overwrites the tile instead of adding to it:
+// C(6, 16) = Apanel(6, k) * Bpanel(k, 16), the same loop as gemmKernel6x16AVX2's ending in
+//
+//	for i := 0; i < 6; i++ {
+//		for j := 0; j < 16; j++ {
+//			c[i*ldc+j] = acc[i][j]
+//		}
+//	}
+//
+// so a product with beta = 0 neither clears C first nor reads it.
+//
+//go:noescape
+func gemmKernel6x16SetAVX2(k int, a, b, c []float32, ldc int)

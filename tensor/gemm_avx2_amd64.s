@@ -113,3 +113,70 @@ store:
 	AVX2_ROW(Y10, Y11)
 	VZEROUPPER
 	RET
+
+// AVX2_SETROW stores the accumulators lo, hi to the 16 floats of C at DX (overwriting them) and
+// moves DX to the next row.
+#define AVX2_SETROW(lo, hi) \
+	VMOVUPS lo, (DX);       \
+	VMOVUPS hi, 32(DX);     \
+	ADDQ    R8, DX
+
+// func gemmKernel6x16SetAVX2(k int, a, b, c []float32, ldc int)
+// The same as gemmKernel6x16AVX2 but C(6, 16) = the product: C is written, never read.
+TEXT ·gemmKernel6x16SetAVX2(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8            // row stride of C in bytes
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ  CX, BX
+	SHRQ  $2, BX           // k/4 unrolled iterations
+	ANDQ  $3, CX           // k%4 single steps
+	TESTQ BX, BX
+	JZ    settail
+
+setloop4:
+	AVX2_STEP(0, 0)
+	AVX2_STEP(24, 64)
+	AVX2_STEP(48, 128)
+	AVX2_STEP(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  setloop4
+
+settail:
+	TESTQ CX, CX
+	JZ    setstore
+
+setloop1:
+	AVX2_STEP(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  setloop1
+
+setstore:
+	AVX2_SETROW(Y0, Y1)
+	AVX2_SETROW(Y2, Y3)
+	AVX2_SETROW(Y4, Y5)
+	AVX2_SETROW(Y6, Y7)
+	AVX2_SETROW(Y8, Y9)
+	AVX2_SETROW(Y10, Y11)
+	VZEROUPPER
+	RET

@@ -127,11 +127,12 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 					j0 := t / aBlocks * strip
 					mb, sb := min(mc, m-ic), min(strip, nb-j0)
 					cblk := c[ic*ldc+jc+j0:]
-					if pc == 0 {
+					overwrite := pc == 0 && beta == 0 && ks.gemmKernelSet != nil
+					if pc == 0 && !overwrite {
 						scaleRows(beta, cblk, mb, sb, ldc)
 					}
 					packA(buf.a, a, lda, transA, ic, mb, pc, kb, alpha, mr)
-					macroKernel(ks, mb, sb, kb, buf.a, packedB[j0*kb:], cblk, ldc, buf.tile)
+					macroKernel(ks, mb, sb, kb, buf.a, packedB[j0*kb:], cblk, ldc, buf.tile, overwrite)
 					st.done(&st.computed[phase], tasks)
 				}
 				phase, prevTasks = phase+1, tasks
@@ -206,13 +207,14 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// macroKernel adds packed A block (mb, kb) times packed B block (kb, nb) to C(mb, nb), one
+// macroKernel adds packed A block (mb, kb) times packed B block (kb, nb) to C(mb, nb), or with
+// overwrite (which needs ks.gemmKernelSet) stores the product into C without reading it, one
 // register tile at a time. Full tiles are updated in place; edge tiles are computed whole into
-// the zeroed scratch tile and only their valid part is added to C, so nothing outside C's
-// (mb, nb) region is touched.
+// the zeroed scratch tile and only their valid part is added to (or stored into) C, so nothing
+// outside C's (mb, nb) region is touched.
 //
 //	ap: (ceil(mb/mr), kb, mr), bp: (ceil(nb/nr), kb, nr), c: (mb, nb) at stride ldc, tile: (mr, nr)
-func macroKernel(ks *kernels, mb, nb, kb int, ap, bp, c []float32, ldc int, tile []float32) {
+func macroKernel(ks *kernels, mb, nb, kb int, ap, bp, c []float32, ldc int, tile []float32, overwrite bool) {
 	mr, nr := ks.mr, ks.nr
 	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
@@ -221,13 +223,21 @@ func macroKernel(ks *kernels, mb, nb, kb int, ap, bp, c []float32, ldc int, tile
 			rows := min(mr, mb-ir)
 			apanel := ap[ir*kb : ir*kb+mr*kb]
 			if rows == mr && cols == nr {
-				ks.gemmKernel(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+				if overwrite {
+					ks.gemmKernelSet(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+				} else {
+					ks.gemmKernel(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+				}
 				continue
 			}
 			clear(tile)
 			ks.gemmKernel(kb, apanel, bpanel, tile, nr)
 			for i := 0; i < rows; i++ {
 				crow := c[(ir+i)*ldc+jr:][:cols]
+				if overwrite {
+					copy(crow, tile[i*nr:i*nr+cols])
+					continue
+				}
 				for j, v := range tile[i*nr : i*nr+cols] {
 					crow[j] += v
 				}

@@ -88,23 +88,15 @@ func LogSoftmaxBackward(dx, dy, y []float32, n, d int) {
 }
 
 // softmaxRow writes softmax(x) into y (both of length d), max-shifted, summing in float64.
-// A row whose entries are all -Inf yields zeros.
+// A row whose entries are all -Inf yields zeros. y may be x.
 func softmaxRow(y, x []float32) {
 	m := rowMax(x)
 	if math.IsInf(float64(m), -1) {
 		clear(y)
 		return
 	}
-	var sum float64
-	for j, v := range x {
-		e := expF64(float64(v - m))
-		y[j] = float32(e)
-		sum += e
-	}
-	inv := float32(1 / sum)
-	for j := range y {
-		y[j] *= inv
-	}
+	sum := expShiftSum(y, x, 1, m) // y_j = exp(x_j - m)
+	active.scal(float32(1/sum), y)
 }
 
 // rowMax returns the largest element of x, or -Inf for an empty row.
@@ -118,15 +110,20 @@ func rowMax(x []float32) float32 {
 	return m
 }
 
+// expChunk is the length of the stack buffers the exponential loops work through.
+const expChunk = 256
+
 // logSumExp returns log(sum_j exp(x_j)) computed stably (max shift, float64 sum).
 func logSumExp(x []float32) float64 {
-	m := float64(rowMax(x))
-	if math.IsInf(m, -1) {
-		return m
+	m := rowMax(x)
+	if math.IsInf(float64(m), -1) {
+		return float64(m)
 	}
+	var buf [expChunk]float32 // exp(x_j - m) for one chunk, discarded
 	var sum float64
-	for _, v := range x {
-		sum += expF64(float64(v) - m)
+	for c0 := 0; c0 < len(x); c0 += expChunk {
+		c := x[c0:min(c0+expChunk, len(x))]
+		sum += expShiftSum(buf[:len(c)], c, 1, m)
 	}
-	return m + math.Log(sum)
+	return float64(m) + math.Log(sum)
 }
