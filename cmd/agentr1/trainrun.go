@@ -84,6 +84,17 @@ func (r *trainRun) writeMetric(v any) {
 // prints the summary.
 func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 	out := r.args.out
+	// The final policy and the run's tokenizer, as a Hugging Face folder that `agentr1 eval
+	// --model` and transformers read; the SFT base gets the tokenizer too.
+	final := filepath.Join(out, "final")
+	if err := res.Policy.Save(final); err != nil {
+		return err
+	}
+	for _, dir := range []string{final, r.args.cfg.BasePolicy} {
+		if err := res.Setup.Tokenizer.Save(dir); err != nil {
+			return err
+		}
+	}
 	baselines := []*trainer.EvalMetrics{}
 	if base, err := model.Load(r.args.cfg.BasePolicy); err == nil {
 		fmt.Fprintln(r.stdout, "evaluating the baselines with the SFT base ...")
@@ -173,5 +184,5 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 			}
 		}
 	}
-	fmt.Fprintf(w, "report: %s\nrun directory: %s (config.json, metrics.jsonl, eval.json, checkpoints/)\n", reportPath, r.args.out)
+	fmt.Fprintf(w, "report: %s\nrun directory: %s (config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/)\n", reportPath, r.args.out)
 }
