@@ -39,8 +39,10 @@ type kernels struct {
 
 	dot  func(x, y []float32) float32
 	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
-	axpy func(alpha float32, x, y []float32)
-	scal func(alpha float32, x []float32)
+	// dot4x2: out[c*4+r] = row r of a (stride lda) . row c of b (stride ldb), first k elements
+	dot4x2 func(a []float32, lda int, b []float32, ldb, k int, out *[8]float32)
+	axpy   func(alpha float32, x, y []float32)
+	scal   func(alpha float32, x []float32)
 
 	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
 	// float64; len(y) == len(x), and y may be x (see expShiftSum).
@@ -55,6 +57,7 @@ var genericKernels = &kernels{
 	gemmKernel: gemmKernel2x4Generic,
 	dot:        dotGeneric,
 	dot4:       dot4Generic,
+	dot4x2:     dot4x2Generic,
 	axpy:       axpyGeneric,
 	scal:       scalGeneric,
 	expSum:     expSumGeneric,

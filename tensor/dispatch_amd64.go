@@ -16,6 +16,7 @@ var avx2Kernels = &kernels{
 	gemmKernelSet: gemmKernel6x16SetAVX2,
 	dot:           dotAVX2,
 	dot4:          dot4AVX2,
+	dot4x2:        dot4x2AVX2,
 	axpy:          axpyAVX2,
 	scal:          scalAVX2,
 	expSum:        expSumAVX2,
@@ -30,6 +31,7 @@ var avx512Kernels = &kernels{
 	kc: 160, mc: 144, nc: 3072,
 	gemmKernel: gemmKernel12x32AVX512,
 	dot:        dotAVX512,
+	dot4x2:     dot4x2AVX2,
 	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
 	axpy:       axpyAVX512,
 	scal:       scalAVX512,

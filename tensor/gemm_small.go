@@ -10,7 +10,8 @@ const gemmSmallRowsChunk = 2048
 // packing would cost as much as the product. Columns of C are split across workers.
 //
 //   - transB: C(i, j) = alpha*Dot(op(A) row i, stored B row j) + beta*C(i, j); each row of B is
-//     read once and used for all m rows while it sits in L1, four rows of A at a time (dot4).
+//     read once and used for all m rows while it sits in L1, two rows of B against four rows of
+//     A at a time (dot4x2), then single rows of B (dot4).
 //   - otherwise: C row i += alpha*A(i, p) * B row p for every p (an Axpy per term, skipping
 //     zero coefficients as gemmGeneric does), strip by strip of gemmSmallRowsChunk columns.
 //
@@ -39,8 +40,35 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 	minCols := max(16, gemmParallelMin/(m*k))
 	if transB {
 		Parallel(n, minCols, func(j0, j1 int) {
+			store := func(i, j int, dot float32) {
+				cij := &c[i*ldc+j]
+				if beta == 0 {
+					*cij = alpha * dot
+				} else {
+					*cij = beta*(*cij) + alpha*dot
+				}
+			}
 			var dots [4]float32
-			for j := j0; j < j1; j++ {
+			var dots8 [8]float32
+			j := j0
+			// Two rows of B at a time against four rows of A (dot4x2): each loaded row feeds
+			// two or four products.
+			for ; j+2 <= j1 && m >= 4 && ks.dot4x2 != nil; j += 2 {
+				bpair := b[j*ldb:]
+				i := 0
+				for ; i+4 <= m; i += 4 {
+					ks.dot4x2(arows[i*ald:], ald, bpair, ldb, k, &dots8)
+					for r := range 4 {
+						store(i+r, j, dots8[r])
+						store(i+r, j+1, dots8[4+r])
+					}
+				}
+				for ; i < m; i++ {
+					store(i, j, ks.dot(arows[i*ald:][:k], bpair[:k]))
+					store(i, j+1, ks.dot(arows[i*ald:][:k], bpair[ldb:][:k]))
+				}
+			}
+			for ; j < j1; j++ {
 				brow := b[j*ldb:][:k]
 				for i := 0; i < m; i += 4 {
 					if m-i >= 4 {
@@ -51,12 +79,7 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 						}
 					}
 					for r := range min(4, m-i) {
-						cij := &c[(i+r)*ldc+j]
-						if beta == 0 {
-							*cij = alpha * dots[r]
-						} else {
-							*cij = beta*(*cij) + alpha*dots[r]
-						}
+						store(i+r, j, dots[r])
 					}
 				}
 			}

@@ -48,9 +48,14 @@ func LogProbsBackward(dlogits, dlogp, logits, logp []float32, labels []int, n, V
 			}
 			row, drow := logits[i*V:(i+1)*V], dlogits[i*V:(i+1)*V] // (V)
 			lse := float64(row[labels[i]]) - float64(logp[i])
-			for j, x := range row {
-				drow[j] -= g * float32(expF64(float64(x)-lse))
-			}
+			// softmax_j = exp(x_j - m) * exp(m - lse), m the row maximum (exact in float32)
+			m := rowMax(row)
+			scale := expF64(float64(m) - lse)
+			expChunks(row, m, func(c0 int, e []float32) {
+				for j, ej := range e {
+					drow[c0+j] -= g * float32(float64(ej)*scale)
+				}
+			})
 			drow[labels[i]] += g
 		}
 	})
@@ -68,17 +73,17 @@ func EntropyForward(ent, logits []float32, n, V int) {
 	Parallel(n, rowChunk(V), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := logits[i*V : (i+1)*V] // (V)
-			m := float64(rowMax(row))
-			var sum, px float64 // sum_j e_j, sum_j e_j (x_j - m)
-			for _, x := range row {
-				s := float64(x) - m
-				e := expF64(s)
-				if e == 0 {
-					continue // p_j = 0 contributes nothing (and -Inf logits must not give 0*Inf)
+			m := rowMax(row)
+			var sum, px float64 // sum_j e_j, sum_j e_j (x_j - m), e_j = exp(x_j - m)
+			expChunks(row, m, func(c0 int, e []float32) {
+				for j, ej := range e {
+					if ej == 0 {
+						continue // p_j = 0 contributes nothing (and -Inf logits must not give 0*Inf)
+					}
+					sum += float64(ej)
+					px += float64(ej) * (float64(row[c0+j]) - float64(m))
 				}
-				sum += e
-				px += e * s
-			}
+			})
 			ent[i] = float32(math.Log(sum) - px/sum)
 		}
 	})
@@ -107,12 +112,17 @@ func EntropyBackward(dlogits, dent, logits, ent []float32, n, V int) {
 			row, drow := logits[i*V:(i+1)*V], dlogits[i*V:(i+1)*V] // (V)
 			lse := logSumExp(row)
 			h := float64(ent[i])
-			for j, x := range row {
-				logp := float64(x) - lse
-				if p := expF64(logp); p != 0 { // p_j = 0: no gradient (avoids 0*Inf)
-					drow[j] += float32(-g * p * (logp + h))
+			// p_j = exp(x_j - m) * exp(m - lse), m the row maximum (exact in float32)
+			m := rowMax(row)
+			scale := expF64(float64(m) - lse)
+			expChunks(row, m, func(c0 int, e []float32) {
+				for j, ej := range e {
+					if p := float64(ej) * scale; p != 0 { // p_j = 0: no gradient (avoids 0*Inf)
+						logp := float64(row[c0+j]) - lse
+						drow[c0+j] += float32(-g * p * (logp + h))
+					}
 				}
-			}
+			})
 		}
 	})
 }
@@ -163,9 +173,14 @@ func CrossEntropyMaskedBackward(dlogits []float32, dloss float32, logits []float
 			g := float64(dloss) * float64(mask[i]) / msum
 			row, drow := logits[i*V:(i+1)*V], dlogits[i*V:(i+1)*V] // (V)
 			lse := logSumExp(row)
-			for j, x := range row {
-				drow[j] += float32(g * expF64(float64(x)-lse))
-			}
+			// softmax_j = exp(x_j - m) * exp(m - lse), m the row maximum (exact in float32)
+			m := rowMax(row)
+			scale := g * expF64(float64(m)-lse)
+			expChunks(row, m, func(c0 int, e []float32) {
+				for j, ej := range e {
+					drow[c0+j] += float32(float64(ej) * scale)
+				}
+			})
 			drow[labels[i]] -= float32(g)
 		}
 	})

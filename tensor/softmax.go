@@ -80,9 +80,11 @@ func LogSoftmaxBackward(dx, dy, y []float32, n, d int) {
 			for _, g := range dyr {
 				sum += float64(g)
 			}
-			for j, l := range yr {
-				dxr[j] += float32(float64(dyr[j]) - expF64(float64(l))*sum)
-			}
+			expChunks(yr, 0, func(c0 int, e []float32) { // e_j = exp(y_j) = softmax(x)_j
+				for j, ej := range e {
+					dxr[c0+j] += float32(float64(dyr[c0+j]) - float64(ej)*sum)
+				}
+			})
 		}
 	})
 }
@@ -112,6 +114,18 @@ func rowMax(x []float32) float32 {
 
 // expChunk is the length of the stack buffers the exponential loops work through.
 const expChunk = 256
+
+// expChunks calls f(c0, e) for consecutive chunks [c0, c0+len(e)) of x, with e[j] =
+// exp(x[c0+j] - shift) in a stack buffer of at most expChunk values, each chunk one vectorised
+// expShiftSum call.
+func expChunks(x []float32, shift float32, f func(c0 int, e []float32)) {
+	var buf [expChunk]float32
+	for c0 := 0; c0 < len(x); c0 += expChunk {
+		e := buf[:min(expChunk, len(x)-c0)]
+		expShiftSum(e, x[c0:c0+len(e)], 1, shift)
+		f(c0, e)
+	}
+}
 
 // logSumExp returns log(sum_j exp(x_j)) computed stably (max shift, float64 sum).
 func logSumExp(x []float32) float64 {

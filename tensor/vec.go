@@ -54,6 +54,16 @@ func dot4Generic(a []float32, lda int, b []float32, out *[4]float32) {
 	}
 }
 
+// dot4x2Generic is the pure-Go four-by-two inner product:
+// out[c*4+r] = a[r*lda : r*lda+k] . b[c*ldb : c*ldb+k].
+func dot4x2Generic(a []float32, lda int, b []float32, ldb, k int, out *[8]float32) {
+	for c := range 2 {
+		for r := range 4 {
+			out[c*4+r] = dotGeneric(a[r*lda:][:k], b[c*ldb:][:k])
+		}
+	}
+}
+
 // axpyGeneric is the pure-Go Axpy.
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]

@@ -55,6 +55,31 @@ func dot4AVX2(a []float32, lda int, b []float32, out *[4]float32) {
 	}
 }
 
+// dot4x2AVX2 computes the eight inner products out[c*4+r] = a[r*lda : r*lda+k] . b[c*ldb :
+// c*ldb+k] of rows r = 0-3 of a and rows c = 0-1 of b with AVX2+FMA, each row loaded once for
+// two or four products.
+func dot4x2AVX2(a []float32, lda int, b []float32, ldb, k int, out *[8]float32) {
+	if k == 0 {
+		*out = [8]float32{}
+		return
+	}
+	_ = a[3*lda+k-1]
+	_ = b[ldb+k-1]
+	k8 := k &^ 7
+	dot4x2BlocksAVX2(a, lda, b, ldb, k8, out[:])
+	for c := range 2 {
+		brow := b[c*ldb:][:k]
+		for r := range 4 {
+			row := a[r*lda:][:k]
+			s := out[c*4+r]
+			for p := k8; p < k; p++ {
+				s += row[p] * brow[p]
+			}
+			out[c*4+r] = s
+		}
+	}
+}
+
 // dotAVX512 is Dot with AVX-512F.
 func dotAVX512(x, y []float32) float32 {
 	n := len(x) &^ 15
@@ -127,6 +152,23 @@ func scalBlocksAVX2(alpha float32, x []float32)
 //
 //go:noescape
 func dot4BlocksAVX2(a []float32, lda int, b []float32, out []float32)
+
+// dot4x2BlocksAVX2 computes the inner products of rows 0-3 of a, at stride lda, with rows 0-1
+// of b, at stride ldb, over their first k elements (k a multiple of 8), into out[0:8]. The
+// caller guarantees len(a) >= 3*lda+k, len(b) >= ldb+k and len(out) >= 8. It is equivalent to
+//
+//	for c := 0; c < 2; c++ {
+//		for r := 0; r < 4; r++ {
+//			var s float32
+//			for p := 0; p < k; p++ {
+//				s += a[r*lda+p] * b[c*ldb+p]
+//			}
+//			out[c*4+r] = s
+//		}
+//	}
+//
+//go:noescape
+func dot4x2BlocksAVX2(a []float32, lda int, b []float32, ldb, k int, out []float32)
 
 // dotBlocksAVX512 returns the inner product of x and y, len(x) == len(y) a multiple of 16,
 // summed in four 16-wide partial sums. It is equivalent to

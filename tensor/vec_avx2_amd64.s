@@ -201,3 +201,67 @@ dot4reduce:
 	VMOVUPS      X0, (DX)
 	VZEROUPPER
 	RET
+
+// func dot4x2BlocksAVX2(a []float32, lda int, b []float32, ldb int, k int, out []float32)
+// Rows 0-3 of a (at SI, R9, R10, R11) against rows 0-1 of b (at DI, R12): each 8-float step
+// loads the two B rows and the four A rows once and does eight FMAs, Y0-Y3 summing A rows 0-3
+// against B row 0 and Y4-Y7 against B row 1.
+TEXT ·dot4x2BlocksAVX2(SB), NOSPLIT, $0-96
+	MOVQ   a_base+0(FP), SI
+	MOVQ   lda+24(FP), R8
+	SHLQ   $2, R8
+	MOVQ   b_base+32(FP), DI
+	MOVQ   ldb+56(FP), R12
+	SHLQ   $2, R12
+	ADDQ   DI, R12
+	MOVQ   k+64(FP), CX
+	MOVQ   out_base+72(FP), DX
+	LEAQ   (SI)(R8*1), R9
+	LEAQ   (R9)(R8*1), R10
+	LEAQ   (R10)(R8*1), R11
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     dot4x2reduce
+
+dot4x2loop:
+	VMOVUPS     (DI)(AX*1), Y8
+	VMOVUPS     (R12)(AX*1), Y9
+	VMOVUPS     (SI)(AX*1), Y10
+	VMOVUPS     (R9)(AX*1), Y11
+	VMOVUPS     (R10)(AX*1), Y12
+	VMOVUPS     (R11)(AX*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y11, Y9, Y5
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y12, Y9, Y6
+	VFMADD231PS Y13, Y8, Y3
+	VFMADD231PS Y13, Y9, Y7
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JNZ         dot4x2loop
+
+dot4x2reduce:
+	VHADDPS      Y1, Y0, Y0 // rows 0-3 against B row 0, as in dot4BlocksAVX2
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVUPS      X0, (DX)
+	VHADDPS      Y5, Y4, Y4 // rows 0-3 against B row 1
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVUPS      X4, 16(DX)
+	VZEROUPPER
+	RET

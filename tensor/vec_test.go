@@ -44,7 +44,7 @@ func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
 	}
 }
 
-// TestVecKernels checks Dot, dot4, Axpy and Scal of every kernel set this machine supports against
+// TestVecKernels checks Dot, dot4, dot4x2, Axpy and Scal of every kernel set this machine supports against
 // plain Go loops, over lengths 0..70 and longer, at unaligned offsets, with NaN guards.
 func TestVecKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -83,6 +83,31 @@ func TestVecKernels(t *testing.T) {
 					}
 					if got := dots[row]; !(math.Abs(float64(got)-want4) <= float64(n+1)*6e-8*mag4) {
 						t.Errorf("%s: dot4 row %d = %v, want %v", name, row, got, want4)
+					}
+				}
+
+				// dot4x2: the same four rows of A against two rows of B at stride ldb, NaN in the
+				// slack after each B row, so reading past k elements of either shows up as NaN.
+				ldb := n + 5
+				bbuf, _ := guarded(r, 0, off+ldb+n)
+				for c := 0; c < 2; c++ {
+					for p := 0; p < n; p++ {
+						bbuf[off+c*ldb+p] = 2*r.Float32() - 1
+					}
+				}
+				var dots8 [8]float32
+				ks.dot4x2(abuf[off:], lda, bbuf[off:], ldb, n, &dots8)
+				for c := 0; c < 2; c++ {
+					for row := 0; row < 4; row++ {
+						var want8, mag8 float64
+						for p := 0; p < n; p++ {
+							prod := float64(abuf[off+row*lda+p]) * float64(bbuf[off+c*ldb+p])
+							want8 += prod
+							mag8 += math.Abs(prod)
+						}
+						if got := dots8[c*4+row]; !(math.Abs(float64(got)-want8) <= float64(n+1)*6e-8*mag8) {
+							t.Errorf("%s: dot4x2 A row %d . B row %d = %v, want %v", name, row, c, got, want8)
+						}
 					}
 				}
 

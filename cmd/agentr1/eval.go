@@ -79,6 +79,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if limit := policy.Config.MaxPositionEmbeddings; a.maxLen > limit {
+		fmt.Fprintf(stderr, "agentr1 eval: --max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
+		a.maxLen = limit
+	}
 	tok, err := tokenizer.Load(filepath.Join(a.model, "tokenizer.json"))
 	if err != nil {
 		return err

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentr1/rl/trainer"
+)
+
+func TestTrainRejectsInvalidSettingsUpFront(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo", "sarsa"}, "--algo"},
+		{[]string{"--data", "hotpotqa"}, "--data"},
+		{[]string{"--workers", "-1"}, "--workers"},
+		{[]string{"--rl.lr", "fast"}, "rl.lr"},
+		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"stray"}, "stray"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"train"}, tc.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("train %v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+func TestTrainSettingsLayering(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "c.json")
+	os.WriteFile(cfgPath, []byte(`{"Seed": 7, "RL": {"Steps": 3}}`), 0o644)
+	a, err := parseTrainArgs([]string{"--algo", "ppo", "--config", cfgPath, "--rl.clip-high", "0.28", "--out", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := trainer.DefaultRLConfig(trainer.PPO)
+	if a.cfg.RL.Algorithm != trainer.PPO || a.cfg.Seed != 7 || a.cfg.RL.Steps != 3 || a.cfg.RL.ClipHigh != 0.28 || a.cfg.RL.CriticLR != want.CriticLR {
+		t.Errorf("layered settings wrong: algo %s seed %d steps %d clip-high %g critic-lr %g",
+			a.cfg.RL.Algorithm, a.cfg.Seed, a.cfg.RL.Steps, a.cfg.RL.ClipHigh, a.cfg.RL.CriticLR)
+	}
+	if a.cfg.CheckpointDir != filepath.Join(dir, "checkpoints") || a.cfg.BasePolicy != filepath.Join(dir, "sft-base") {
+		t.Errorf("run directory layout: %q %q", a.cfg.CheckpointDir, a.cfg.BasePolicy)
+	}
+}
+
+func TestEvalUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"--model", "x", "--topk", "0"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"eval"}, args...), &stdout, &stderr); code != 2 {
+			t.Errorf("eval %v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"eval", "--model", t.TempDir(), "--data", "nope.jsonl"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "nope.jsonl") {
+		t.Errorf("missing data file: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestLoadQuestionsFormats(t *testing.T) {
+	dir := t.TempDir()
+	flash := filepath.Join(dir, "nq.jsonl")
+	os.WriteFile(flash, []byte(`{"id": "q1", "question": "Who?", "golden_answers": ["Ann", "Anne"]}`+"\n"), 0o644)
+	qs, err := loadQuestions(flash)
+	if err != nil || len(qs) != 1 || len(qs[0].Answers) != 2 || qs[0].Dataset != "nq" {
+		t.Errorf("FlashRAG file: %v %+v", err, qs)
+	}
+	qs, err = loadQuestions("musique")
+	if err != nil || len(qs) != 133 {
+		t.Errorf("embedded musique: %d questions, %v", len(qs), err)
+	}
+}
