@@ -41,8 +41,12 @@ type kernels struct {
 	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
 	// dot4x2: out[c*4+r] = row r of a (stride lda) . row c of b (stride ldb), first k elements
 	dot4x2 func(a []float32, lda int, b []float32, ldb, k int, out *[8]float32)
-	axpy   func(alpha float32, x, y []float32)
-	scal   func(alpha float32, x []float32)
+	// strip4x16: out[i*16+j] = sum_p a[i][p] * b[p*ldb+j], four rows of A against the first
+	// cols (<= 16) columns of an unpacked B, over k, 0 in the other columns; nil where the
+	// kernel set has none.
+	strip4x16 func(k int, a *[4][]float32, b []float32, ldb, cols int, out *[64]float32)
+	axpy      func(alpha float32, x, y []float32)
+	scal      func(alpha float32, x []float32)
 
 	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
 	// float64; len(y) == len(x), and y may be x (see expShiftSum).

@@ -17,6 +17,7 @@ var avx2Kernels = &kernels{
 	dot:           dotAVX2,
 	dot4:          dot4AVX2,
 	dot4x2:        dot4x2AVX2,
+	strip4x16:     strip4x16AVX2,
 	axpy:          axpyAVX2,
 	scal:          scalAVX2,
 	expSum:        expSumAVX2,
@@ -32,6 +33,7 @@ var avx512Kernels = &kernels{
 	gemmKernel: gemmKernel12x32AVX512,
 	dot:        dotAVX512,
 	dot4x2:     dot4x2AVX2,
+	strip4x16:  strip4x16AVX2,
 	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
 	axpy:       axpyAVX512,
 	scal:       scalAVX512,

@@ -90,6 +90,20 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 		copyStrided(dst, w, src, ld, runs, w)
 		return
 	}
+	if width == 6 && w == 6 {
+		// The avx2 tile's full panel: six floats per run, unrolled.
+		for r := 0; r < runs; r++ {
+			in := src[r*ld : r*ld+6 : r*ld+6]
+			out := dst[r*6 : r*6+6 : r*6+6]
+			out[0] = scale * in[0]
+			out[1] = scale * in[1]
+			out[2] = scale * in[2]
+			out[3] = scale * in[3]
+			out[4] = scale * in[4]
+			out[5] = scale * in[5]
+		}
+		return
+	}
 	for r := 0; r < runs; r++ {
 		out := dst[r*w : r*w+w]
 		in := src[r*ld:][:width]
@@ -122,6 +136,21 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 //	src: (rows, n) at stride ld; dst: (n, w)
 func gatherRuns(dst []float32, w int, src []float32, ld, rows, n int, scale float32) {
 	dst = dst[:n*w]
+	if w == 6 && rows == 6 {
+		// The avx2 tile's full panel in one pass: six neighbouring floats per p.
+		r0, r1, r2 := src[:n], src[ld:][:n], src[2*ld:][:n]
+		r3, r4, r5 := src[3*ld:][:n], src[4*ld:][:n], src[5*ld:][:n]
+		for p := range r0 {
+			out := dst[p*6 : p*6+6 : p*6+6]
+			out[0] = scale * r0[p]
+			out[1] = scale * r1[p]
+			out[2] = scale * r2[p]
+			out[3] = scale * r3[p]
+			out[4] = scale * r4[p]
+			out[5] = scale * r5[p]
+		}
+		return
+	}
 	// Four rows at a time: each pass writes four neighbouring floats of every group.
 	i := 0
 	for ; i+4 <= rows; i += 4 {

@@ -4,6 +4,10 @@ package tensor
 // axpys before moving on: m rows of it (8 KiB each) stay in L1 while k rows of B stream past.
 const gemmSmallRowsChunk = 2048
 
+// gemmSmallRowsParallelMin is the work, in multiply-adds, one worker of gemmSmallRows takes at
+// least: about 6 us at the 45 GFLOP/s of dot4x2, several times what starting a goroutine costs.
+const gemmSmallRowsParallelMin = 1 << 18
+
 // gemmSmallRows computes Gemm for a C of few rows (m below the micro-kernel's mr, as in a
 // decoding step, where the rows are the batch) from the vector primitives, without packing op(B):
 // with so few rows each packed B panel would feed a single, mostly empty register tile, so
@@ -11,9 +15,13 @@ const gemmSmallRowsChunk = 2048
 //
 //   - transB: C(i, j) = alpha*Dot(op(A) row i, stored B row j) + beta*C(i, j); each row of B is
 //     read once and used for all m rows while it sits in L1, two rows of B against four rows of
-//     A at a time (dot4x2), then single rows of B (dot4).
-//   - otherwise: C row i += alpha*A(i, p) * B row p for every p (an Axpy per term, skipping
-//     zero coefficients as gemmGeneric does), strip by strip of gemmSmallRowsChunk columns.
+//     A at a time (dot4x2), or with two or three rows of A four rows of B against two rows of
+//     A (dot4x2 with the roles swapped), then single rows of B (dot4).
+//   - otherwise, where the kernel set has strip4x16: 16 columns of C at a time for four rows of
+//     op(A), each sum over k held in registers and B read straight from its rows (the last
+//     n%16 columns with masked loads); kernel sets without it use axpys, C row i +=
+//     alpha*A(i, p) * B row p for every p (skipping zero coefficients as gemmGeneric does),
+//     strip by strip of gemmSmallRowsChunk columns.
 //
 // op(A)'s rows are gathered into a contiguous (m, k) buffer when transA.
 func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -37,7 +45,9 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 		}
 		arows, ald = buf.a, k
 	}
-	minCols := max(16, gemmParallelMin/(m*k))
+	// Each worker gets at least gemmSmallRowsParallelMin multiply-adds: a decoding step's
+	// (16, 256) x (256, 256) projection is worth splitting across two cores.
+	minCols := max(16, gemmSmallRowsParallelMin/(m*k))
 	if transB {
 		Parallel(n, minCols, func(j0, j1 int) {
 			store := func(i, j int, dot float32) {
@@ -68,6 +78,22 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 					store(i, j+1, ks.dot(arows[i*ald:][:k], bpair[ldb:][:k]))
 				}
 			}
+			// Two or three rows of A (a decoding step's attention over one head group): four
+			// rows of B against pairs of A rows, the roles of dot4x2 swapped.
+			for ; j+4 <= j1 && m >= 2 && m < 4 && ks.dot4x2 != nil; j += 4 {
+				bquad := b[j*ldb:]
+				ks.dot4x2(bquad, ldb, arows, ald, k, &dots8) // dots8[c*4+r] = B row j+r . A row c
+				for r := range 4 {
+					store(0, j+r, dots8[r])
+					store(1, j+r, dots8[4+r])
+				}
+				if m == 3 {
+					ks.dot4(bquad, ldb, arows[2*ald:][:k], &dots) // dots[r] = B row j+r . A row 2
+					for r := range 4 {
+						store(2, j+r, dots[r])
+					}
+				}
+			}
 			for ; j < j1; j++ {
 				brow := b[j*ldb:][:k]
 				for i := 0; i < m; i += 4 {
@@ -87,6 +113,35 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 		return
 	}
 	Parallel(n, minCols, func(j0, j1 int) {
+		if ks.strip4x16 != nil {
+			// Strips of 16 columns, four rows of op(A) at a time (the last row repeated when m
+			// is not a multiple of 4), summed over all of k in registers: B is read once per
+			// four rows and C written once.
+			var rows [4][]float32
+			var out [64]float32 // (4, 16)
+			for i0 := 0; i0 < m; i0 += 4 {
+				for r := range rows {
+					rows[r] = arows[min(i0+r, m-1)*ald:][:k]
+				}
+				for j := j0; j < j1; j += 16 {
+					cols := min(16, j1-j)
+					ks.strip4x16(k, &rows, b[j:], ldb, cols, &out)
+					for r := range min(4, m-i0) {
+						crow, o := c[(i0+r)*ldc+j:][:cols], out[r*16:r*16+cols]
+						if beta == 0 {
+							for jj, v := range o {
+								crow[jj] = alpha * v
+							}
+						} else {
+							for jj, v := range o {
+								crow[jj] = beta*crow[jj] + alpha*v
+							}
+						}
+					}
+				}
+			}
+			return
+		}
 		scaleRows(beta, c[j0:], m, j1-j0, ldc)
 		for s0 := j0; s0 < j1; s0 += gemmSmallRowsChunk {
 			s1 := min(s0+gemmSmallRowsChunk, j1)

@@ -80,6 +80,19 @@ func dot4x2AVX2(a []float32, lda int, b []float32, ldb, k int, out *[8]float32) 
 	}
 }
 
+// strip4x16AVX2 is the kernels' strip4x16 with AVX2+FMA: out[i*16+j] = sum_p a[i][p] *
+// b[p*ldb+j] for the four rows a[0..3] (each at least k long) and the first cols (<= 16)
+// columns of b, 0 in the other columns of out.
+func strip4x16AVX2(k int, a *[4][]float32, b []float32, ldb, cols int, out *[64]float32) {
+	if k == 0 || cols <= 0 {
+		*out = [64]float32{}
+		return
+	}
+	cols = min(cols, 16)
+	_ = b[(k-1)*ldb+cols-1]
+	strip4x16BlocksAVX2(k, a[0][:k], a[1][:k], a[2][:k], a[3][:k], b, ldb, cols, out[:])
+}
+
 // dotAVX512 is Dot with AVX-512F.
 func dotAVX512(x, y []float32) float32 {
 	n := len(x) &^ 15
@@ -169,6 +182,24 @@ func dot4BlocksAVX2(a []float32, lda int, b []float32, out []float32)
 //
 //go:noescape
 func dot4x2BlocksAVX2(a []float32, lda int, b []float32, ldb, k int, out []float32)
+
+// strip4x16BlocksAVX2 computes out[i*16+j] = sum_p a_i[p] * b[p*ldb+j] for i = 0-3 and
+// j < cols, and 0 for j >= cols, reading no element of b beyond column cols-1 of each row. The
+// caller guarantees 1 <= cols <= 16, len(a_i) >= k, len(b) >= (k-1)*ldb+cols and
+// len(out) >= 64. It is equivalent to
+//
+//	for i, ai := range [][]float32{a0, a1, a2, a3} {
+//		for j := 0; j < 16; j++ {
+//			var s float32
+//			for p := 0; p < k && j < cols; p++ {
+//				s += ai[p] * b[p*ldb+j]
+//			}
+//			out[i*16+j] = s
+//		}
+//	}
+//
+//go:noescape
+func strip4x16BlocksAVX2(k int, a0, a1, a2, a3 []float32, b []float32, ldb, cols int, out []float32)
 
 // dotBlocksAVX512 returns the inner product of x and y, len(x) == len(y) a multiple of 16,
 // summed in four 16-wide partial sums. It is equivalent to

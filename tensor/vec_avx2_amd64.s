@@ -265,3 +265,113 @@ dot4x2reduce:
 	VMOVUPS      X4, 16(DX)
 	VZEROUPPER
 	RET
+
+// stripIota holds 0, 1, ..., 15: lanes j of the two column vectors, compared with cols to build
+// the load masks of strip4x16BlocksAVX2.
+DATA stripIota<>+0(SB)/4, $0
+DATA stripIota<>+4(SB)/4, $1
+DATA stripIota<>+8(SB)/4, $2
+DATA stripIota<>+12(SB)/4, $3
+DATA stripIota<>+16(SB)/4, $4
+DATA stripIota<>+20(SB)/4, $5
+DATA stripIota<>+24(SB)/4, $6
+DATA stripIota<>+28(SB)/4, $7
+DATA stripIota<>+32(SB)/4, $8
+DATA stripIota<>+36(SB)/4, $9
+DATA stripIota<>+40(SB)/4, $10
+DATA stripIota<>+44(SB)/4, $11
+DATA stripIota<>+48(SB)/4, $12
+DATA stripIota<>+52(SB)/4, $13
+DATA stripIota<>+56(SB)/4, $14
+DATA stripIota<>+60(SB)/4, $15
+GLOBL stripIota<>(SB), RODATA|NOPTR, $64
+
+// func strip4x16BlocksAVX2(k int, a0, a1, a2, a3 []float32, b []float32, ldb, cols int, out []float32)
+// out[i*16+j] = sum_p a_i[p] * b[p*ldb+j] for rows i = 0-3 and columns j < cols (0 for the
+// others): per step p the 16 floats of row p of b (Y8, Y9) are loaded once, with masked loads
+// (VMASKMOVPS, which reads nothing in the masked-off lanes) when cols < 16, and each a_i[p]
+// broadcast once (Y10-Y13), eight FMAs into Y0-Y7 (row i in Y(2i), Y(2i+1)).
+TEXT ·strip4x16BlocksAVX2(SB), NOSPLIT, $0-168
+	MOVQ   k+0(FP), CX
+	MOVQ   a0_base+8(FP), R9
+	MOVQ   a1_base+32(FP), R10
+	MOVQ   a2_base+56(FP), R11
+	MOVQ   a3_base+80(FP), R12
+	MOVQ   b_base+104(FP), DI
+	MOVQ   ldb+128(FP), R8
+	SHLQ   $2, R8
+	MOVQ   cols+136(FP), BX
+	MOVQ   out_base+144(FP), DX
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     stripstore
+	CMPQ   BX, $16
+	JLT    stripmasked
+
+striploop:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VBROADCASTSS (R9)(AX*4), Y10
+	VBROADCASTSS (R10)(AX*4), Y11
+	VBROADCASTSS (R11)(AX*4), Y12
+	VBROADCASTSS (R12)(AX*4), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R8, DI
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          striploop
+	JMP          stripstore
+
+stripmasked:
+	MOVQ         BX, X14
+	VPBROADCASTD X14, Y14               // cols in every lane
+	LEAQ         stripIota<>(SB), SI
+	VPCMPGTD     (SI), Y14, Y15         // lane j of columns 0-7: cols > j
+	VPCMPGTD     32(SI), Y14, Y14       // lane j of columns 8-15: cols > 8+j
+
+stripmaskedloop:
+	VMASKMOVPS   (DI), Y15, Y8
+	VMASKMOVPS   32(DI), Y14, Y9
+	VBROADCASTSS (R9)(AX*4), Y10
+	VBROADCASTSS (R10)(AX*4), Y11
+	VBROADCASTSS (R11)(AX*4), Y12
+	VBROADCASTSS (R12)(AX*4), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R8, DI
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          stripmaskedloop
+
+stripstore:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VZEROUPPER
+	RET

@@ -44,7 +44,7 @@ func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
 	}
 }
 
-// TestVecKernels checks Dot, dot4, dot4x2, Axpy and Scal of every kernel set this machine supports against
+// TestVecKernels checks Dot, dot4, dot4x2, strip4x16, Axpy and Scal of every kernel set this machine supports against
 // plain Go loops, over lengths 0..70 and longer, at unaligned offsets, with NaN guards.
 func TestVecKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -107,6 +107,39 @@ func TestVecKernels(t *testing.T) {
 						}
 						if got := dots8[c*4+row]; !(math.Abs(float64(got)-want8) <= float64(n+1)*6e-8*mag8) {
 							t.Errorf("%s: dot4x2 A row %d . B row %d = %v, want %v", name, row, c, got, want8)
+						}
+					}
+				}
+
+				// strip4x16: four rows of length n against the first cols columns of an (n, cols)
+				// B at stride ldb, NaN in the slack of each B row and after each A row.
+				if ks.strip4x16 != nil {
+					for _, cols := range []int{16, 1, 7, 8, 9, 15} {
+						ldb := cols + off + 1
+						sbuf, _ := guarded(r, 0, off+max(n-1, 0)*ldb+cols)
+						for p := 0; p < n; p++ {
+							for j := 0; j < cols; j++ {
+								sbuf[off+p*ldb+j] = 2*r.Float32() - 1
+							}
+						}
+						var rows [4][]float32
+						for i := range rows {
+							_, rows[i] = guarded(r, n, off)
+						}
+						var out [64]float32
+						ks.strip4x16(n, &rows, sbuf[off:], ldb, cols, &out)
+						for i := range rows {
+							for j := 0; j < 16; j++ {
+								var want, mag float64
+								for p := 0; p < n && j < cols; p++ {
+									prod := float64(rows[i][p]) * float64(sbuf[off+p*ldb+j])
+									want += prod
+									mag += math.Abs(prod)
+								}
+								if got := out[i*16+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
+									t.Errorf("%s/cols=%d: strip4x16 out[%d][%d] = %v, want %v", name, cols, i, j, got, want)
+								}
+							}
 						}
 					}
 				}
