@@ -13,6 +13,7 @@ import (
 	"agentr1/model"
 	"agentr1/report"
 	"agentr1/rl/trainer"
+	"agentr1/tokenizer"
 )
 
 // trainRun turns the trainer's records into what a person and the report read: progress bars
@@ -27,6 +28,7 @@ type trainRun struct {
 	start   time.Time
 	evals   []*trainer.EvalMetrics
 	logErr  error
+	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
 }
 
 func newTrainRun(a *trainArgs, stdout, stderr io.Writer) (*trainRun, error) {
@@ -42,6 +44,16 @@ func (r *trainRun) close() { r.metrics.Close() }
 // log is the trainer.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
 	switch v := rec.(type) {
+	case *trainer.Setup:
+		r.tok = v.Tokenizer
+	case *trainer.StepBatch:
+		if r.tok != nil && r.keepSamples(v.Step) {
+			path := filepath.Join(r.args.out, report.SamplesFile)
+			if err := report.WriteSamples(path, reportSamples(v, r.tok)); err != nil && r.logErr == nil {
+				r.logErr = err
+				fmt.Fprintln(r.stderr, "agentr1 train:", err)
+			}
+		}
 	case string:
 		fmt.Fprintf(r.stdout, "%s\n", v)
 	case trainer.SFTMetrics:
@@ -67,6 +79,12 @@ func (r *trainRun) log(kind string, rec any) {
 		}
 		fmt.Fprintf(r.stdout, "%s: %v\n", kind, rec)
 	}
+}
+
+// keepSamples reports whether step's trajectories go into samples.jsonl: the first steps, every
+// fifth and the last, so the report can compare early and late behaviour.
+func (r *trainRun) keepSamples(step int) bool {
+	return step <= 1 || step%5 == 0 || step >= r.args.cfg.RL.Steps-1
 }
 
 func (r *trainRun) writeMetric(v any) {

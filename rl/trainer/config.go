@@ -82,7 +82,7 @@ type RLConfig struct {
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
 		Algorithm:     algo,
-		Steps:         70,
+		Steps:         20,
 		Prompts:       16,
 		N:             5,
 		MaxTurns:      4,

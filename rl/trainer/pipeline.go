@@ -75,7 +75,7 @@ func DefaultConfig() Config {
 		Seed:          1,
 		TrainWorld:    world.DefaultConfig(1, world.Train),
 		EvalWorld:     world.DefaultConfig(2, world.Eval),
-		HeldOut:       200,
+		HeldOut:       100,
 		EvalQuestions: 100,
 		VocabSize:     768,
 		SearchTopK:    3,

@@ -12,8 +12,10 @@ import (
 	"agentr1/tensor"
 )
 
-// Logger receives a run's records: kind "info" with a string, "sft" with an SFTMetrics,
-// "rl" with a StepMetrics, "eval" with an *EvalMetrics, "checkpoint" with the path written.
+// Logger receives a run's records: kind "info" with a string, "setup" with the *Setup once it
+// is prepared, "sft" with an SFTMetrics, "batch" with each RL step's *StepBatch before its update
+// (masks, rewards and advantages, for report samples; it must not be modified), "rl" with a
+// StepMetrics, "eval" with an *EvalMetrics, "checkpoint" with the path written.
 type Logger func(kind string, record any)
 
 // Result is what a run produced.
@@ -45,6 +47,7 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		return nil, err
 	}
 	log("info", setup.Describe())
+	log("setup", setup)
 	maxRow := cfg.RL.MaxLen
 	for _, d := range setup.Demos {
 		maxRow = max(maxRow, len(d.Prompt)+d.ResponseLen())
@@ -79,6 +82,7 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		return nil, err
 	}
 	tr.Workers = cfg.Workers
+	tr.OnBatch = func(b *StepBatch) { log("batch", b) }
 	res.Trainer = tr
 	if ckpt != "" {
 		if err := tr.LoadCheckpoint(ckpt); err != nil {

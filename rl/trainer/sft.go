@@ -28,7 +28,7 @@ type SFTConfig struct {
 
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 1000, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0}
+	return SFTConfig{Steps: 700, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0}
 }
 
 // Validate reports the first invalid setting.
