@@ -76,6 +76,10 @@ type RLConfig struct {
 
 	// Sizing.
 	MicroBatch int // rows per forward pass of the old-logp/reference/critic passes (0: one mini-batch)
+
+	// MaxNonFiniteSteps stops the run, with its state saved, after this many steps in a row in
+	// which a loss or gradient was not finite (each such optimiser step is skipped); 0 never stops.
+	MaxNonFiniteSteps int
 }
 
 // DefaultRLConfig returns the defaults for algo.
@@ -117,6 +121,8 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		Beta2:         0.999,
 		ValueClip:     0.5,
 		CriticWarmup:  3,
+
+		MaxNonFiniteSteps: 3,
 	}
 	switch algo {
 	case DrGRPO:

@@ -55,6 +55,11 @@ type StepMetrics struct {
 	TruncatedRate Num `json:"truncated_rate"` // fraction cut by a limit
 	LogpDiffMax   Num `json:"logp_diff_max"`  // max |sampled logp − recomputed old logp| over agent tokens
 
+	// Numeric guard: optimiser steps of this step skipped because a loss or gradient was not
+	// finite, and what the first one was ("gradient of model.layers.1.mlp.up_proj.weight").
+	SkippedUpdates int    `json:"skipped_updates,omitempty"`
+	SkipReason     string `json:"skip_reason,omitempty"`
+
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
 	Loss         Num `json:"loss"`                    // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
 	PGLoss       Num `json:"pg_loss"`                 // PPO clipped surrogate

@@ -99,6 +99,20 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 			return nil, err
 		}
 		log("rl", m)
+		if m.SkippedUpdates > 0 {
+			log("info", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
+		}
+		if k := tr.Config.MaxNonFiniteSteps; k > 0 && tr.NonFiniteRun >= k {
+			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
+			if cfg.CheckpointDir != "" {
+				path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
+				if err != nil {
+					return nil, fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				}
+				msg += "; state saved to " + path
+			}
+			return nil, errors.New(msg)
+		}
 		done := tr.StepsDone
 		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
 			if _, err := evaluateSets(ctx, policy, setup, evalCfg, "rl", done, log); err != nil {

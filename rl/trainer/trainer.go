@@ -41,6 +41,9 @@ type Trainer struct {
 	Train    []Problem
 
 	StepsDone int // RL steps completed (the next step's index)
+	// NonFiniteRun counts the latest steps in a row whose update the numeric guard cut short
+	// (a non-finite loss or gradient); Run stops at RLConfig.MaxNonFiniteSteps.
+	NonFiniteRun int
 
 	// OnBatch, when set, sees every step's prepared batch before the update (to dump sample
 	// trajectories with their masks and advantages for a report). It must not modify it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"agentr1/model"
@@ -294,5 +295,51 @@ func TestLearnsToyTask(t *testing.T) {
 		if last < 0.8 || last < first+0.4 {
 			t.Errorf("%s: mean reward %.3f over the first 5 steps, %.3f over the last 5; want >= 0.8 and a rise of 0.4", algo, first, last)
 		}
+	}
+}
+
+// TestNumericGuardSkipsNonFiniteUpdates poisons the gradient with a NaN: the optimiser step must
+// be skipped (parameters and AdamW state untouched), reported with the parameter's name, and
+// counted toward MaxNonFiniteSteps; a clean step resets the count.
+func TestNumericGuardSkipsNonFiniteUpdates(t *testing.T) {
+	cfg := tinyRLConfig(GRPO)
+	policy := tinyModel(t, 4)
+	tr, err := New(cfg, 11, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison := true
+	tr.onBackward = func(_ *view, dlogp []float32) {
+		if poison {
+			for k := range dlogp {
+				if dlogp[k] != 0 {
+					dlogp[k] = float32(math.NaN())
+				}
+			}
+		}
+	}
+	before := paramsSnapshot(policy)
+	for s := 0; s < 2; s++ {
+		m, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatalf("poisoned step %d returned an error instead of skipping: %v", s, err)
+		}
+		if m.SkippedUpdates == 0 || !strings.Contains(m.SkipReason, "gradient of model.") {
+			t.Errorf("step %d: skipped %d, reason %q; want the skip reported with the tensor's name", s, m.SkippedUpdates, m.SkipReason)
+		}
+	}
+	if paramsChanged(policy, before) {
+		t.Error("a non-finite gradient changed the parameters")
+	}
+	if tr.NonFiniteRun != 2 {
+		t.Errorf("NonFiniteRun = %d after two poisoned steps, want 2", tr.NonFiniteRun)
+	}
+	poison = false
+	m, err := tr.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SkippedUpdates != 0 || tr.NonFiniteRun != 0 || !paramsChanged(policy, before) {
+		t.Errorf("clean step: skipped %d, run %d, changed %v", m.SkippedUpdates, tr.NonFiniteRun, paramsChanged(policy, before))
 	}
 }

@@ -14,6 +14,29 @@ type updateStats struct {
 	n, nCritic                                     int
 	loss, pg, ent, approxKL, ppoKL, clip, gradNorm float64
 	valueLoss, critGrad                            float64
+	skipped                                        int    // optimiser steps skipped by the numeric guard
+	skipReason                                     string // what was not finite, for the first skip
+}
+
+// skip records an optimiser step the numeric guard refused.
+func (st *updateStats) skip(reason string) {
+	if st.skipped == 0 {
+		st.skipReason = reason
+	}
+	st.skipped++
+}
+
+// nonFinite returns the name of the first parameter whose gradient holds a NaN or an
+// infinity, or "" when every gradient is finite.
+func nonFinite(params []*model.Param) string {
+	for _, p := range params {
+		for _, g := range p.Grad {
+			if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // update runs Epochs passes over the step's rows in MiniBatches mini-batches of similar
@@ -53,6 +76,12 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 		n := float64(st.n)
 		m.Loss, m.PGLoss, m.Entropy = Num(st.loss/n), Num(st.pg/n), Num(st.ent/n)
 		m.ApproxKL, m.PPOKL, m.ClipFrac, m.GradNorm = Num(st.approxKL/n), Num(st.ppoKL/n), Num(st.clip/n), Num(st.gradNorm/n)
+	}
+	m.SkippedUpdates, m.SkipReason = st.skipped, st.skipReason
+	if st.skipped > 0 {
+		t.NonFiniteRun++
+	} else {
+		t.NonFiniteRun = 0
 	}
 	if st.nCritic > 0 {
 		n := float64(st.nCritic)
@@ -108,8 +137,12 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 			dlogp.Data[k] += c.KLCoef * klGrad.Data[k]
 		}
 	}
+	// Numeric guard: a non-finite loss or gradient skips this optimiser step (the parameters
+	// and AdamW moments stay as they were) and is reported; Run stops the run after
+	// MaxNonFiniteSteps such steps in a row.
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return fmt.Errorf("policy loss is %v (pg %v, entropy %v)", loss, pl.Loss, entLoss)
+		st.skip(fmt.Sprintf("policy loss %v (pg %v, entropy %v)", loss, pl.Loss, entLoss))
+		return nil
 	}
 	gradT := v.logpGrad(dlogp) // (B, T)
 	if t.onBackward != nil {
@@ -117,6 +150,10 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	}
 	t.Policy.ZeroGrad()
 	t.Policy.Backward(t.ws, gradT, dent)
+	if name := nonFinite(t.Policy.Params); name != "" {
+		st.skip("gradient of " + name)
+		return nil
+	}
 	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
 	t.Opt.Update(t.Policy.ParamData(), t.Policy.ParamGrads())
 
@@ -155,10 +192,15 @@ func (t *Trainer) criticMiniBatch(d *stepData, v *view, st *updateStats) error {
 		return err
 	}
 	if math.IsNaN(vl.Loss) || math.IsInf(vl.Loss, 0) {
-		return fmt.Errorf("value loss is %v", vl.Loss)
+		st.skip(fmt.Sprintf("value loss %v", vl.Loss))
+		return nil
 	}
 	t.Critic.ZeroGrad()
 	t.Critic.Backward(t.wsCritic, v.valueGrad(vl.GradVPreds))
+	if name := nonFinite(t.Critic.Params); name != "" {
+		st.skip("critic gradient of " + name)
+		return nil
+	}
 	data, grads := paramSlices(t.Critic.Params)
 	gn := tensor.ClipGradNorm(grads, c.GradClip)
 	t.CritOpt.Update(data, grads)
