@@ -43,6 +43,10 @@ func (r *trainRun) close() { r.metrics.Close() }
 
 // log is the trainer.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
+	if kind == "checkpoint" {
+		fmt.Fprintf(r.stdout, "checkpoint %v\n", rec)
+		return
+	}
 	switch v := rec.(type) {
 	case *trainer.Setup:
 		r.tok = v.Tokenizer
@@ -73,10 +77,6 @@ func (r *trainRun) log(kind string, rec any) {
 		fmt.Fprintf(r.stdout, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
 			v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 	default:
-		if kind == "checkpoint" {
-			fmt.Fprintf(r.stdout, "checkpoint %v\n", rec)
-			return
-		}
 		fmt.Fprintf(r.stdout, "%s: %v\n", kind, rec)
 	}
 }
