@@ -143,7 +143,7 @@ func checkUnsupported(keys map[string]json.RawMessage) error {
 			return fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
 		}
 		if on {
-			return fmt.Errorf("config: use_sliding_window=true is not supported (sliding-window attention is not implemented)")
+			return fmt.Errorf("config: use_sliding_window=true is not supported (this decoder has full causal attention only)")
 		}
 	}
 	if v, ok := keys["rope_scaling"]; ok && string(v) != "null" {
@@ -155,7 +155,7 @@ func checkUnsupported(keys map[string]json.RawMessage) error {
 			return fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
 		}
 		if p != 0 {
-			return fmt.Errorf("config: attention_dropout=%v is not supported (dropout is not implemented)", p)
+			return fmt.Errorf("config: attention_dropout=%v is not supported (training here uses no dropout)", p)
 		}
 	}
 	return nil

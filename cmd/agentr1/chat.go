@@ -40,26 +40,18 @@ var chatInput io.Reader = os.Stdin
 
 // chatArgs are the chat command's settings.
 type chatArgs struct {
-	model, corpus, retriever, worldRun, world string
-	topK, maxTurns, turnTokens, maxLen        int
-	temperature                               float64
-	seed                                      uint64
-	think                                     bool
+	agentFlags
+	worldRun, world string
+	temperature     float64
+	seed            uint64
 }
 
 func declareChatFlags(fs *flag.FlagSet, a *chatArgs) {
-	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json")
-	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded corpus) or a FILE (mhqa or FlashRAG JSONL)")
-	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25")
+	declareAgentFlags(fs, &a.agentFlags, 0, "passages per search (0: 5, or the run's SearchTopK with --world-run)")
 	fs.StringVar(&a.worldRun, "world-run", "", "run DIR of agentr1 train on the generated world: search that world's passages with the run's prompt and settings (its config.json)")
 	fs.StringVar(&a.world, "world", "eval", "with --world-run: which world's passages to search, eval (unseen names) or train")
-	fs.IntVar(&a.topK, "topk", 0, "passages per search (0: 5, or the run's SearchTopK with --world-run)")
-	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question")
-	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn")
-	fs.IntVar(&a.maxLen, "max-len", 4096, "prompt + response tokens per question")
 	fs.Float64Var(&a.temperature, "temperature", 0, "sampling temperature (0: greedy)")
 	fs.Uint64Var(&a.seed, "seed", 1, "seed of the sampler when --temperature > 0")
-	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the answer's format to count (set by the run with --world-run)")
 }
 
 func runChat(args []string, stdout, stderr io.Writer) error {
@@ -79,20 +71,9 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	case a.world != "eval" && a.world != "train":
 		return fmt.Errorf("%w: --world %q: want eval or train", errUsage, a.world)
 	}
-	policy, err := model.Load(a.model)
+	policy, tok, sp, err := loadAgent(&a.agentFlags, stderr)
 	if err != nil {
 		return err
-	}
-	if limit := policy.Config.MaxPositionEmbeddings; a.maxLen > limit {
-		a.maxLen = limit
-	}
-	tok, err := tokenizer.Load(filepath.Join(a.model, "tokenizer.json"))
-	if err != nil {
-		return err
-	}
-	sp, err := trainer.SpecialsOf(tok)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.model, err)
 	}
 	qcfg, tools, err := chatTools(a)
 	if err != nil {
@@ -155,7 +136,7 @@ func chatTools(a *chatArgs) (qa.Config, []env.Tool, error) {
 		}
 		qcfg := qa.DefaultConfig()
 		qcfg.RequireThink = a.think
-		tools, err := evalTools(&evalArgs{corpus: a.corpus, retriever: a.retriever, topK: a.topK})
+		tools, err := evalTools(&a.agentFlags)
 		return qcfg, tools, err
 	}
 	cfg := trainer.DefaultConfig()

@@ -15,9 +15,7 @@ import (
 	"agentr1/env"
 	"agentr1/env/qa"
 	"agentr1/env/search"
-	"agentr1/model"
 	"agentr1/rl/trainer"
-	"agentr1/tokenizer"
 )
 
 func init() {
@@ -34,25 +32,17 @@ func init() {
 
 // evalArgs are the eval command's settings.
 type evalArgs struct {
-	model, data, corpus, retriever, out string
-	n, topK, maxTurns, turnTokens       int
-	maxLen, batch                       int
-	think                               bool
+	agentFlags
+	data, out string
+	n, batch  int
 }
 
 func declareEvalFlags(fs *flag.FlagSet, a *evalArgs) {
-	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5)")
+	declareAgentFlags(fs, &a.agentFlags, 5, "passages per search (Agent-R1: 5)")
 	fs.StringVar(&a.data, "data", "hotpotqa", "questions: hotpotqa, 2wiki, musique (embedded samples) or a FILE (mhqa JSONL, FlashRAG JSONL with golden_answers, or HotpotQA JSON)")
-	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
-	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
 	fs.StringVar(&a.out, "out", "", "write the figures as JSON to this file")
 	fs.IntVar(&a.n, "n", 0, "evaluate the first N questions (0: all)")
-	fs.IntVar(&a.topK, "topk", 5, "passages per search (Agent-R1: 5)")
-	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question")
-	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn")
-	fs.IntVar(&a.maxLen, "max-len", 4096, "prompt + response tokens per trajectory")
 	fs.IntVar(&a.batch, "batch", 8, "questions decoded together")
-	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid")
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
@@ -75,23 +65,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if a.n > 0 && a.n < len(qs) {
 		qs = qs[:a.n]
 	}
-	policy, err := model.Load(a.model)
+	policy, tok, sp, err := loadAgent(&a.agentFlags, stderr)
 	if err != nil {
 		return err
 	}
-	if limit := policy.Config.MaxPositionEmbeddings; a.maxLen > limit {
-		fmt.Fprintf(stderr, "agentr1 eval: --max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
-		a.maxLen = limit
-	}
-	tok, err := tokenizer.Load(filepath.Join(a.model, "tokenizer.json"))
-	if err != nil {
-		return err
-	}
-	sp, err := trainer.SpecialsOf(tok)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.model, err)
-	}
-	tools, err := evalTools(a)
+	tools, err := evalTools(&a.agentFlags)
 	if err != nil {
 		return err
 	}
@@ -143,7 +121,7 @@ func loadQuestions(name string) ([]qa.Question, error) {
 
 // evalTools returns the search tool: a remote retriever when --retriever is set, else BM25
 // over --corpus.
-func evalTools(a *evalArgs) ([]env.Tool, error) {
+func evalTools(a *agentFlags) ([]env.Tool, error) {
 	if a.retriever != "" {
 		return []env.Tool{search.NewRemoteSearch(a.retriever, a.topK)}, nil
 	}

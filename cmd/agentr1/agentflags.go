@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"agentr1/model"
+	"agentr1/rl/trainer"
+	"agentr1/tokenizer"
+)
+
+// agentFlags are the settings eval and chat share: which checkpoint acts, what it searches and
+// the limits of an episode.
+type agentFlags struct {
+	model, corpus, retriever   string
+	topK, maxTurns, turnTokens int
+	maxLen                     int
+	think                      bool
+}
+
+// declareAgentFlags declares the shared flags; topK is the default of --topk.
+func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp string) {
+	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5)")
+	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
+	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
+	fs.IntVar(&a.topK, "topk", topK, topKHelp)
+	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question")
+	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn")
+	fs.IntVar(&a.maxLen, "max-len", 4096, "prompt + response tokens per question (at most the model's max_position_embeddings)")
+	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid")
+}
+
+// loadAgent loads the checkpoint folder a.model with its tokenizer and special token ids, and
+// lowers a.maxLen to the model's max_position_embeddings when it is larger (saying so on
+// stderr).
+func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokenizer, trainer.Specials, error) {
+	var sp trainer.Specials
+	policy, err := model.Load(a.model)
+	if err != nil {
+		return nil, nil, sp, err
+	}
+	if limit := policy.Config.MaxPositionEmbeddings; a.maxLen > limit {
+		fmt.Fprintf(stderr, "--max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
+		a.maxLen = limit
+	}
+	tok, err := tokenizer.Load(filepath.Join(a.model, "tokenizer.json"))
+	if err != nil {
+		return nil, nil, sp, err
+	}
+	if sp, err = trainer.SpecialsOf(tok); err != nil {
+		return nil, nil, sp, fmt.Errorf("%s: %w", a.model, err)
+	}
+	return policy, tok, sp, nil
+}
