@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -153,5 +154,41 @@ func rlSteps(t *testing.T, path string) []map[string]any {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestInterruptSavesCheckpoint sends SIGINT (Ctrl-C) to a training subprocess during RL: it must
+// finish the step under way, save a checkpoint of it, say how to resume, and exit with 130.
+func TestInterruptSavesCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a short training")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(os.Args[0], tinyRunArgs(out)...)
+	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
+	var sub bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &sub, &sub
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for countCheckpoints(filepath.Join(out, "checkpoints")) < 2 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no checkpoint after 3 minutes:\n%s", sub.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", code, err, sub.String())
+	}
+	steps := len(rlSteps(t, filepath.Join(out, "metrics.jsonl")))
+	if !strings.Contains(sub.String(), "interrupted after RL step") || !strings.Contains(sub.String(), "--resume") {
+		t.Errorf("no interruption message:\n%s", sub.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "checkpoints", fmt.Sprintf("step-%06d.ckpt", steps))); err != nil {
+		t.Errorf("no checkpoint of the last logged step %d: %v", steps, err)
 	}
 }

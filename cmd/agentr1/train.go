@@ -158,7 +158,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	res, err := trainer.Run(ctx, a.cfg, a.resume != "", run.log)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stdout, "\ninterrupted: the latest checkpoint is in %s; continue with: agentr1 train --resume %s\n", a.cfg.CheckpointDir, a.out)
+			fmt.Fprintf(stdout, "\n%v\ncontinue with: agentr1 train --resume %s\n", err, a.out)
 			return exitError{code: 130}
 		}
 		return err

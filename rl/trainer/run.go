@@ -94,7 +94,22 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
 	}
 	for tr.StepsDone < tr.Config.Steps {
-		m, err := tr.Step(ctx)
+		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
+		// (it is not cancellable, so its update is never half applied), its state is saved, and
+		// Run returns an error wrapping ctx.Err().
+		if ctx.Err() != nil {
+			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
+			if cfg.CheckpointDir != "" {
+				path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
+				if err != nil {
+					return nil, fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				}
+				log("checkpoint", path)
+				msg += "; state saved to " + path
+			}
+			return nil, fmt.Errorf("%s: %w", msg, ctx.Err())
+		}
+		m, err := tr.Step(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -115,9 +130,9 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		}
 		done := tr.StepsDone
 		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
-			if _, err := evaluateSets(ctx, policy, setup, evalCfg, "rl", done, log); err != nil {
+			if _, err := evaluateSets(ctx, policy, setup, evalCfg, "rl", done, log); err != nil && ctx.Err() == nil {
 				return nil, err
-			}
+			} // an interrupted evaluation is dropped; the loop's next check saves the state
 		}
 		if cfg.CheckpointDir != "" && cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
 			path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
