@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+
+	"agentr1/internal/atomicfile"
 )
 
 // The safetensors format (https://github.com/huggingface/safetensors, "Format"): an 8-byte
@@ -267,7 +268,7 @@ type stEntry struct {
 // {"format": "pt"} that transformers' save_pretrained writes and from_pretrained expects. The
 // data sections are contiguous and the header is padded with spaces to a multiple of 8 bytes,
 // as the reference writer does. The file is written beside path and renamed into place.
-func writeSafetensors(path string, entries []stEntry) (err error) {
+func writeSafetensors(path string, entries []stEntry) error {
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	var off int64
 	for _, e := range entries {
@@ -289,38 +290,26 @@ func writeSafetensors(path string, entries []stEntry) (err error) {
 	for len(hj)%8 != 0 {
 		hj = append(hj, ' ')
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	return atomicfile.Write(path, func(w io.Writer) error {
+		var lenBuf [8]byte
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hj)))
+		if _, err := w.Write(lenBuf[:]); err != nil {
+			return err
 		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	var lenBuf [8]byte
-	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hj)))
-	w.Write(lenBuf[:])
-	w.Write(hj)
-	var b [4]byte
-	for _, e := range entries {
-		for _, x := range e.data {
-			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
-			w.Write(b[:])
+		if _, err := w.Write(hj); err != nil {
+			return err
 		}
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+		var b [4]byte
+		for _, e := range entries {
+			for _, x := range e.data {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+				if _, err := w.Write(b[:]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // IndexFile is the name of the index of a sharded checkpoint.

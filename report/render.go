@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"agentr1/internal/atomicfile"
 )
 
 //go:embed page.html.tmpl
@@ -96,22 +97,7 @@ func WriteHTML(runDir, outPath string, opt Options) error {
 	if err := Render(&buf, runDir, opt); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(outPath), ".report-*.html")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: write %s: %w", outPath, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report: write %s: %w", outPath, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), outPath); err != nil {
+	if err := atomicfile.WriteBytes(outPath, buf.Bytes()); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentr1/internal/atomicfile"
 	"agentr1/report"
 	"agentr1/rl/trainer"
 )
@@ -166,15 +167,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	return run.finish(ctx, res)
 }
 
-// writeJSONFile writes v as indented JSON to path atomically (temp file + rename).
+// writeJSONFile writes v as indented JSON to path atomically.
 func writeJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteBytes(path, append(b, '\n'))
 }

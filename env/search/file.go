@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"agentr1/internal/atomicfile"
 )
 
 // The index file holds everything a search needs, so a server can start from it alone:
@@ -39,23 +41,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteFile saves the index to path (written to path+".tmp", then renamed into place).
+// WriteFile saves the index to path atomically (package internal/atomicfile).
 func (ix *Index) WriteFile(path string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := atomicfile.Write(path, ix.Write); err != nil {
 		return fmt.Errorf("save index: %w", err)
-	}
-	err = ix.Write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save index %s: %w", path, err)
 	}
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
+
+	"agentr1/internal/atomicfile"
 )
 
 // checkpointMagic starts every checkpoint file; the digit is the format version.
@@ -76,29 +77,8 @@ func WriteCheckpointFile(path string, c *CheckpointFile) error {
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
 
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }
