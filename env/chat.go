@@ -60,6 +60,12 @@ func ObservationText(responses []string, turnClosed bool) string {
 	return b.String()
 }
 
+// ObservationClose ends every observation ObservationText renders for at least one response:
+// the last response's closing tag and the opening of the next assistant turn. A cut to a token
+// budget keeps it (StepResult.ObservationTail), so a cut observation still hands the turn back
+// to the agent instead of leaving it to write inside the user message.
+const ObservationClose = "\n</tool_response>" + ImEnd + "\n" + ImStart + "assistant\n"
+
 // toolSpec is the JSON object describing a tool in Qwen2.5's <tools> block.
 type toolSpec struct {
 	Type     string       `json:"type"`

@@ -7,13 +7,17 @@ import (
 )
 
 // FuzzParseToolCalls checks that no text makes the parser panic, return overlapping or
-// out-of-range calls, exceed its limit, or drop a tag silently. Run longer with
+// out-of-range calls, exceed its call limit or accept a call over MaxCallBytes or
+// MaxCallDepth, or drop a tag silently. Run longer with
 // `go test -fuzz FuzzParseToolCalls ./env/`.
 func FuzzParseToolCalls(f *testing.F) {
 	f.Add("<think>x</think>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"a\"}}\n</tool_call>", 2)
 	f.Add("<tool_call><tool_call>{}</tool_call>", 1)
 	f.Add("</tool_call><tool_call>{\"name\": \"s\", \"arguments\": \"{\\\"q\\\": 1}\"}</tool_call>", 0)
 	f.Add("<tool_call>[1, 2]</tool_call><tool_call>", 3)
+	f.Add("<tool_call>"+strings.Repeat("[", 40)+"</tool_call>", 1)
+	f.Add(`<tool_call>{"name": "s", "arguments": "{\"a\": `+strings.Repeat("[", 40)+`"}</tool_call>`, 1)
+	f.Add(`<tool_call>{"name": "s", "arguments": {"q": "[[[[\"]]"}}</tool_call>`, 1)
 	f.Fuzz(func(t *testing.T, text string, limit int) {
 		calls, errs := ParseToolCalls(text, limit)
 		if limit > 0 && len(calls) > limit {
@@ -29,6 +33,10 @@ func FuzzParseToolCalls(f *testing.F) {
 			}
 			if c.Name == "" || c.Arguments == nil {
 				t.Fatalf("call %+v has no name or nil arguments", c)
+			}
+			body := text[c.Start+len(ToolCallOpen) : c.End-len(ToolCallClose)]
+			if len(body) > MaxCallBytes || jsonDepth(body) > MaxCallDepth {
+				t.Fatalf("call of %d bytes, depth %d accepted (limits %d, %d)", len(body), jsonDepth(body), MaxCallBytes, MaxCallDepth)
 			}
 			prevEnd = c.End
 		}

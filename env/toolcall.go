@@ -39,6 +39,16 @@ const (
 	ErrBadName                                // "name" is not a non-empty string
 	ErrBadArguments                           // "arguments" is neither an object nor a string holding one
 	ErrTooManyCalls                           // a well-formed call beyond the per-turn limit
+	ErrTooLong                                // more than MaxCallBytes between the tags
+	ErrTooDeep                                // objects and arrays nested deeper than MaxCallDepth
+)
+
+// Bounds on one tool call, so that no text the agent writes costs unbounded work: the JSON
+// decoder and the schema validator only ever see calls within them. Tool arguments are a few
+// short fields; these are far above any real call and far below what could hurt.
+const (
+	MaxCallBytes = 16 << 10 // bytes between "<tool_call>" and "</tool_call>", whitespace included
+	MaxCallDepth = 32       // nesting of objects and arrays, in the call and in string-held arguments
 )
 
 var parseErrorNames = map[ParseErrorKind]string{
@@ -53,6 +63,8 @@ var parseErrorNames = map[ParseErrorKind]string{
 	ErrBadName:      `"name" must be a non-empty string`,
 	ErrBadArguments: `"arguments" must be a JSON object`,
 	ErrTooManyCalls: "too many tool calls in one turn",
+	ErrTooLong:      "tool call too long",
+	ErrTooDeep:      "tool call nested too deeply",
 }
 
 // String describes the kind in words, as the agent reads it.
@@ -89,26 +101,22 @@ func (e *ParseError) Error() string {
 // "arguments" absent or null (an empty object); fields other than name and arguments (ignored).
 // Text outside the tags (thinking, an answer) is not the parser's concern.
 func ParseToolCalls(text string, limit int) (calls []ToolCall, errs []*ParseError) {
-	pos := 0
-	for {
-		open := strings.Index(text[pos:], ToolCallOpen)
-		cl := strings.Index(text[pos:], ToolCallClose)
-		if open < 0 && cl < 0 {
-			return calls, errs
-		}
-		if open < 0 || (cl >= 0 && cl < open) {
-			errs = append(errs, &ParseError{Kind: ErrUnopened, Offset: pos + cl})
-			pos += cl + len(ToolCallClose)
+	tags := findTags(text)
+	for i := 0; i < len(tags); {
+		if !tags[i].open {
+			errs = append(errs, &ParseError{Kind: ErrUnopened, Offset: tags[i].at})
+			i++
 			continue
 		}
-		start := pos + open
-		bodyStart := start + len(ToolCallOpen)
-		bodyEnd, end, nested := matchClose(text, bodyStart)
-		if end < 0 {
+		start := tags[i].at
+		closing, nested := matchClose(tags, i)
+		if closing < 0 {
 			errs = append(errs, &ParseError{Kind: ErrUnclosed, Offset: start})
 			return calls, errs
 		}
-		pos = end
+		i = closing + 1
+		bodyStart, bodyEnd := start+len(ToolCallOpen), tags[closing].at
+		end := bodyEnd + len(ToolCallClose)
 		if nested {
 			errs = append(errs, &ParseError{Kind: ErrNested, Offset: start})
 			continue
@@ -126,32 +134,60 @@ func ParseToolCalls(text string, limit int) (calls []ToolCall, errs []*ParseErro
 		call.Start, call.End = start, end
 		calls = append(calls, call)
 	}
+	return calls, errs
 }
 
-// matchClose finds the "</tool_call>" that closes a call whose body starts at from, counting
-// nested "<tool_call>" tags. It returns the body's end, the offset just past the closing tag
-// (-1 if the call is never closed) and whether a nested open tag was seen.
-func matchClose(text string, from int) (bodyEnd, end int, nested bool) {
-	depth := 1
-	pos := from
-	for {
-		open := strings.Index(text[pos:], ToolCallOpen)
-		cl := strings.Index(text[pos:], ToolCallClose)
-		if cl < 0 {
-			return -1, -1, nested
+// tag is one "<tool_call>" (open) or "</tool_call>" in the text, at byte offset at.
+type tag struct {
+	at   int
+	open bool
+}
+
+// findTags lists the tags of text in order, in one pass over it for each kind (the two tags
+// cannot overlap), so that parsing any text is linear in its length.
+func findTags(text string) []tag {
+	var opens, closes []int
+	for _, t := range []struct {
+		s    string
+		dest *[]int
+	}{{ToolCallOpen, &opens}, {ToolCallClose, &closes}} {
+		for pos := 0; ; {
+			k := strings.Index(text[pos:], t.s)
+			if k < 0 {
+				break
+			}
+			*t.dest = append(*t.dest, pos+k)
+			pos += k + len(t.s)
 		}
-		if open >= 0 && open < cl {
+	}
+	tags := make([]tag, 0, len(opens)+len(closes))
+	for len(opens) > 0 || len(closes) > 0 {
+		if len(closes) == 0 || (len(opens) > 0 && opens[0] < closes[0]) {
+			tags, opens = append(tags, tag{at: opens[0], open: true}), opens[1:]
+		} else {
+			tags, closes = append(tags, tag{at: closes[0]}), closes[1:]
+		}
+	}
+	return tags
+}
+
+// matchClose finds the "</tool_call>" that closes the call opened by tags[i], counting nested
+// "<tool_call>" tags. It returns the closing tag's index in tags (-1 if the call is never
+// closed) and whether a nested open tag was seen.
+func matchClose(tags []tag, i int) (closing int, nested bool) {
+	depth := 1
+	for j := i + 1; j < len(tags); j++ {
+		if tags[j].open {
 			depth++
 			nested = true
-			pos += open + len(ToolCallOpen)
 			continue
 		}
 		depth--
 		if depth == 0 {
-			return pos + cl, pos + cl + len(ToolCallClose), nested
+			return j, nested
 		}
-		pos += cl + len(ToolCallClose)
 	}
+	return -1, nested
 }
 
 // parseCallBody decodes the JSON between the tags; offset is the body's offset in the turn.
@@ -159,9 +195,15 @@ func parseCallBody(body string, offset int) (ToolCall, *ParseError) {
 	fail := func(kind ParseErrorKind, detail string) (ToolCall, *ParseError) {
 		return ToolCall{}, &ParseError{Kind: kind, Offset: offset, Detail: detail}
 	}
+	if len(body) > MaxCallBytes {
+		return fail(ErrTooLong, fmt.Sprintf("%d bytes, at most %d", len(body), MaxCallBytes))
+	}
 	trimmed := strings.TrimSpace(body)
 	if trimmed == "" {
 		return fail(ErrEmpty, "")
+	}
+	if jsonDepth(trimmed) > MaxCallDepth {
+		return fail(ErrTooDeep, fmt.Sprintf("more than %d levels of objects and arrays", MaxCallDepth))
 	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
 	var v any
@@ -198,6 +240,9 @@ func decodeArguments(raw any) (map[string]any, string) {
 	case map[string]any:
 		return a, ""
 	case string:
+		if jsonDepth(a) > MaxCallDepth {
+			return nil, fmt.Sprintf("a string holding more than %d levels of objects and arrays", MaxCallDepth)
+		}
 		var inner any
 		if err := json.Unmarshal([]byte(a), &inner); err != nil {
 			return nil, "a string that is not JSON: " + err.Error()
@@ -208,6 +253,31 @@ func decodeArguments(raw any) (map[string]any, string) {
 		return nil, "a string holding " + jsonKind(inner)
 	}
 	return nil, "got " + jsonKind(raw)
+}
+
+// jsonDepth returns the deepest nesting of objects and arrays in JSON text, counting brackets
+// outside strings in one pass. On text that is not valid JSON the decoder fails no deeper.
+func jsonDepth(text string) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for i := range len(text) {
+		c := text[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // cut returns s cut to at most n bytes on a rune boundary, with "..." when cut.

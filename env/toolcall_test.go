@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseToolCalls(t *testing.T) {
@@ -55,6 +56,18 @@ func TestParseToolCalls(t *testing.T) {
 		{"bad then good", "<tool_call>{</tool_call>\n<tool_call>" + q + "</tool_call>", 0, []string{"search"}, []ParseErrorKind{ErrBadJSON}},
 		{"misspelt tag", "<toolcall>" + q + "</toolcall>", 0, nil, nil},
 		{"invalid UTF-8", "<tool_call>\xff\xfe</tool_call>", 0, nil, []ParseErrorKind{ErrBadJSON}},
+		// Bounds: MaxCallBytes between the tags, MaxCallDepth levels of nesting.
+		{"at the size limit", "<tool_call>" + padCall(MaxCallBytes) + "</tool_call>", 0, []string{"pad"}, nil},
+		{"one byte over the size limit", "<tool_call>" + padCall(MaxCallBytes+1) + "</tool_call>", 0, nil, []ParseErrorKind{ErrTooLong}},
+		{"huge call then a good one", "<tool_call>" + padCall(1<<20) + "</tool_call><tool_call>" + q + "</tool_call>", 0,
+			[]string{"search"}, []ParseErrorKind{ErrTooLong}},
+		{"at the depth limit", "<tool_call>" + deepCall(MaxCallDepth, false) + "</tool_call>", 0, []string{"deep"}, nil},
+		{"one level over the depth limit", "<tool_call>" + deepCall(MaxCallDepth+1, false) + "</tool_call>", 0, nil, []ParseErrorKind{ErrTooDeep}},
+		{"deep garbage", "<tool_call>" + strings.Repeat("[", 5000) + "</tool_call>", 0, nil, []ParseErrorKind{ErrTooDeep}},
+		{"brackets inside strings do not count", `<tool_call>{"name": "deep", "arguments": {"q": "` + strings.Repeat("[{", 100) + `\"]"}}</tool_call>`, 0,
+			[]string{"deep"}, nil},
+		{"string-held arguments at the depth limit", "<tool_call>" + deepCall(MaxCallDepth, true) + "</tool_call>", 0, []string{"deep"}, nil},
+		{"string-held arguments over the depth limit", "<tool_call>" + deepCall(MaxCallDepth+1, true) + "</tool_call>", 0, nil, []ParseErrorKind{ErrBadArguments}},
 	}
 	for _, c := range cases {
 		calls, errs := ParseToolCalls(c.text, c.limit)
@@ -87,6 +100,38 @@ func TestParseToolCalls(t *testing.T) {
 	}
 }
 
+// padCall returns a well-formed call named "pad" of exactly n bytes (n >= 40).
+func padCall(n int) string {
+	head, tail := `{"name": "pad", "arguments": {"q": "`, `"}}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+}
+
+// deepCall returns a well-formed call named "deep" whose JSON nests depth levels of objects
+// and arrays (the call object is level 1, the arguments object level 2); inString puts the
+// arguments in a JSON string, where they count from level 1 again.
+func deepCall(depth int, inString bool) string {
+	if inString {
+		args := `{"a": ` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + "}"
+		return `{"name": "deep", "arguments": "` + strings.ReplaceAll(args, `"`, `\"`) + `"}`
+	}
+	return `{"name": "deep", "arguments": {"a": ` + strings.Repeat("[", depth-2) + strings.Repeat("]", depth-2) + "}}"
+}
+
+func TestParseErrorMessagesNameTheLimit(t *testing.T) {
+	cases := []struct{ name, text, want string }{
+		{"size", "<tool_call>" + padCall(MaxCallBytes+10) + "</tool_call>", "tool call too long: 16394 bytes, at most 16384"},
+		{"depth", "<tool_call>" + deepCall(40, false) + "</tool_call>", "tool call nested too deeply: more than 32 levels of objects and arrays"},
+		{"string-held depth", "<tool_call>" + deepCall(40, true) + "</tool_call>",
+			`"arguments" must be a JSON object: a string holding more than 32 levels of objects and arrays`},
+	}
+	for _, c := range cases {
+		_, errs := ParseToolCalls(c.text, 0)
+		if len(errs) != 1 || errs[0].Error() != c.want {
+			t.Errorf("%s: errors %v, want one reading %q", c.name, errs, c.want)
+		}
+	}
+}
+
 // TestParseToolCallsNeverPanics cuts a valid turn at every byte and splices tags into it.
 func TestParseToolCallsNeverPanics(t *testing.T) {
 	text := "<think>é</think>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"ü\"}}\n</tool_call><tool_call>"
@@ -94,5 +139,21 @@ func TestParseToolCallsNeverPanics(t *testing.T) {
 		for _, s := range []string{"", ToolCallOpen, ToolCallClose, "{", "\""} {
 			ParseToolCalls(text[:i]+s+text[i:], 1)
 		}
+	}
+}
+
+// TestParseToolCallsLinear parses a turn of 100,000 stray closing tags followed by 50,000
+// calls (2.4 MB). Searching the rest of the text for the next tag at every tag, as a naive
+// parser does, takes about 10^11 byte comparisons here (tens of seconds); one pass takes
+// milliseconds. The bound is loose so that a loaded machine cannot fail it.
+func TestParseToolCallsLinear(t *testing.T) {
+	text := strings.Repeat(ToolCallClose, 100000) + strings.Repeat(`<tool_call>{"name": "s"}</tool_call>`, 50000)
+	start := time.Now()
+	calls, errs := ParseToolCalls(text, 0)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("parsing %d bytes took %v", len(text), took)
+	}
+	if len(calls) != 50000 || len(errs) != 100000 {
+		t.Errorf("%d calls and %d errors, want 50000 and 100000", len(calls), len(errs))
 	}
 }

@@ -18,8 +18,10 @@ type Config struct {
 	// MaxCallsPerTurn bounds the calls run in one turn; further well-formed calls become
 	// ErrTooManyCalls errors. <= 0 means no bound.
 	MaxCallsPerTurn int
-	// MaxOutputChars cuts each tool's output to this many bytes (on a rune boundary, marked
-	// with "..."), so one verbose result cannot flood the context. <= 0 means no cut.
+	// MaxOutputChars cuts each tool's output to this many bytes (on a rune boundary), followed
+	// by OutputCutMarker naming the bytes removed, so one verbose result cannot flood the
+	// context and the agent sees that it was cut. <= 0 means no cut. It bounds what the agent
+	// reads, not what a tool allocates: a tool bounds its own output (search.Tool does).
 	MaxOutputChars int
 	// Timeout bounds one tool call. A tool should honour its context; one that does not is
 	// abandoned at the deadline (its goroutine finishes in the background).
@@ -77,7 +79,7 @@ type CallRecord struct {
 	Status     CallStatus
 	Err        string   // the failure, for logs (a panic's value and stack are not shown to the agent)
 	Output     string   // the text shown to the agent inside <tool_response>
-	Truncated  bool     // Output was cut to MaxOutputChars
+	Truncated  bool     // Output was cut to MaxOutputChars (and ends with OutputCutMarker)
 	PassageIDs []string // passages the call returned, when the tool is a PassageTool
 	Duration   time.Duration
 }
@@ -102,8 +104,11 @@ type StepResult struct {
 	Turn        int          // 1-based index of the turn just taken
 	Calls       []CallRecord // every call attempt of the turn, in text order
 	Observation string       // ObservationText of the calls' outputs; "" when Done
-	Done        bool
-	End         EndReason
+	// ObservationTail is the length in bytes of the ObservationClose that ends Observation (0
+	// when Done): the part a token budget must not cut (rollout.Transition.ObservationTail).
+	ObservationTail int
+	Done            bool
+	End             EndReason
 }
 
 // Stats counts an episode's tool use, for rewards and logs.
@@ -228,6 +233,7 @@ func (e *ToolEnv) Step(ctx context.Context, agentText string) StepResult {
 	}
 	turnClosed := strings.HasSuffix(strings.TrimRight(agentText, " \n"), ImEnd)
 	res.Observation = ObservationText(outputs, turnClosed)
+	res.ObservationTail = len(ObservationClose) // Calls is not empty: a response closes it
 	return res
 }
 
@@ -327,6 +333,20 @@ func (e *ToolEnv) run(ctx context.Context, rec *CallRecord) {
 		rec.Output = o.text
 	}
 	if e.cfg.MaxOutputChars > 0 && len(rec.Output) > e.cfg.MaxOutputChars {
-		rec.Output, rec.Truncated = cut(rec.Output, e.cfg.MaxOutputChars), true
+		rec.Output, rec.Truncated = cutOutput(rec.Output, e.cfg.MaxOutputChars), true
 	}
+}
+
+// OutputCutMarker, formatted with the number of bytes removed, ends a tool output cut to
+// Config.MaxOutputChars.
+const OutputCutMarker = "...[truncated %d bytes]"
+
+// cutOutput cuts s to at most n bytes on a rune boundary and appends OutputCutMarker. It
+// expects len(s) > n.
+func cutOutput(s string, n int) string {
+	i := n
+	for i > 0 && !isRuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf(OutputCutMarker, len(s)-i)
 }

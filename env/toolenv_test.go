@@ -95,7 +95,11 @@ func TestToolEnvStep(t *testing.T) {
 		{name: "tool panic", text: call("boom", "x"), statuses: []CallStatus{CallPanic}, outputs: []string{"Error: boom failed (internal error)"}, toolErrs: 1},
 		{name: "timeout", text: call("slow", "x"), statuses: []CallStatus{CallTimeout}, outputs: []string{"Error: slow timed out"}, toolErrs: 1},
 		{name: "tool ignoring its context", text: call("stuck", "x"), statuses: []CallStatus{CallTimeout}, outputs: []string{"timed out"}, toolErrs: 1},
-		{name: "truncated output", text: call("long", "x"), statuses: []CallStatus{CallOK}, outputs: []string{strings.Repeat("ab", 25) + "..."}, truncated: true},
+		{name: "truncated output", text: call("long", "x"), statuses: []CallStatus{CallOK}, outputs: []string{strings.Repeat("ab", 25) + "...[truncated 150 bytes]"}, truncated: true},
+		{name: "huge call", text: "<tool_call>" + padCall(1<<20) + "</tool_call>", statuses: []CallStatus{CallParseError},
+			outputs: []string{"Error: tool call too long: 1048576 bytes, at most 16384"}, format: 1},
+		{name: "deeply nested call", text: "<tool_call>" + strings.Repeat("[", 10000) + "</tool_call>", statuses: []CallStatus{CallParseError},
+			outputs: []string{"Error: tool call nested too deeply"}, format: 1},
 		{name: "calls in text order with errors between", text: call("echo", "a") + "<tool_call>[]</tool_call>" + call("echo", "b") + call("echo", "c"),
 			statuses: []CallStatus{CallOK, CallParseError, CallOK, CallParseError},
 			outputs:  []string{"echo a", "not a JSON object", "echo b", "too many tool calls"}, format: 2},
@@ -130,6 +134,10 @@ func TestToolEnvStep(t *testing.T) {
 		}
 		if want := ObservationText(outs, false); res.Observation != want {
 			t.Errorf("%s: observation %q, want %q", c.name, res.Observation, want)
+		}
+		if res.ObservationTail != len(ObservationClose) || !strings.HasSuffix(res.Observation, ObservationClose) {
+			t.Errorf("%s: observation tail %d bytes, want the %d of ObservationClose ending %q", c.name,
+				res.ObservationTail, len(ObservationClose), res.Observation)
 		}
 		s := e.Stats()
 		if s.Turns != 1 || s.ToolCalls != len(c.statuses) || s.FormatErrors != c.format || s.ToolErrors != c.toolErrs {
@@ -246,6 +254,24 @@ func TestPythonJSONSpacing(t *testing.T) {
 	for _, c := range cases {
 		if got := pythonJSONSpacing([]byte(c.in)); got != c.want {
 			t.Errorf("pythonJSONSpacing(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCutOutput(t *testing.T) {
+	cases := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 3, "abc...[truncated 3 bytes]"},
+		{"abcdef", 0, "...[truncated 6 bytes]"},
+		{"aéb", 2, "a...[truncated 3 bytes]"}, // 'é' is 2 bytes: cut before it, not inside
+		{"aéb", 3, "aé...[truncated 1 bytes]"},
+	}
+	for _, c := range cases {
+		if got := cutOutput(c.s, c.n); got != c.want {
+			t.Errorf("cutOutput(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
 		}
 	}
 }

@@ -89,6 +89,7 @@ func (c *Critic) Backward(ws *Workspace, dvalues []float32) {
 	if len(dvalues) != N {
 		panic(fmt.Sprintf("model.Critic.Backward: dvalues has %d elements, want %d (B*T)", len(dvalues), N))
 	}
+	c.Model.keepActivations(ws)
 	ws.prepareBackward()
 	dfinal := ws.dfinal[:N*C]
 	clear(dfinal)

@@ -19,8 +19,10 @@ type Decoder struct {
 	rows   int
 	maxLen int
 	lens   []int       // (rows) tokens in each row's cache
-	kCache [][]float32 // per layer (rows, Hkv, D, maxLen) keys after RoPE, position last
-	vCache [][]float32 // per layer (rows, Hkv, D, maxLen) values, position last
+	kLine  int         // floats of one row and key/value head in kCache: tiles*D*KeyTile
+	kCache [][]float32 // per layer (rows, Hkv, tiles, D, KeyTile) keys after RoPE, tile by tile (tensor.KeyCacheIndex)
+	vLine  int         // floats of one row and key/value head in vCache: tensor.ValueCacheLen(maxLen, D)
+	vCache [][]float32 // per layer (rows, Hkv, D/ValueBlock, maxLen, ValueBlock) values in blocks of dimensions (tensor.ValueCacheIndex)
 	logits []float32   // (rows, V) each row's latest next-token logits
 	out    [][]float32 // (rows) views into logits returned by Step
 
@@ -41,7 +43,9 @@ type Decoder struct {
 	last   []int       // (rows) index of a row's last token within the batch, for the lm_head
 	hidden []float32   // (rows, C) final hidden states of the rows whose logits are wanted
 	hlog   []float32   // (rows, V) their logits before scattering into logits
-	scores [][]float32 // per attention worker (2*maxLen): scores and probabilities of one query
+	scores [][]float32 // per attention worker (group*maxLen): scores and probabilities of one query group
+
+	packed packedWeights // the weight matrices packed for the decoding products
 }
 
 // prefillChunk is the largest number of a row's tokens Append processes in one pass.
@@ -58,8 +62,11 @@ func (m *Model) NewDecoder(rows, maxLen int) *Decoder {
 	Q := cfg.NumAttentionHeads * cfg.HeadSize()
 	K := cfg.NumKeyValueHeads * cfg.HeadSize()
 	S := max(rows, prefillChunk)
+	tiles := (maxLen + tensor.KeyTile - 1) / tensor.KeyTile
 	d := &Decoder{
-		m: m, rows: rows, maxLen: maxLen, cap: S,
+		kLine: tiles * cfg.HeadSize() * tensor.KeyTile,
+		vLine: tensor.ValueCacheLen(maxLen, cfg.HeadSize()),
+		m:     m, rows: rows, maxLen: maxLen, cap: S,
 		lens:   make([]int, rows),
 		kCache: make([][]float32, cfg.NumHiddenLayers),
 		vCache: make([][]float32, cfg.NumHiddenLayers),
@@ -73,8 +80,8 @@ func (m *Model) NewDecoder(rows, maxLen int) *Decoder {
 		hidden: make([]float32, rows*C), hlog: make([]float32, rows*V),
 	}
 	for l := range d.kCache {
-		d.kCache[l] = make([]float32, rows*maxLen*K)
-		d.vCache[l] = make([]float32, rows*maxLen*K)
+		d.kCache[l] = make([]float32, rows*cfg.NumKeyValueHeads*d.kLine)
+		d.vCache[l] = make([]float32, rows*cfg.NumKeyValueHeads*d.vLine)
 	}
 	return d
 }
@@ -98,14 +105,17 @@ func (d *Decoder) CopyRow(dst, src int) {
 		return
 	}
 	cfg := d.m.Config
-	K := cfg.NumKeyValueHeads * cfg.HeadSize()
-	V := cfg.VocabSize
+	D, Hkv, V := cfg.HeadSize(), cfg.NumKeyValueHeads, cfg.VocabSize
 	n := d.lens[src]
+	keys := (n + tensor.KeyTile - 1) / tensor.KeyTile * D * tensor.KeyTile // floats of n keys' tiles
 	for l := range d.kCache {
-		for _, cache := range [][]float32{d.kCache[l], d.vCache[l]} {
-			for kd := range K { // every (head, dimension) line of the row
-				from, to := (src*K+kd)*d.maxLen, (dst*K+kd)*d.maxLen
-				copy(cache[to:to+n], cache[from:from+n])
+		for g := range Hkv {
+			from, to := (src*Hkv+g)*d.kLine, (dst*Hkv+g)*d.kLine
+			copy(d.kCache[l][to:to+keys], d.kCache[l][from:from+keys])
+			for b := 0; b < D; b += tensor.ValueBlock { // the first n positions of every block
+				from = (src*Hkv+g)*d.vLine + tensor.ValueCacheIndex(0, b, d.maxLen)
+				to = (dst*Hkv+g)*d.vLine + tensor.ValueCacheIndex(0, b, d.maxLen)
+				copy(d.vCache[l][to:to+n*tensor.ValueBlock], d.vCache[l][from:from+n*tensor.ValueBlock])
 			}
 		}
 	}
@@ -201,32 +211,57 @@ func (d *Decoder) forward(tokens []int) {
 	q, k, v, attn := d.q[:n*Q], d.k[:n*K], d.v[:n*K], d.attn[:n*Q]
 	gate, up, act := d.gate[:n*I], d.up[:n*I], d.act[:n*I]
 	pos := d.pos[:n]
+	d.refreshWeights()
+	pw := &d.packed
+	// linear is y (n, out) = x (n, in) @ w (out, in)^T + bias, through the packed copy of w.
+	linear := func(y, x []float32, packed *tensor.PackedB, w, bias []float32, rows, in, out int) {
+		if pw.valid {
+			tensor.LinearForwardPacked(y, x, packed, bias, rows, in, out)
+		} else {
+			tensor.LinearForward(y, x, w, bias, rows, in, out)
+		}
+	}
+	// residual is x (n, C) += y (n, in) @ w (C, in)^T.
+	residual := func(x, y []float32, packed *tensor.PackedB, w []float32, in int) {
+		if pw.valid {
+			tensor.GemmPacked(false, n, 1, y, in, packed, 1, x, C)
+		} else {
+			tensor.Gemm(false, true, n, C, in, 1, y, in, w, in, 1, x, C)
+		}
+	}
+	var none packedLayer // the layers' stand-in when nothing is packed
 	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
 	for l := range m.layers {
-		p := &m.layers[l]
+		p, pl := &m.layers[l], &none
+		if pw.valid {
+			pl = &pw.layers[l]
+		}
 		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
-		tensor.LinearForward(q, norm, p.q.Data, p.qBias.Data, n, C, Q)
-		tensor.LinearForward(k, norm, p.k.Data, p.kBias.Data, n, C, K)
-		tensor.LinearForward(v, norm, p.v.Data, p.vBias.Data, n, C, K)
+		linear(q, norm, &pl.q, p.q.Data, p.qBias.Data, n, C, Q)
+		linear(k, norm, &pl.k, p.k.Data, p.kBias.Data, n, C, K)
+		linear(v, norm, &pl.v, p.v.Data, p.vBias.Data, n, C, K)
 		m.rope.Forward(q, pos, n, Hq)
 		m.rope.Forward(k, pos, n, Hkv)
 		kc, vc := d.kCache[l], d.vCache[l]
 		for i := range n {
-			at := d.rowOf[i]*K*d.maxLen + pos[i] // cache[row, 0, 0, pos]
-			for kd := range K {
-				kc[at+kd*d.maxLen] = k[i*K+kd]
-				vc[at+kd*d.maxLen] = v[i*K+kd]
+			for g := range Hkv {
+				line := (d.rowOf[i]*Hkv + g) * d.kLine // kCache[row, g]
+				for dd := range D {
+					kc[line+tensor.KeyCacheIndex(pos[i], dd, D)] = k[i*K+g*D+dd]
+				}
+				line = (d.rowOf[i]*Hkv + g) * d.vLine // vCache[row, g]
+				for dd := range D {
+					vc[line+tensor.ValueCacheIndex(pos[i], dd, d.maxLen)] = v[i*K+g*D+dd]
+				}
 			}
 		}
 		d.attention(attn, q, d.kCache[l], d.vCache[l], n)
-		// x (n, C) += attn (n, Q) @ o_proj (C, Q)^T
-		tensor.Gemm(false, true, n, C, Q, 1, attn, Q, p.o.Data, Q, 1, x, C)
+		residual(x, attn, &pl.o, p.o.Data, Q) // x += attn (n, Q) @ o_proj (C, Q)^T
 		tensor.RMSNormForward(norm, rstd, x, p.postNorm.Data, n, C, eps)
-		tensor.LinearForward(gate, norm, p.gate.Data, nil, n, C, I)
-		tensor.LinearForward(up, norm, p.up.Data, nil, n, C, I)
+		linear(gate, norm, &pl.gate, p.gate.Data, nil, n, C, I)
+		linear(up, norm, &pl.up, p.up.Data, nil, n, C, I)
 		tensor.SwiGLUForward(act, gate, up)
-		// x (n, C) += act (n, I) @ down_proj (C, I)^T
-		tensor.Gemm(false, true, n, C, I, 1, act, I, p.down.Data, I, 1, x, C)
+		residual(x, act, &pl.down, p.down.Data, I) // x += act (n, I) @ down_proj (C, I)^T
 	}
 	r := len(d.last)
 	hidden, hlog := d.hidden[:r*C], d.hlog[:r*V]
@@ -235,7 +270,7 @@ func (d *Decoder) forward(tokens []int) {
 	}
 	final := norm[:r*C] // (r, C)
 	tensor.RMSNormForward(final, rstd[:r], hidden, m.norm.Data, r, C, eps)
-	tensor.LinearForward(hlog, final, m.lmHead.Data, nil, r, C, V)
+	linear(hlog, final, &pw.lmHead, m.lmHead.Data, nil, r, C, V)
 	for j, i := range d.last {
 		row := d.rowOf[i]
 		copy(d.logits[row*V:(row+1)*V], hlog[j*V:(j+1)*V])
@@ -247,12 +282,11 @@ func (d *Decoder) forward(tokens []int) {
 // it for a whole sequence): for token i in row r at position P and query head h with
 // key/value head g = h / (Hq/Hkv),
 //
-//	out[i,h] = sum_{j<=P} softmax_j(q[i,h] . K[r,g,:,j] / sqrt(D)) V[r,g,:,j]
+//	out[i,h] = sum_{j<=P} softmax_j(q[i,h] . K[r,g,j] / sqrt(D)) V[r,g,j]
 //
 // One task is a token and a key/value head: the group of query heads sharing it go through
-// two matrix products against the cache, whose position-last layout makes every row of K and V
-// a run of P+1 consecutive values. Tasks are split evenly over the workers, each with its own
-// scores buffer.
+// tensor.AttentionDecode against the cache. Tasks are split evenly over the workers, each with
+// its own scores buffer.
 func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
 	cfg := d.m.Config
 	D, Hq, Hkv := cfg.HeadSize(), cfg.NumAttentionHeads, cfg.NumKeyValueHeads
@@ -264,23 +298,18 @@ func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
 	work := tasks * 4 * group * (d.pos[n-1] + 1) * D
 	W := max(1, min(tensor.Workers(), tasks, work/(1<<16)))
 	for len(d.scores) < W {
-		d.scores = append(d.scores, make([]float32, 2*group*M))
+		d.scores = append(d.scores, make([]float32, group*M))
 	}
 	tensor.Parallel(W, 1, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
-			buf := d.scores[w]
+			scores := d.scores[w]
 			for task := w * tasks / W; task < (w+1)*tasks/W; task++ {
 				i, g := task/Hkv, task%Hkv
-				L := d.pos[i] + 1
-				scores, probs := buf[:group*L], buf[group*M:group*(M+L)] // (group, L)
-				qg := q[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]         // (group, D)
-				og := out[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]       // (group, D)
-				line := (d.rowOf[i]*Hkv + g) * D * M                     // K[r, g, 0, 0]; lines M apart
-				// scores (group, L) = scale * qg (group, D) @ K[r, g] (D, L)
-				tensor.Gemm(false, false, group, L, D, scale, qg, D, kCache[line:], M, 0, scores, L)
-				tensor.SoftmaxForward(probs, scores, group, L)
-				// og (group, D) = probs (group, L) @ V[r, g] (D, L)^T
-				tensor.Gemm(false, true, group, D, L, 1, probs, L, vCache[line:], M, 0, og, D)
+				line := d.rowOf[i]*Hkv + g                         // cache[r, g]
+				qg := q[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]   // (group, D)
+				og := out[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D] // (group, D)
+				tensor.AttentionDecode(og, qg, kCache[line*d.kLine:(line+1)*d.kLine], vCache[line*d.vLine:(line+1)*d.vLine],
+					group, D, d.pos[i]+1, M, scale, scores)
 			}
 		}
 	})

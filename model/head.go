@@ -60,7 +60,7 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 	m.forwardTrunk(ws, tokens, attentionMask, B, T)
 	ws.owner, ws.pass = m, passLogp
 	h := &ws.head
-	N, V, C := B*T, m.Config.VocabSize, m.Config.HiddenSize
+	N := B * T
 	h.logp = grow(h.logp, N)
 	h.entropy = grow(h.entropy, N)
 	clear(h.logp)
@@ -75,12 +75,24 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 			}
 		}
 	}
+	m.headForward(ws, true)
+	return h.logp, h.entropy
+}
+
+// headForward computes the head's probabilities for every row of ws.head.rows, chunk by
+// chunk; with record, it also stores each row's log-probability and entropy. It keeps the
+// probabilities for Backward when the workspace keeps its activations (see Workspace) and
+// they fit MaxKeptProbs; a lean workspace's first Backward calls it again, with the same
+// chunks, so the kept probabilities are those the first call computed, bit for bit.
+func (m *Model) headForward(ws *Workspace, record bool) {
+	h := &ws.head
+	V, C := m.Config.VocabSize, m.Config.HiddenSize
 	M := len(h.rows)
 	limit := ws.MaxKeptProbs
 	if limit <= 0 {
 		limit = 1 << 26
 	}
-	h.kept = M*V <= limit
+	h.kept = ws.keep && M*V <= limit
 	chunk := headChunk(V)
 	if h.kept {
 		h.probs = grow(h.probs, M*V)
@@ -95,9 +107,8 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 		if h.kept {
 			probs = h.probs[lo*V : hi*V]
 		}
-		m.headProbs(ws, h.rows[lo:hi], h.labels[lo:hi], probs, true)
+		m.headProbs(ws, h.rows[lo:hi], h.labels[lo:hi], probs, record)
 	}
-	return h.logp, h.entropy
 }
 
 // headProbs computes the logits (n, V) of the given rows of ws.final and their softmax into
@@ -162,6 +173,7 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 	if (dlogp != nil && len(dlogp) != N) || (dentropy != nil && len(dentropy) != N) {
 		panic(fmt.Sprintf("model.Backward: dlogp has %d and dentropy %d elements, want %d (B*T)", len(dlogp), len(dentropy), N))
 	}
+	m.keepActivations(ws)
 	ws.prepareBackward()
 	h := &ws.head
 	// Only rows with a non-zero upstream gradient contribute.
@@ -265,6 +277,7 @@ func (m *Model) BackwardLogits(ws *Workspace, dlogits []float32) {
 	if len(dlogits) != N*V {
 		panic(fmt.Sprintf("model.BackwardLogits: dlogits has %d elements, want %d (B*T*V)", len(dlogits), N*V))
 	}
+	m.keepActivations(ws)
 	ws.prepareBackward()
 	final := ws.final[:N*C]
 	// dfinal (N, C) = dlogits (N, V) @ lm_head (V, C); dlm_head += dlogits^T @ final

@@ -14,33 +14,37 @@ import (
 // layerForward and layerBackward below are the two directions of that computation, step by
 // step in mirrored order.
 
-// view returns layer l's activation buffers sliced to the current batch: N rows and
-// B*Hq*T*T attention weights.
+// view returns the activation buffers of layer l sliced to the current batch: N rows and
+// B*Hq*T attention statistics. A lean forward pass (see Workspace) gives every layer the same
+// slot.
 func (ws *Workspace) view(l int) layerActs {
 	cfg := ws.cfg
 	N := ws.B * ws.T
 	C, I := cfg.HiddenSize, cfg.IntermediateSize
 	Q := cfg.NumAttentionHeads * cfg.HeadSize()
 	K := cfg.NumKeyValueHeads * cfg.HeadSize()
-	a := ws.layers[l]
+	a := ws.layers[0]
+	if ws.kept {
+		a = ws.layers[l]
+	}
 	return layerActs{
-		norm1: a.norm1[:N*C], rstd1: a.rstd1[:N],
-		q: a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
-		probs: a.probs[:ws.B*cfg.NumAttentionHeads*ws.T*ws.T], attn: a.attn[:N*Q],
-		resid1: a.resid1[:N*C],
-		norm2:  a.norm2[:N*C], rstd2: a.rstd2[:N],
-		gate: a.gate[:N*I], up: a.up[:N*I], act: a.act[:N*I],
+		rstd1: a.rstd1[:N],
+		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
+		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
+		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
+		gate: a.gate[:N*I], up: a.up[:N*I],
 		resid2: a.resid2[:N*C],
 	}
 }
 
-// layerInput returns the residual stream entering layer l (N, C).
+// layerInput returns the residual stream entering layer l (N, C): the embeddings, or the
+// previous layer's output (in a lean pass, only while layer l has not run).
 func (ws *Workspace) layerInput(l int) []float32 {
 	N, C := ws.B*ws.T, ws.cfg.HiddenSize
 	if l == 0 {
 		return ws.embedded[:N*C]
 	}
-	return ws.layers[l-1].resid2[:N*C]
+	return ws.view(l - 1).resid2
 }
 
 // layerForward runs decoder layer l on the residual stream x (N, C), saving its activations.
@@ -53,27 +57,29 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 	eps := float32(cfg.RMSNormEps)
 	p := &m.layers[l]
 	a := ws.view(l)
+	norm, act := ws.norm[:N*C], ws.act[:N*I] // shared by all layers; backward recomputes them
 
-	// Attention branch.
-	tensor.RMSNormForward(a.norm1, a.rstd1, x, p.inputNorm.Data, N, C, eps)
-	tensor.LinearForward(a.q, a.norm1, p.q.Data, p.qBias.Data, N, C, Q)
-	tensor.LinearForward(a.k, a.norm1, p.k.Data, p.kBias.Data, N, C, K)
-	tensor.LinearForward(a.v, a.norm1, p.v.Data, p.vBias.Data, N, C, K)
+	// Attention branch. In a lean pass x may be this slot's resid2: it is read for the last
+	// time by the copy into resid1, before resid2 is written.
+	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1
+	tensor.LinearForward(a.q, norm, p.q.Data, p.qBias.Data, N, C, Q)
+	tensor.LinearForward(a.k, norm, p.k.Data, p.kBias.Data, N, C, K)
+	tensor.LinearForward(a.v, norm, p.v.Data, p.vBias.Data, N, C, K)
 	m.rope.Forward(a.q, ws.positions, N, Hq)
 	m.rope.Forward(a.k, ws.positions, N, Hkv)
-	tensor.AttentionForward(a.attn, a.probs, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	tensor.AttentionForwardStats(a.attn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
 	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
 	copy(a.resid1, x)
 	tensor.Gemm(false, true, N, C, Q, 1, a.attn, Q, p.o.Data, Q, 1, a.resid1, C)
 
 	// MLP branch.
-	tensor.RMSNormForward(a.norm2, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps)
-	tensor.LinearForward(a.gate, a.norm2, p.gate.Data, nil, N, C, I)
-	tensor.LinearForward(a.up, a.norm2, p.up.Data, nil, N, C, I)
-	tensor.SwiGLUForward(a.act, a.gate, a.up)
+	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2
+	tensor.LinearForward(a.gate, norm, p.gate.Data, nil, N, C, I)
+	tensor.LinearForward(a.up, norm, p.up.Data, nil, N, C, I)
+	tensor.SwiGLUForward(act, a.gate, a.up)
 	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T
 	copy(a.resid2, a.resid1)
-	tensor.Gemm(false, true, N, C, I, 1, a.act, I, p.down.Data, I, 1, a.resid2, C)
+	tensor.Gemm(false, true, N, C, I, 1, act, I, p.down.Data, I, 1, a.resid2, C)
 }
 
 // layerBackward back-propagates through decoder layer l, whose input was x (N, C). On entry
@@ -85,24 +91,29 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	C, I, D := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize()
 	Hq, Hkv := cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	Q, K := Hq*D, Hkv*D
+	eps := float32(cfg.RMSNormEps)
 	p := &m.layers[l]
 	a := ws.view(l)
+	norm, act := ws.norm[:N*C], ws.act[:N*I]
 	dres := ws.dres[:N*C]
 	dnorm := ws.dnorm[:N*C]
 	dq, dk, dv, dattn := ws.dq[:N*Q], ws.dk[:N*K], ws.dv[:N*K], ws.dattn[:N*Q]
 	dgate, dup, dact := ws.dgate[:N*I], ws.dup[:N*I], ws.dact[:N*I]
 
-	// MLP branch, in reverse; the residual passes dres through unchanged.
+	// MLP branch, in reverse; the residual passes dres through unchanged. Its RMSNorm output
+	// n2 and SwiGLU product are recomputed, bit for bit as the forward pass made them.
+	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2
+	tensor.SwiGLUForward(act, a.gate, a.up)
 	// dact (N, I) = dres (N, C) @ down_proj (C, I)
 	tensor.Gemm(false, false, N, I, C, 1, dres, C, p.down.Data, I, 0, dact, I)
-	tensor.LinearBackward(nil, p.down.Grad, nil, dres, a.act, p.down.Data, N, I, C)
+	tensor.LinearBackward(nil, p.down.Grad, nil, dres, act, p.down.Data, N, I, C)
 	clear(dgate)
 	clear(dup)
 	tensor.SwiGLUBackward(dgate, dup, dact, a.gate, a.up)
 	// dnorm (N, C) = dgate (N, I) @ gate_proj (I, C) + dup @ up_proj
 	tensor.Gemm(false, false, N, C, I, 1, dgate, I, p.gate.Data, C, 0, dnorm, C)
-	tensor.LinearBackward(dnorm, p.up.Grad, nil, dup, a.norm2, p.up.Data, N, C, I)
-	tensor.LinearBackward(nil, p.gate.Grad, nil, dgate, a.norm2, p.gate.Data, N, C, I)
+	tensor.LinearBackward(dnorm, p.up.Grad, nil, dup, norm, p.up.Data, N, C, I)
+	tensor.LinearBackward(nil, p.gate.Grad, nil, dgate, norm, p.gate.Data, N, C, I)
 	tensor.RMSNormBackward(dres, p.postNorm.Grad, dnorm, a.resid1, p.postNorm.Data, a.rstd2, N, C)
 
 	// Attention branch, in reverse; dres now holds d(loss)/d(resid1).
@@ -112,14 +123,15 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	clear(dq)
 	clear(dk)
 	clear(dv)
-	tensor.AttentionBackward(dq, dk, dv, dattn, a.probs, a.q, a.k, a.v, B, T, Hq, Hkv, D)
+	tensor.AttentionBackwardStats(dq, dk, dv, dattn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
 	m.rope.Backward(dq, ws.positions, N, Hq)
 	m.rope.Backward(dk, ws.positions, N, Hkv)
+	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1, recomputed
 	// dnorm (N, C) = dq @ q_proj + dk @ k_proj + dv @ v_proj
 	tensor.Gemm(false, false, N, C, Q, 1, dq, Q, p.q.Data, C, 0, dnorm, C)
-	tensor.LinearBackward(nil, p.q.Grad, p.qBias.Grad, dq, a.norm1, p.q.Data, N, C, Q)
-	tensor.LinearBackward(dnorm, p.k.Grad, p.kBias.Grad, dk, a.norm1, p.k.Data, N, C, K)
-	tensor.LinearBackward(dnorm, p.v.Grad, p.vBias.Grad, dv, a.norm1, p.v.Data, N, C, K)
+	tensor.LinearBackward(nil, p.q.Grad, p.qBias.Grad, dq, norm, p.q.Data, N, C, Q)
+	tensor.LinearBackward(dnorm, p.k.Grad, p.kBias.Grad, dk, norm, p.k.Data, N, C, K)
+	tensor.LinearBackward(dnorm, p.v.Grad, p.vBias.Grad, dv, norm, p.v.Data, N, C, K)
 	tensor.RMSNormBackward(dres, p.inputNorm.Grad, dnorm, x, p.inputNorm.Data, a.rstd1, N, C)
 }
 
@@ -161,7 +173,7 @@ func (m *Model) forwardTrunk(ws *Workspace, tokens []int, attentionMask []float3
 	tensor.EmbeddingForward(x, m.embed.Data, ws.tokens, C)
 	for l := range m.layers {
 		m.layerForward(ws, l, x)
-		x = ws.layers[l].resid2[:N*C]
+		x = ws.view(l).resid2
 	}
 	tensor.RMSNormForward(ws.final[:N*C], ws.finalR[:N], x, m.norm.Data, N, C, float32(cfg.RMSNormEps))
 }
@@ -178,4 +190,24 @@ func (m *Model) backwardTrunk(ws *Workspace) {
 		m.layerBackward(ws, l, ws.layerInput(l))
 	}
 	tensor.EmbeddingBackward(m.embed.Grad, dres, ws.tokens, C)
+}
+
+// keepActivations, called by every Backward before it touches its buffers, makes sure ws holds every layer's activations of its last forward pass: after
+// a lean pass (see Workspace) it switches ws to keeping them and runs the trunk again on the
+// saved tokens and mask, and the head's probabilities over the same chunks. Both are
+// deterministic, so the final hidden states and everything the head computed from them stay
+// exactly as they were.
+func (m *Model) keepActivations(ws *Workspace) {
+	if ws.kept {
+		return
+	}
+	owner, pass := ws.owner, ws.pass
+	tokens := append([]int(nil), ws.tokens...)
+	mask := append([]float32(nil), ws.mask...)
+	ws.keep = true
+	m.forwardTrunk(ws, tokens, mask, ws.B, ws.T)
+	ws.owner, ws.pass = owner, pass
+	if pass == passLogp {
+		m.headForward(ws, false) // keep the head's probabilities too, where they fit
+	}
 }

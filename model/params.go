@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"agentr1/tensor"
 )
@@ -53,6 +54,10 @@ type Model struct {
 	lmHead *Param // lm_head.weight (V, C); the embedding when tied
 
 	rope *tensor.RoPE // cos/sin table for positions [0, MaxPositionEmbeddings)
+
+	// weightsVersion counts the hand-outs of the parameter values for writing (ParamData,
+	// MarkWeightsChanged): a Decoder repacks its copy of the weights when it changes.
+	weightsVersion atomic.Uint64
 }
 
 // newModel lays out the parameters of cfg in one data and one gradient allocation, with
@@ -191,8 +196,19 @@ func (m *Model) Clone() *Model {
 	return c
 }
 
-// ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update).
-func (m *Model) ParamData() [][]float32 { return paramData(m.Params) }
+// ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update). The
+// caller may write to them: every call counts as a change of the weights for the model's
+// decoders (see MarkWeightsChanged).
+func (m *Model) ParamData() [][]float32 {
+	m.MarkWeightsChanged()
+	return paramData(m.Params)
+}
+
+// MarkWeightsChanged tells the model's decoders that parameter values have been written, so
+// that each repacks its copy of the weights before its next step. Call it after writing
+// Param.Data directly; ParamData calls it, so an optimiser updating through ParamData's slices
+// needs nothing more. It is safe for concurrent use.
+func (m *Model) MarkWeightsChanged() { m.weightsVersion.Add(1) }
 
 // ParamGrads returns the gradient slices in Params order (for tensor.AdamW.Update and
 // tensor.ClipGradNorm).

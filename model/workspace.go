@@ -1,11 +1,21 @@
 package model
 
-// Workspace holds every activation a forward pass saves for its backward pass, and the
-// scratch buffers of the backward pass, for one batch shape (B, T). Buffers grow when a larger
-// batch arrives and are reused otherwise, so a training step allocates nothing large after the
+// Workspace holds the activations a forward pass saves for its backward pass, and the scratch
+// buffers of the backward pass, for one batch shape (B, T). Buffers grow when a larger batch
+// arrives and are reused otherwise, so a training step allocates nothing large after the
 // first. The zero value is ready to use. A Workspace serves one model at a time (a policy and
 // its critic each need their own), and the slices Forward returns are views into it, valid
 // until the next Forward on the same Workspace.
+//
+// Memory: until a Backward has run on it, a workspace is lean: Forward keeps one layer's
+// activations, reused layer after layer, which is all a forward-only model (a reference policy,
+// log-probs of a rollout) ever needs. The first Backward finds the layers' activations missing,
+// runs the forward pass again keeping every layer's (bit for bit the same values, so nothing
+// the caller saw changes), and from then on the workspace keeps them in every Forward.
+// Per layer it keeps q, k, v, the attention output, both residual streams and the MLP's gate and
+// up projections; the attention weights are not kept but recomputed in backward from two
+// statistics per query row (tensor.AttentionForwardStats), and the RMSNorm outputs and the
+// SwiGLU product are recomputed in backward into buffers shared by all layers.
 //
 // Shapes use N = B*T rows, C = hidden size, Q = Hq*D, K = Hkv*D, I = intermediate size,
 // V = vocabulary size.
@@ -20,14 +30,17 @@ type Workspace struct {
 	pass  pass   // which forward pass they hold
 	B, T  int    // shape of the last forward pass
 	capN  int    // rows the per-row buffers hold
-	capP  int    // elements the attention-probability buffers hold (per layer)
+	keep  bool   // Forward keeps every layer's activations (set by the first Backward)
+	kept  bool   // the last forward pass kept them
 
 	tokens    []int     // (N) input ids of the last forward
 	mask      []float32 // (N) attention mask, 1 = real token, 0 = left padding
 	positions []int     // (N) rotary positions: cumsum(mask)-1, 0 on padding
 
 	embedded []float32   // (N, C) token embeddings, the residual stream entering layer 0
-	layers   []layerActs // per layer
+	layers   []layerActs // per layer when keep, else one slot every layer reuses
+	norm     []float32   // (N, C) an RMSNorm output, shared by all layers (recomputed in backward)
+	act      []float32   // (N, I) silu(gate) * up, shared by all layers (recomputed in backward)
 	final    []float32   // (N, C) model.norm output: the final hidden states
 	finalR   []float32   // (N) model.norm reciprocal RMS
 
@@ -61,19 +74,16 @@ const (
 
 // layerActs are the activations one decoder layer saves for its backward pass.
 type layerActs struct {
-	norm1  []float32 // (N, C) input_layernorm output
-	rstd1  []float32 // (N) its reciprocal RMS
+	rstd1  []float32 // (N) input_layernorm reciprocal RMS
 	q      []float32 // (N, Hq, D) queries after RoPE
 	k      []float32 // (N, Hkv, D) keys after RoPE
 	v      []float32 // (N, Hkv, D) values
-	probs  []float32 // (B, Hq, T, T) attention weights
+	stats  []float32 // (B, Hq, T, 2) attention softmax statistics (tensor.AttentionForwardStats)
 	attn   []float32 // (N, Hq, D) attention output, before o_proj
 	resid1 []float32 // (N, C) residual stream after attention
-	norm2  []float32 // (N, C) post_attention_layernorm output
-	rstd2  []float32 // (N) its reciprocal RMS
+	rstd2  []float32 // (N) post_attention_layernorm reciprocal RMS
 	gate   []float32 // (N, I) gate_proj output
 	up     []float32 // (N, I) up_proj output
-	act    []float32 // (N, I) silu(gate) * up
 	resid2 []float32 // (N, C) residual stream leaving the layer
 }
 
@@ -89,42 +99,52 @@ func grow[S ~[]E, E any](s S, n int) S {
 }
 
 // prepare sizes the workspace for a forward pass of cfg over a (B, T) batch, reallocating only
-// buffers that are too small (or all of them when the configuration changed).
+// buffers that are too small (or all of them when the configuration changed): one layer slot
+// for a lean forward, one per layer once the workspace keeps them.
 func (ws *Workspace) prepare(cfg Config, B, T int) {
 	ws.owner, ws.pass = nil, passNone
 	if !sameArch(ws.cfg, cfg) {
-		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, cfg: cfg}
+		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, cfg: cfg, keep: ws.keep}
 	}
 	ws.B, ws.T = B, T
 	N := B * T
 	C, I := cfg.HiddenSize, cfg.IntermediateSize
 	Q := cfg.NumAttentionHeads * cfg.HeadSize()
 	K := cfg.NumKeyValueHeads * cfg.HeadSize()
-	P := B * cfg.NumAttentionHeads * T * T
-	if N > ws.capN || P > ws.capP {
-		// Grow to the larger of the old and new shapes in both measures, so that alternating
-		// shapes settle instead of reallocating every time.
-		ws.capN, ws.capP = max(ws.capN, N), max(ws.capP, P)
-		n, p := ws.capN, ws.capP
+	slots := 1
+	if ws.keep {
+		slots = cfg.NumHiddenLayers
+	}
+	ws.kept = ws.keep
+	grown := N > ws.capN
+	if grown {
+		// Grow to the larger of the old and new shapes, so that alternating shapes settle
+		// instead of reallocating every time.
+		ws.capN = N
+		n := ws.capN
 		ws.tokens = make([]int, n)
 		ws.mask = make([]float32, n)
 		ws.positions = make([]int, n)
 		ws.embedded = make([]float32, n*C)
-		ws.layers = make([]layerActs, cfg.NumHiddenLayers)
-		for l := range ws.layers {
-			ws.layers[l] = layerActs{
-				norm1: make([]float32, n*C), rstd1: make([]float32, n),
-				q: make([]float32, n*Q), k: make([]float32, n*K), v: make([]float32, n*K),
-				probs: make([]float32, p), attn: make([]float32, n*Q),
-				resid1: make([]float32, n*C),
-				norm2:  make([]float32, n*C), rstd2: make([]float32, n),
-				gate: make([]float32, n*I), up: make([]float32, n*I), act: make([]float32, n*I),
-				resid2: make([]float32, n*C),
-			}
-		}
+		ws.norm = make([]float32, n*C)
+		ws.act = make([]float32, n*I)
 		ws.final = make([]float32, n*C)
 		ws.finalR = make([]float32, n)
 		ws.dres, ws.dnorm, ws.dfinal = nil, nil, nil // backward buffers grow lazily
+	}
+	if grown || len(ws.layers) < slots {
+		n := ws.capN
+		ws.layers = make([]layerActs, slots)
+		for l := range ws.layers {
+			ws.layers[l] = layerActs{
+				rstd1: make([]float32, n),
+				q:     make([]float32, n*Q), k: make([]float32, n*K), v: make([]float32, n*K),
+				stats: make([]float32, n*cfg.NumAttentionHeads*2), attn: make([]float32, n*Q),
+				resid1: make([]float32, n*C), rstd2: make([]float32, n),
+				gate: make([]float32, n*I), up: make([]float32, n*I),
+				resid2: make([]float32, n*C),
+			}
+		}
 	}
 	ws.tokens, ws.mask, ws.positions = ws.tokens[:N], ws.mask[:N], ws.positions[:N]
 }
@@ -162,10 +182,10 @@ func (ws *Workspace) footprint() int {
 		cap(ws.dres) + cap(ws.dnorm) + cap(ws.dq) + cap(ws.dk) + cap(ws.dv) + cap(ws.dattn) +
 		cap(ws.dgate) + cap(ws.dup) + cap(ws.dact) + cap(ws.dfinal) +
 		cap(ws.head.logp) + cap(ws.head.entropy) + cap(ws.head.probs) + cap(ws.head.z) +
-		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden)
+		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden) + len(ws.norm) + len(ws.act)
 	for _, a := range ws.layers {
-		n += len(a.norm1) + len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.probs) + len(a.attn) +
-			len(a.resid1) + len(a.norm2) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.act) + len(a.resid2)
+		n += len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + len(a.attn) +
+			len(a.resid1) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.resid2)
 	}
 	return 4 * n
 }

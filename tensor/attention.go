@@ -29,34 +29,64 @@ func AttentionForward(out, probs, q, k, v, keyMask []float32, B, T, Hq, Hkv, D i
 	checkAttention("AttentionForward", B, T, Hq, Hkv, D)
 	mustLen("AttentionForward", "out", out, B*T*Hq*D)
 	mustLen("AttentionForward", "probs", probs, B*Hq*T*T)
-	mustLen("AttentionForward", "q", q, B*T*Hq*D)
-	mustLen("AttentionForward", "k", k, B*T*Hkv*D)
-	mustLen("AttentionForward", "v", v, B*T*Hkv*D)
-	mustLen("AttentionForward", "keyMask", keyMask, B*T)
+	checkAttentionInputs("AttentionForward", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	attentionForward(out, probs, nil, q, k, v, keyMask, B, T, Hq, Hkv, D)
+}
+
+// AttentionForwardStats computes out as AttentionForward does, bit for bit, without keeping
+// the attention weights: each query row's softmax is summarised by two numbers,
+//
+//	stats: (B, Hq, T, 2)   [max_j S_ij, 1/sum_j exp(S_ij - max)] per query row, or [+Inf, 0]
+//	                       for a row whose weights are all zero (padded query, no valid key)
+//
+// from which AttentionBackwardStats recomputes the weights a block of rows at a time, exactly
+// as they were (the recomputation of FlashAttention, Dao et al. 2022, sec. 3.1, with the
+// maximum and the reciprocal sum kept instead of their log-sum-exp so that the weights come out
+// identical). The weights of a (B, Hq, T, T) batch never exist at once: T*T floats per worker.
+// It panics if a slice length does not match its dimensions or Hkv does not divide Hq.
+func AttentionForwardStats(out, stats, q, k, v, keyMask []float32, B, T, Hq, Hkv, D int) {
+	checkAttention("AttentionForwardStats", B, T, Hq, Hkv, D)
+	mustLen("AttentionForwardStats", "out", out, B*T*Hq*D)
+	mustLen("AttentionForwardStats", "stats", stats, B*Hq*T*2)
+	checkAttentionInputs("AttentionForwardStats", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	attentionForward(out, nil, stats, q, k, v, keyMask, B, T, Hq, Hkv, D)
+}
+
+// attentionForward is both forward passes: the weights of each block of query rows go to
+// probs when it is not nil, else to a per-worker scratch block, with their row statistics in
+// stats.
+func attentionForward(out, probs, stats, q, k, v, keyMask []float32, B, T, Hq, Hkv, D int) {
 	if B*T*Hq == 0 {
 		return
 	}
 	group := Hq / Hkv
 	scale := float32(1 / math.Sqrt(float64(D)))
 	Parallel(B*Hq, 1, func(lo, hi int) {
+		var scratch []float32 // (attnBlock, T) weights of one block of rows, when not kept
+		if probs == nil {
+			buf := attnScratchPool.Get().(*[]float32)
+			defer attnScratchPool.Put(buf)
+			*buf = grow(*buf, min(attnBlock, T)*T)
+			scratch = *buf
+		}
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/Hq, bh%Hq
 			qOff := (b*T*Hq + h) * D         // q[b, 0, h, :]; rows Hq*D apart
 			kvOff := (b*T*Hkv + h/group) * D // k[b, 0, h/group, :]; rows Hkv*D apart
-			p := probs[bh*T*T : (bh+1)*T*T]  // (T, T)
 			mask := keyMask[b*T : (b+1)*T]   // (T)
 			// Causal: query rows [i0, i1) only need keys [0, i1), so work in row blocks.
 			for i0 := 0; i0 < T; i0 += attnBlock {
 				i1 := min(i0+attnBlock, T)
-				pb := p[i0*T:] // rows i0.. of P, row stride T
-				if D == 0 {
-					clear(pb[:(i1-i0)*T])
-				} else {
-					// scores (i1-i0, i1) = scale * q_h[i0:i1] @ k_h[:i1]^T
-					Gemm(false, true, i1-i0, i1, D, scale, q[qOff+i0*Hq*D:], Hq*D, k[kvOff:], Hkv*D, 0, pb, T)
+				pb := scratch // rows i0.. of P, row stride T
+				if probs != nil {
+					pb = probs[(bh*T+i0)*T:]
 				}
+				attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
 				for i := i0; i < i1; i++ {
-					maskedSoftmaxRow(p[i*T:(i+1)*T], mask, i)
+					m, inv := maskedSoftmaxRow(pb[(i-i0)*T:(i-i0+1)*T], mask, i)
+					if stats != nil {
+						stats[(bh*T+i)*2], stats[(bh*T+i)*2+1] = m, inv
+					}
 				}
 				if D > 0 {
 					// out_h[i0:i1] (i1-i0, D) = P[i0:i1, :i1] @ v_h[:i1] (i1, D)
@@ -67,15 +97,31 @@ func AttentionForward(out, probs, q, k, v, keyMask []float32, B, T, Hq, Hkv, D i
 	})
 }
 
-// maskedSoftmaxRow turns the scores row (T) of query i into attention weights in place: a
-// max-shifted softmax over keys j <= i with mask[j] != 0, exactly 0 for every other key, and
-// an all-zero row when query i is itself padding or has no valid key.
-func maskedSoftmaxRow(row, mask []float32, i int) {
-	if mask[i] == 0 {
-		clear(row)
+// attnScores writes the scaled scores of query rows [i0, i1) of one head against keys [0, i1)
+// into pb (i1-i0, i1) at row stride T: pb = scale * q_h[i0:i1] @ k_h[:i1]^T. The forward pass
+// and the recomputation in backward call it identically, so the scores agree bit for bit.
+func attnScores(pb, q, k []float32, qOff, kvOff, i0, i1, T, Hq, Hkv, D int, scale float32) {
+	if D == 0 {
+		for r := range i1 - i0 {
+			clear(pb[r*T : r*T+i1])
+		}
 		return
 	}
-	m := float32(math.Inf(-1))
+	Gemm(false, true, i1-i0, i1, D, scale, q[qOff+i0*Hq*D:], Hq*D, k[kvOff:], Hkv*D, 0, pb, T)
+}
+
+// maskedSoftmaxRow turns the scores row (T) of query i into attention weights in place: a
+// max-shifted softmax over keys j <= i with mask[j] != 0, exactly 0 for every other key, and
+// an all-zero row when query i is itself padding or has no valid key. It returns the row's
+// maximum and the reciprocal of its sum of exponentials, the statistics maskedSoftmaxRowAgain
+// needs, or (+Inf, 0) for an all-zero row.
+func maskedSoftmaxRow(row, mask []float32, i int) (m, inv float32) {
+	zero := float32(math.Inf(1))
+	if mask[i] == 0 {
+		clear(row)
+		return zero, 0
+	}
+	m = float32(math.Inf(-1))
 	for j := 0; j <= i; j++ {
 		if mask[j] != 0 && row[j] > m {
 			m = row[j]
@@ -88,11 +134,31 @@ func maskedSoftmaxRow(row, mask []float32, i int) {
 	}
 	sum := expShiftSum(row[:i+1], row[:i+1], 1, m) // row_j = exp(row_j - m)
 	clear(row[i+1:])
-	if sum == 0 || math.IsNaN(sum) {
+	if sum == 0 || math.IsNaN(sum) || math.IsInf(float64(m), 1) {
 		clear(row[:i+1])
+		return zero, 0
+	}
+	inv = float32(1 / sum)
+	active.scal(inv, row[:i+1])
+	return m, inv
+}
+
+// maskedSoftmaxRowAgain recomputes from the same scores row (T) the weights maskedSoftmaxRow
+// produced, given the statistics it returned: the same operations in the same order, so the
+// same bits.
+func maskedSoftmaxRowAgain(row, mask []float32, i int, m, inv float32) {
+	if math.IsInf(float64(m), 1) {
+		clear(row)
 		return
 	}
-	active.scal(float32(1/sum), row[:i+1])
+	for j := 0; j <= i; j++ {
+		if mask[j] == 0 {
+			row[j] = float32(math.Inf(-1))
+		}
+	}
+	expShiftSum(row[:i+1], row[:i+1], 1, m)
+	clear(row[i+1:])
+	active.scal(inv, row[:i+1])
 }
 
 // AttentionBackward accumulates the gradients of AttentionForward given its saved probs.
@@ -106,14 +172,28 @@ func maskedSoftmaxRow(row, mask []float32, i int) {
 // not match its dimensions or Hkv does not divide Hq.
 func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv, D int) {
 	checkAttention("AttentionBackward", B, T, Hq, Hkv, D)
-	mustLenOrNil("AttentionBackward", "dq", dq, B*T*Hq*D)
-	mustLenOrNil("AttentionBackward", "dk", dk, B*T*Hkv*D)
-	mustLenOrNil("AttentionBackward", "dv", dv, B*T*Hkv*D)
-	mustLen("AttentionBackward", "dout", dout, B*T*Hq*D)
 	mustLen("AttentionBackward", "probs", probs, B*Hq*T*T)
-	mustLen("AttentionBackward", "q", q, B*T*Hq*D)
-	mustLen("AttentionBackward", "k", k, B*T*Hkv*D)
-	mustLen("AttentionBackward", "v", v, B*T*Hkv*D)
+	checkAttentionGrads("AttentionBackward", dq, dk, dv, dout, B, T, Hq, Hkv, D)
+	checkAttentionInputs("AttentionBackward", q, k, v, nil, B, T, Hq, Hkv, D)
+	attentionBackward(dq, dk, dv, dout, probs, nil, nil, q, k, v, B, T, Hq, Hkv, D)
+}
+
+// AttentionBackwardStats accumulates the gradients of AttentionForwardStats, bit for bit those
+// AttentionBackward gives from the kept weights: each block of query rows recomputes its scores
+// and, from stats, its weights (one more scores product per block than AttentionBackward), then
+// proceeds identically. keyMask is the forward pass's. Any of dq, dk, dv may be nil. It panics
+// if a slice length does not match its dimensions or Hkv does not divide Hq.
+func AttentionBackwardStats(dq, dk, dv, dout, stats, q, k, v, keyMask []float32, B, T, Hq, Hkv, D int) {
+	checkAttention("AttentionBackwardStats", B, T, Hq, Hkv, D)
+	mustLen("AttentionBackwardStats", "stats", stats, B*Hq*T*2)
+	checkAttentionGrads("AttentionBackwardStats", dq, dk, dv, dout, B, T, Hq, Hkv, D)
+	checkAttentionInputs("AttentionBackwardStats", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	attentionBackward(dq, dk, dv, dout, nil, stats, keyMask, q, k, v, B, T, Hq, Hkv, D)
+}
+
+// attentionBackward is both backward passes: each block of weights is read from probs when it
+// is not nil, else recomputed from the scores and stats into a per-worker scratch block.
+func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float32, B, T, Hq, Hkv, D int) {
 	if B*T*Hq*D == 0 {
 		return
 	}
@@ -127,17 +207,33 @@ func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv
 			*buf = grow(*buf, min(attnBlock, T)*T)
 			ds = *buf
 		}
+		var scratch []float32 // (attnBlock, T): recomputed weights of one block of query rows
+		if probs == nil {
+			buf := attnScratchPool.Get().(*[]float32)
+			defer attnScratchPool.Put(buf)
+			*buf = grow(*buf, min(attnBlock, T)*T)
+			scratch = *buf
+		}
 		for bg := lo; bg < hi; bg++ {
 			b, kh := bg/Hkv, bg%Hkv
 			kvOff := (b*T*Hkv + kh) * D // k[b, 0, kh, :]; rows Hkv*D apart
 			for h := kh * group; h < (kh+1)*group; h++ {
 				bh := b*Hq + h
-				qOff := (b*T*Hq + h) * D        // q[b, 0, h, :]; rows Hq*D apart
-				p := probs[bh*T*T : (bh+1)*T*T] // (T, T)
+				qOff := (b*T*Hq + h) * D // q[b, 0, h, :]; rows Hq*D apart
 				// Causal: query rows [i0, i1) only touch keys [0, i1), so work in row blocks.
 				for i0 := 0; i0 < T; i0 += attnBlock {
 					i1 := min(i0+attnBlock, T)
-					pb := p[i0*T:]               // P[i0:i1, :i1], row stride T
+					pb := scratch // P[i0:i1, :i1], row stride T
+					if probs != nil {
+						pb = probs[(bh*T+i0)*T:]
+					} else {
+						attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
+						mask := keyMask[b*T : (b+1)*T]
+						for i := i0; i < i1; i++ {
+							st := stats[(bh*T+i)*2:]
+							maskedSoftmaxRowAgain(pb[(i-i0)*T:(i-i0+1)*T], mask, i, st[0], st[1])
+						}
+					}
 					doutb := dout[qOff+i0*Hq*D:] // dout_h[i0:i1]
 					if dv != nil {
 						// dv_h[:i1] += P[i0:i1, :i1]^T @ dout_h[i0:i1]
@@ -149,7 +245,7 @@ func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv
 					// dP[i0:i1, :i1] = dout_h[i0:i1] @ v_h[:i1]^T, into ds rows 0..i1-i0
 					Gemm(false, true, i1-i0, i1, D, 1, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
 					for i := i0; i < i1; i++ {
-						pr, dr := p[i*T:i*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
+						pr, dr := pb[(i-i0)*T:(i-i0)*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
 						var dot float64
 						for j, pj := range pr {
 							dot += float64(pj) * float64(dr[j])
@@ -179,6 +275,26 @@ var attnScratchPool = sync.Pool{New: func() any { return new([]float32) }}
 // attnBlock is the number of query rows attention processes together: small enough that the
 // causal triangle is not computed twice over, large enough for Gemm to run at speed.
 const attnBlock = 64
+
+// checkAttentionInputs panics unless q, k, v (and keyMask, except for AttentionBackward, which
+// passes nil) have the lengths of a (B, T) batch of Hq query and Hkv key/value heads of size D.
+func checkAttentionInputs(fn string, q, k, v, keyMask []float32, B, T, Hq, Hkv, D int) {
+	mustLen(fn, "q", q, B*T*Hq*D)
+	mustLen(fn, "k", k, B*T*Hkv*D)
+	mustLen(fn, "v", v, B*T*Hkv*D)
+	if keyMask != nil || fn != "AttentionBackward" {
+		mustLen(fn, "keyMask", keyMask, B*T)
+	}
+}
+
+// checkAttentionGrads panics unless the gradient buffers have the lengths of their inputs (dq,
+// dk, dv may be nil).
+func checkAttentionGrads(fn string, dq, dk, dv, dout []float32, B, T, Hq, Hkv, D int) {
+	mustLenOrNil(fn, "dq", dq, B*T*Hq*D)
+	mustLenOrNil(fn, "dk", dk, B*T*Hkv*D)
+	mustLenOrNil(fn, "dv", dv, B*T*Hkv*D)
+	mustLen(fn, "dout", dout, B*T*Hq*D)
+}
 
 // checkAttention panics on negative dimensions or a key/value head count not dividing Hq.
 func checkAttention(fn string, B, T, Hq, Hkv, D int) {

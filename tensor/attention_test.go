@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -110,5 +111,74 @@ func TestAttentionLargeScores(t *testing.T) {
 	}
 	if out[2] != 1 || out[3] != 2 { // query 1 attends only to key 0 (score 2e8 vs -2e8)
 		t.Errorf("large scores: out row 1 = %v, want [1 2]", out[2:4])
+	}
+}
+
+// TestAttentionStatsMatchesProbs checks that the forward and backward passes which keep only
+// row statistics give bit for bit the outputs and gradients of the passes that keep the
+// attention weights, on padded batches spanning several row blocks, on one and two workers,
+// and that the statistics mark all-zero rows with (+Inf, 0).
+func TestAttentionStatsMatchesProbs(t *testing.T) {
+	cases := []struct {
+		name             string
+		B, T, Hq, Hkv, D int
+		pad              []int
+	}{
+		{"gqa-leftpad", 3, 9, 6, 2, 8, []int{0, 3, 9}},
+		{"blocks", 2, 2*attnBlock + 5, 4, 2, 4, []int{7, 0}},
+		{"mqa-one-token", 1, 1, 3, 1, 5, []int{0}},
+	}
+	for _, tc := range cases {
+		for _, threads := range []int{1, 2} {
+			name := fmt.Sprintf("%s/threads=%d", tc.name, threads)
+			old := SetWorkers(threads)
+			r := rand.New(rand.NewPCG(uint64(tc.T), uint64(tc.Hq)))
+			rnd := func(n int) []float32 {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = 2*r.Float32() - 1
+				}
+				return x
+			}
+			B, T, Hq, Hkv, D := tc.B, tc.T, tc.Hq, tc.Hkv, tc.D
+			q, k, v, dout := rnd(B*T*Hq*D), rnd(B*T*Hkv*D), rnd(B*T*Hkv*D), rnd(B*T*Hq*D)
+			mask := make([]float32, B*T)
+			for b := range B {
+				for i := tc.pad[b]; i < T; i++ {
+					mask[b*T+i] = 1
+				}
+			}
+			probs, stats := make([]float32, B*Hq*T*T), make([]float32, B*Hq*T*2)
+			outP, outS := make([]float32, B*T*Hq*D), make([]float32, B*T*Hq*D)
+			AttentionForward(outP, probs, q, k, v, mask, B, T, Hq, Hkv, D)
+			AttentionForwardStats(outS, stats, q, k, v, mask, B, T, Hq, Hkv, D)
+			grads := func() (dq, dk, dv []float32) {
+				return make([]float32, B*T*Hq*D), make([]float32, B*T*Hkv*D), make([]float32, B*T*Hkv*D)
+			}
+			dqP, dkP, dvP := grads()
+			dqS, dkS, dvS := grads()
+			AttentionBackward(dqP, dkP, dvP, dout, probs, q, k, v, B, T, Hq, Hkv, D)
+			AttentionBackwardStats(dqS, dkS, dvS, dout, stats, q, k, v, mask, B, T, Hq, Hkv, D)
+			SetWorkers(old)
+			for _, c := range []struct {
+				field     string
+				got, want []float32
+			}{{"out", outS, outP}, {"dq", dqS, dqP}, {"dk", dkS, dkP}, {"dv", dvS, dvP}} {
+				for i := range c.want {
+					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+						t.Errorf("%s: %s[%d] = %v, want %v bit for bit", name, c.field, i, c.got[i], c.want[i])
+						break
+					}
+				}
+			}
+			for b := range B {
+				for h := range Hq {
+					i := (b*Hq+h)*T + tc.pad[b] - 1 // the last padded query of the row, if any
+					if tc.pad[b] > 0 && (!math.IsInf(float64(stats[2*i]), 1) || stats[2*i+1] != 0) {
+						t.Errorf("%s: stats of padded query (b=%d h=%d) = %v, %v, want +Inf, 0", name, b, h, stats[2*i], stats[2*i+1])
+					}
+				}
+			}
+		}
 	}
 }

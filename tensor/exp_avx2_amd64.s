@@ -129,10 +129,10 @@ TEXT ·expSumBlocksAVX2(SB), NOSPLIT, $0-64
 	VBROADCASTSS scale+48(FP), Y15
 	VBROADCASTSS shift+52(FP), Y14
 	MOVL         $0x42b20000, AX // 89.0
-	MOVL         AX, X11
+	VMOVD        AX, X11 // VEX-encoded: a legacy SSE move with dirty upper halves stalls
 	VBROADCASTSS X11, Y11
 	MOVL         $0xc2d00000, AX // -104.0
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VBROADCASTSS X10, Y10
 	VXORPD       Y12, Y12, Y12
 	VXORPD       Y13, Y13, Y13

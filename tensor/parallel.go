@@ -3,6 +3,7 @@ package tensor
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // workers is the number of goroutines large kernels split their work across.
@@ -24,7 +25,13 @@ func SetWorkers(n int) int {
 
 // Parallel calls f(lo, hi) on disjoint chunks covering [0, n), using up to Workers()
 // goroutines, and returns when all have finished. Chunks hold at least minChunk items, so small
-// problems run on the calling goroutine alone.
+// problems run on the calling goroutine alone. The chunks depend only on n, minChunk and
+// Workers(), never on which goroutine runs which, so a computation whose chunks write disjoint
+// outputs gives the same result on every run.
+//
+// The calling goroutine works on the chunks itself, helped by long-lived pool goroutines that
+// are idle: a Parallel inside a chunk of another (nested) never waits for a helper that is busy,
+// and a decoding step's dozens of small parallel regions start no goroutines.
 func Parallel(n, minChunk int, f func(lo, hi int)) {
 	if minChunk < 1 {
 		minChunk = 1
@@ -39,15 +46,81 @@ func Parallel(n, minChunk int, f func(lo, hi int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
 	chunk := (n + w - 1) / w
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
+	job := &parallelJob{f: f, n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk}
+	job.cond.L = &job.mu
+	pool.offer(job, job.chunks-1)
+	job.run()
+	job.mu.Lock()
+	for !job.over {
+		job.cond.Wait()
 	}
-	wg.Wait()
+	job.mu.Unlock()
+}
+
+// parallelJob is one Parallel call: its chunks are claimed from next by the caller and by any
+// pool goroutine that picks the job up, and the one that finishes the last chunk sets over.
+type parallelJob struct {
+	f        func(lo, hi int)
+	n, chunk int
+	chunks   int
+	next     atomic.Int64 // next chunk to claim
+	finished atomic.Int64 // chunks completed
+
+	mu   sync.Mutex
+	cond sync.Cond // broadcast when over is set
+	over bool      // every chunk has finished
+}
+
+// run claims and runs chunks of j until none is left.
+func (j *parallelJob) run() {
+	for {
+		c := int(j.next.Add(1) - 1)
+		if c >= j.chunks {
+			return
+		}
+		lo := c * j.chunk
+		j.f(lo, min(lo+j.chunk, j.n))
+		if j.finished.Add(1) == int64(j.chunks) {
+			j.mu.Lock()
+			j.over = true
+			j.cond.Broadcast()
+			j.mu.Unlock()
+		}
+	}
+}
+
+// workerPool holds the helper goroutines of Parallel, started on first use and kept for the
+// life of the process, one fewer than the largest worker count asked for.
+type workerPool struct {
+	mu      sync.Mutex
+	started int
+	jobs    chan *parallelJob // offered jobs; a helper takes one whenever it is idle
+}
+
+var pool = workerPool{jobs: make(chan *parallelJob, 64)}
+
+// offer makes job available to up to helpers pool goroutines without blocking: a job left in
+// the queue after its chunks are all taken costs its eventual taker nothing but a look.
+func (p *workerPool) offer(job *parallelJob, helpers int) {
+	p.mu.Lock()
+	for p.started < helpers {
+		p.started++
+		go p.help()
+	}
+	p.mu.Unlock()
+	for range helpers {
+		select {
+		case p.jobs <- job:
+		default:
+			return
+		}
+	}
+}
+
+// help is the body of a pool goroutine: take offered jobs and work on them.
+func (p *workerPool) help() {
+	for job := range p.jobs {
+		job.run()
+	}
 }

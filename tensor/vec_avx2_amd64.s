@@ -338,7 +338,7 @@ striploop:
 	JMP          stripstore
 
 stripmasked:
-	MOVQ         BX, X14
+	VMOVQ        BX, X14 // VEX-encoded: a legacy SSE move with dirty upper halves stalls
 	VPBROADCASTD X14, Y14               // cols in every lane
 	LEAQ         stripIota<>(SB), SI
 	VPCMPGTD     (SI), Y14, Y15         // lane j of columns 0-7: cols > j

@@ -15,7 +15,8 @@ import (
 // bindConfig declares one flag for every settable field of the struct that cfg points to,
 // recursively, named by the field path in kebab case: RL.LR becomes "rl.lr", TrainWorld.People
 // "train-world.people". Every setting of a run is therefore a flag, without a hand-kept list
-// that could drift from the config struct. A flag's default is the field's current value, so
+// that could drift from the config struct. A field tagged `flag:"-"` is skipped (the command
+// declares its own flag for it). A flag's default is the field's current value, so
 // bind after loading defaults (and a --config file). It returns the flag names it declared.
 func bindConfig(fs *flag.FlagSet, cfg any, prefix string) []string {
 	v := reflect.ValueOf(cfg)
@@ -31,8 +32,8 @@ func bindStruct(fs *flag.FlagSet, v reflect.Value, prefix string, names *[]strin
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
+		if !f.IsExported() || f.Tag.Get("flag") == "-" {
+			continue // `flag:"-"`: a setting the command declares itself (train's --data, --model)
 		}
 		name := prefix + kebab(f.Name)
 		fv := v.Field(i)

@@ -55,8 +55,14 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case a.model == "":
 		return fmt.Errorf("%w: --model is required", errUsage)
-	case a.n < 0, a.topK < 1, a.maxTurns < 1, a.turnTokens < 1, a.maxLen < 16, a.batch < 1:
-		return fmt.Errorf("%w: --n >= 0, --topk, --max-turns, --turn-tokens, --batch >= 1 and --max-len >= 16 are required", errUsage)
+	}
+	for _, c := range []struct {
+		flag     string
+		val, min int
+	}{{"n", a.n, 0}, {"topk", a.topK, 1}, {"max-turns", a.maxTurns, 1}, {"turn-tokens", a.turnTokens, 1}, {"batch", a.batch, 1}, {"max-len", a.maxLen, 16}} {
+		if c.val < c.min {
+			return fmt.Errorf("%w: --%s %d, want >= %d", errUsage, c.flag, c.val, c.min)
+		}
 	}
 	qs, err := loadQuestions(a.data)
 	if err != nil {

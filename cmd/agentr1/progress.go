@@ -15,6 +15,7 @@ type progress struct {
 	w        io.Writer
 	name     string
 	total    int
+	from     int // items already done when the bar started (a resumed phase): the rate counts only the others
 	unit     string
 	start    time.Time
 	tty      bool
@@ -36,7 +37,7 @@ func (p *progress) update(done int, extra string) {
 	elapsed := now.Sub(p.start).Seconds()
 	rate := 0.0
 	if elapsed > 0 {
-		rate = float64(done) / elapsed
+		rate = float64(done-p.from) / elapsed
 	}
 	eta := "?"
 	if rate > 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,7 +33,7 @@ func tinyRunArgs(out string) []string {
 		"--train-world.questions", "80", "--eval-world.questions", "20", "--held-out", "4", "--eval-questions", "4",
 		"--demos", "16", "--sft.steps", "4", "--sft.batch", "4",
 		"--model.hidden", "32", "--model.layers", "1", "--model.heads", "2", "--model.kv-heads", "1", "--model.intermediate", "64",
-		"--rl.steps", "40", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2", "--rl.max-turn-tokens", "24", "--rl.max-len", "200",
+		"--rl.steps", "40", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2", "--rl.max-turn-tokens", "24", "--rl.max-len", "320",
 		"--checkpoint-every", "1", "--eval-batch", "4"}
 }
 
@@ -85,29 +86,9 @@ func TestKillAndResume(t *testing.T) {
 	if code := run([]string{"train", "--resume", killed}, &out, &out); code != 0 {
 		t.Fatalf("resumed run: exit %d\n%s", code, out.String())
 	}
-	got := rlSteps(t, filepath.Join(killed, "metrics.jsonl"))
 	// The killed run may have logged steps past its last checkpoint; the resumed run logs from
 	// the checkpoint on. Compare the last occurrence of each step with the uninterrupted run.
-	last := map[int]map[string]any{}
-	for _, m := range got {
-		last[int(m["step"].(float64))] = m
-	}
-	for _, w := range want {
-		step := int(w["step"].(float64))
-		g, ok := last[step]
-		if !ok {
-			t.Errorf("step %d missing after resume", step)
-			continue
-		}
-		for k, wv := range w {
-			if strings.HasPrefix(k, "time_") || k == "tokens_per_s" {
-				continue
-			}
-			if gv := g[k]; !sameJSON(gv, wv) {
-				t.Errorf("step %d %s: resumed %v, uninterrupted %v", step, k, gv, wv)
-			}
-		}
-	}
+	sameSteps(t, "rl", rlSteps(t, filepath.Join(killed, "metrics.jsonl")), want)
 }
 
 func sameJSON(a, b any) bool {
@@ -116,11 +97,12 @@ func sameJSON(a, b any) bool {
 	return bytes.Equal(x, y)
 }
 
+// countCheckpoints counts the RL checkpoints in dir.
 func countCheckpoints(dir string) int {
 	entries, _ := os.ReadDir(dir)
 	n := 0
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".ckpt") {
+		if strings.HasPrefix(e.Name(), "step-") && strings.HasSuffix(e.Name(), ".ckpt") {
 			n++
 		}
 	}
@@ -129,6 +111,12 @@ func countCheckpoints(dir string) int {
 
 // rlSteps returns the RL step records of a metrics.jsonl, in order.
 func rlSteps(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	return stepRecords(t, path, "rl", "critic-warmup")
+}
+
+// stepRecords returns the records of a metrics.jsonl whose phase is one of phases, in order.
+func stepRecords(t *testing.T, path string, phases ...string) []map[string]any {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -144,7 +132,7 @@ func rlSteps(t *testing.T, path string) []map[string]any {
 			if jerr := json.Unmarshal(line, &m); jerr != nil {
 				t.Fatalf("%s: %v", path, jerr)
 			}
-			if m["phase"] == "rl" || m["phase"] == "critic-warmup" {
+			if p, _ := m["phase"].(string); slices.Contains(phases, p) {
 				out = append(out, m)
 			}
 		}
@@ -154,6 +142,114 @@ func rlSteps(t *testing.T, path string) []map[string]any {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// sameSteps checks that the last record of every step in got equals the record of that step in
+// want, wall-clock fields aside.
+func sameSteps(t *testing.T, what string, got, want []map[string]any) {
+	t.Helper()
+	last := map[int]map[string]any{}
+	for _, m := range got {
+		last[int(m["step"].(float64))] = m
+	}
+	for _, w := range want {
+		step := int(w["step"].(float64))
+		g, ok := last[step]
+		if !ok {
+			t.Errorf("%s step %d missing after resume", what, step)
+			continue
+		}
+		for k, wv := range w {
+			if strings.HasPrefix(k, "time_") || k == "tokens_per_s" {
+				continue
+			}
+			if gv := g[k]; !sameJSON(gv, wv) {
+				t.Errorf("%s step %d %s: resumed %v, uninterrupted %v", what, step, k, gv, wv)
+			}
+		}
+	}
+}
+
+// TestInterruptDuringSFT sends SIGINT (Ctrl-C) to a training subprocess in the middle of SFT:
+// it must save the SFT state and exit 130; --resume must continue SFT where it stopped and give
+// the uninterrupted run's SFT losses, RL steps and final evaluation exactly.
+func TestInterruptDuringSFT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two short trainings")
+	}
+	dir := t.TempDir()
+	args := func(out string) []string {
+		a := tinyRunArgs(out)
+		return append(a, "--sft.steps", "150", "--rl.steps", "3", "--sft-checkpoint-every", "1000")
+	}
+	whole, stopped := filepath.Join(dir, "whole"), filepath.Join(dir, "stopped")
+	var out bytes.Buffer
+	if code := run(args(whole), &out, &out); code != 0 {
+		t.Fatalf("uninterrupted run: exit %d\n%s", code, out.String())
+	}
+	wantSFT := stepRecords(t, filepath.Join(whole, "metrics.jsonl"), "sft")
+	if len(wantSFT) != 150 {
+		t.Fatalf("uninterrupted run logged %d SFT steps, want 150", len(wantSFT))
+	}
+
+	cmd := exec.Command(os.Args[0], args(stopped)...)
+	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
+	var sub bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &sub, &sub
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	target := 5 + rand.IntN(60)
+	metrics := filepath.Join(stopped, "metrics.jsonl")
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if _, err := os.Stat(metrics); err == nil && len(stepRecords(t, metrics, "sft")) >= target {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("fewer than %d SFT steps after 3 minutes:\n%s", target, sub.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(sub.String(), "interrupted after SFT step") {
+		t.Fatalf("exit %d, want 130 with an SFT interruption message:\n%s", code, sub.String())
+	}
+	before := len(stepRecords(t, metrics, "sft"))
+	if before >= 150 {
+		t.Fatalf("SFT finished before the interrupt (%d steps); the test cannot tell", before)
+	}
+	t.Logf("interrupted after %d SFT steps (signal at %d)", before, target)
+
+	out.Reset()
+	if code := run([]string{"train", "--resume", stopped}, &out, &out); code != 0 {
+		t.Fatalf("resumed run: exit %d\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("resumed SFT from %s", filepath.Join(stopped, "checkpoints", fmt.Sprintf("sft-%06d.ckpt", before)))) {
+		t.Errorf("the resumed run did not continue SFT from step %d:\n%s", before, out.String())
+	}
+	gotSFT := stepRecords(t, metrics, "sft")
+	if len(gotSFT) != 150 {
+		t.Errorf("%d SFT records in all, want 150 (each step once)", len(gotSFT))
+	}
+	sameSteps(t, "sft", gotSFT, wantSFT)
+	sameSteps(t, "rl", rlSteps(t, metrics), rlSteps(t, filepath.Join(whole, "metrics.jsonl")))
+	evalOf := func(run string) any {
+		var ev map[string]any
+		raw, err := os.ReadFile(filepath.Join(run, "eval.json"))
+		if err == nil {
+			err = json.Unmarshal(raw, &ev)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev["final"]
+	}
+	if g, w := evalOf(stopped), evalOf(whole); !sameJSON(g, w) {
+		t.Errorf("final evaluation: resumed %v, uninterrupted %v", g, w)
 	}
 }
 

@@ -120,8 +120,12 @@ func TestServeSearchCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &lineWaiter{lines: make(chan string, 4)}
+	logger, err := newLogger(log, logText)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- runServeSearch(ctx, opt, log) }()
+	go func() { done <- runServeSearch(ctx, opt, logger) }()
 	var started string
 	select {
 	case started = <-log.lines:
@@ -130,8 +134,8 @@ func TestServeSearchCommand(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not start")
 	}
-	url := regexp.MustCompile(`http://\S+/retrieve`).FindString(started)
-	if !strings.HasPrefix(started, "serving 4 passages") || url == "" {
+	url := regexp.MustCompile(`http://[^\s"]+/retrieve`).FindString(started)
+	if !strings.Contains(started, `level=INFO msg="serving 4 passages`) || url == "" {
 		t.Fatalf("start line %q", started)
 	}
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{"queries": ["Daron Hagen"], "topk": 1}`))
@@ -150,7 +154,7 @@ func TestServeSearchCommand(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("serve after cancel: %v", err)
 	}
-	if stopped := <-log.lines; stopped != "search service stopped\n" {
+	if stopped := <-log.lines; !strings.Contains(stopped, `msg="search service stopped"`) {
 		t.Errorf("stop line %q", stopped)
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -18,7 +20,7 @@ func init() {
 	c := &command{
 		name:    "serve",
 		summary: "run a service; 'serve search' answers Search-R1's retrieval API (POST /retrieve) with BM25",
-		usage: "agentr1 serve search (--corpus FILE|mhqa | --index INDEX) [--addr HOST:PORT]\n" +
+		usage: "agentr1 serve search (--corpus FILE|mhqa | --index INDEX) [--addr HOST:PORT] [--log-format text|json]\n" +
 			"  e.g. agentr1 serve search --corpus mhqa --addr 127.0.0.1:8000\n" +
 			"       curl -s localhost:8000/retrieve -d '{\"queries\": [\"Maria Golovin\"], \"topk\": 3, \"return_scores\": true}'",
 	}
@@ -36,18 +38,30 @@ func init() {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
+		logger, err := newLogger(stderr, opt.logFormat)
+		if err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runServeSearch(ctx, opt, stderr)
+		if err := runServeSearch(ctx, opt, logger); err != nil {
+			if errors.Is(err, errUsage) {
+				return err
+			}
+			logger.Error("search service failed", "err", err)
+			return exitError{code: 1}
+		}
+		return nil
 	}
 	register(c)
 }
 
 type serveOptions struct {
-	src    indexSource
-	addr   string
-	limits search.Limits
-	drain  time.Duration
+	src       indexSource
+	addr      string
+	limits    search.Limits
+	drain     time.Duration
+	logFormat string
 }
 
 func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
@@ -61,11 +75,13 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 		fs.IntVar(&opt.limits.MaxTopK, "max-topk", def.MaxTopK, "largest topk a request may ask for")
 		fs.IntVar(&opt.limits.DefaultTopK, "topk", def.DefaultTopK, "topk when a request gives none")
 		fs.DurationVar(&opt.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may take to finish")
+		declareLogFlag(fs, &opt.logFormat)
 	}
 }
 
-// runServeSearch serves the index until ctx is cancelled (SIGINT or SIGTERM), then drains.
-func runServeSearch(ctx context.Context, opt serveOptions, log io.Writer) error {
+// runServeSearch serves the index until ctx is cancelled (SIGINT or SIGTERM), then drains;
+// it logs when it is ready and when it has stopped.
+func runServeSearch(ctx context.Context, opt serveOptions, log *slog.Logger) error {
 	lim := opt.limits
 	if lim.MaxBodyBytes <= 0 || lim.MaxQueries <= 0 || lim.MaxQueryBytes <= 0 || lim.MaxTopK <= 0 ||
 		lim.DefaultTopK <= 0 || lim.DefaultTopK > lim.MaxTopK {
@@ -77,10 +93,11 @@ func runServeSearch(ctx context.Context, opt serveOptions, log io.Writer) error 
 	}
 	h := search.NewHandler(ix, lim)
 	err = search.ListenAndServe(ctx, opt.addr, h, opt.drain, func(a net.Addr) {
-		fmt.Fprintf(log, "serving %d passages (index ready in %.2f s) on http://%s/retrieve\n", ix.Len(), took.Seconds(), a)
+		log.Info(fmt.Sprintf("serving %d passages (index ready in %.2f s) on http://%s/retrieve", ix.Len(), took.Seconds(), a),
+			"passages", ix.Len(), "index_s", took.Seconds(), "url", fmt.Sprintf("http://%s/retrieve", a))
 	})
 	if err == nil {
-		fmt.Fprintln(log, "search service stopped")
+		log.Info("search service stopped")
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -23,10 +25,16 @@ func init() {
 	register(&command{
 		name:    "train",
 		summary: "the main job: world, tokenizer, search index, SFT warm start, RL, evaluation, report",
-		usage: "agentr1 train [--algo grpo] [--steps N] [--out DIR] [--config FILE] [--resume DIR] [--<setting> V ...]\n" +
+		usage: "agentr1 train [--algo grpo] [--steps N] [--out DIR] [--config FILE] [--resume DIR] [--data D --model DIR] [--log-format text|json] [--<setting> V ...]\n" +
 			"  e.g. agentr1 train                       (GRPO on the generated world, ~15 minutes on 2 cores)\n" +
 			"       agentr1 train --algo ppo --seed 2 --out runs/ppo-2\n" +
-			"       agentr1 train --rl.steps 5 --sft.steps 50 --out /tmp/smoke   (a quick smoke run)",
+			"       agentr1 train --rl.steps 5 --sft.steps 50 --out /tmp/smoke   (a quick smoke run)\n" +
+			"       agentr1 train --resume runs/ppo-2        (after Ctrl-C, during SFT or RL: continue where it stopped)\n" +
+			"       agentr1 train --data hotpotqa --model ~/models/Qwen2.5-0.5B-Instruct --held-out 50 \\\n" +
+			"             --rl.max-len 4096 --rl.max-turn-tokens 256 --require-think=false --compact-prompt=false   (RL on real questions, BM25 over the mhqa corpus)\n" +
+			"       agentr1 train --log-format json 2>log.jsonl   (log lines as JSON; progress stays on stdout)\n" +
+			"  With --data other than world, --model is required: the run skips the generated world and SFT,\n" +
+			"  trains the pretrained policy by RL on the set's questions and evaluates it on the last --held-out of them.",
 		flags: func(fs *flag.FlagSet) { declareTrainFlags(fs, new(trainArgs)) },
 		run:   runTrain,
 	})
@@ -35,18 +43,21 @@ func init() {
 // trainArgs are the train command's own flags; every run setting besides these is a flag bound
 // to trainer.Config by bindConfig ("seed", "workers", "rl.lr", "sft.steps", "model.hidden", ...).
 type trainArgs struct {
-	cfg    trainer.Config
-	out    string
-	config string
-	algo   string
-	data   string
-	resume string
-	steps  int
+	cfg       trainer.Config
+	out       string
+	config    string
+	algo      string
+	data      string
+	model     string
+	corpus    string
+	resume    string
+	steps     int
+	logFormat string
 }
 
-// trainDataSets are the values --data accepts for training; the real-data sets are for
-// `agentr1 eval`, since a policy trained from scratch here knows only the generated world's words.
-var trainDataSets = []string{"world"}
+// trainDataSets are the values --data accepts besides a question FILE; every one but "world"
+// needs --model.
+var trainDataSets = []string{"world", "hotpotqa", "2wiki", "musique"}
 
 func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	if a.cfg.RL.Algorithm == "" {
@@ -55,9 +66,12 @@ func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	fs.StringVar(&a.out, "out", "", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>)")
 	fs.StringVar(&a.config, "config", "", "JSON file of settings (trainer.Config field names), applied before the flags")
 	fs.StringVar(&a.algo, "algo", string(a.cfg.RL.Algorithm), "RL algorithm: "+algorithmNames())
-	fs.StringVar(&a.data, "data", "world", "training data: "+strings.Join(trainDataSets, ", "))
-	fs.StringVar(&a.resume, "resume", "", "continue the run in DIR from its latest checkpoint (its config.json is reused)")
+	fs.StringVar(&a.data, "data", cmp.Or(a.cfg.Data, "world"), "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model")
+	fs.StringVar(&a.model, "model", a.cfg.InitModel, "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT")
+	fs.StringVar(&a.corpus, "corpus", cmp.Or(a.cfg.Corpus, "mhqa"), "passages searched with real --data: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
+	fs.StringVar(&a.resume, "resume", "", "continue the run in DIR from its latest checkpoint, RL or SFT (its config.json is reused)")
 	fs.IntVar(&a.steps, "steps", a.cfg.RL.Steps, "RL steps (same as --rl.steps)")
+	declareLogFlag(fs, &a.logFormat)
 	bindConfig(fs, &a.cfg, "")
 }
 
@@ -116,8 +130,11 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if a.cfg.Workers < 0 {
 		return nil, fmt.Errorf("%w: --workers %d: want 0 (all cores) or more", errUsage, a.cfg.Workers)
 	}
-	if a.data != "world" {
-		return nil, fmt.Errorf("%w: --data %q: training supports %s (the from-scratch policy learns the generated world's words); evaluate real data with `agentr1 eval --data hotpotqa|2wiki|musique|FILE`", errUsage, a.data, strings.Join(trainDataSets, ", "))
+	if err := checkTrainData(a); err != nil {
+		return nil, err
+	}
+	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
+		return nil, err
 	}
 	if a.resume != "" {
 		a.out = a.resume
@@ -129,7 +146,13 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if a.cfg.CheckpointEvery == 0 {
 		a.cfg.CheckpointEvery = max(1, a.cfg.RL.Steps/4)
 	}
-	a.cfg.BasePolicy = filepath.Join(a.out, "sft-base")
+	if a.cfg.SFTCheckpointEvery == 0 {
+		a.cfg.SFTCheckpointEvery = max(1, a.cfg.SFT.Steps/10)
+	}
+	a.cfg.BasePolicy = ""
+	if trainer.IsWorldData(a.cfg.Data) {
+		a.cfg.BasePolicy = filepath.Join(a.out, "sft-base")
+	}
 	if err := a.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -141,30 +164,74 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(a.out, 0o755); err != nil {
+	logger, err := newLogger(stderr, a.logFormat)
+	if err != nil {
 		return err
 	}
+	fail := func(err error) error {
+		logger.Error("train failed", "err", err, "out", a.out)
+		return exitError{code: 1}
+	}
+	if err := os.MkdirAll(a.out, 0o755); err != nil {
+		return fail(err)
+	}
 	if err := writeJSONFile(filepath.Join(a.out, report.ConfigFile), a.cfg); err != nil {
-		return err
+		return fail(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	run, err := newTrainRun(a, stdout, stderr)
+	run, err := newTrainRun(a, stdout, logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer run.close()
-	fmt.Fprintf(stdout, "agentr1 train: %s on the generated world, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.Seed, a.out)
-	res, err := trainer.Run(ctx, a.cfg, a.resume != "", run.log)
+	var res *trainer.Result
+	if trainer.IsWorldData(a.cfg.Data) {
+		fmt.Fprintf(stdout, "agentr1 train: %s on the generated world, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.Seed, a.out)
+		res, err = trainer.Run(ctx, a.cfg, a.resume != "", run.log)
+	} else {
+		fmt.Fprintf(stdout, "agentr1 train: %s on %s from %s, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.Data, a.cfg.InitModel, a.cfg.RL.Steps, a.cfg.Seed, a.out)
+		res, err = runRealData(ctx, a, run)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
+			logger.Warn("interrupted", "err", err)
 			fmt.Fprintf(stdout, "\n%v\ncontinue with: agentr1 train --resume %s\n", err, a.out)
 			return exitError{code: 130}
 		}
-		return err
+		return fail(err)
 	}
-	return run.finish(ctx, res)
+	if err := run.finish(ctx, res); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// checkTrainData checks --data, --model and --corpus and records them in the run's settings.
+func checkTrainData(a *trainArgs) error {
+	world := trainer.IsWorldData(a.data)
+	if !world && !slices.Contains(trainDataSets, a.data) {
+		if st, err := os.Stat(a.data); err != nil || st.IsDir() {
+			return fmt.Errorf("%w: --data %q: want %s or a question FILE (not a readable file: %v)", errUsage, a.data, strings.Join(trainDataSets, ", "), err)
+		}
+	}
+	switch {
+	case !world && a.model == "":
+		return fmt.Errorf("%w: --data %s needs --model DIR: a policy trained from scratch here learns only the generated world's words and cannot answer real questions; "+
+			"pass a pretrained Hugging Face Qwen2/Qwen2.5 folder (config.json, model.safetensors, tokenizer.json), e.g. --model ~/models/Qwen2.5-0.5B-Instruct, or one of our checkpoints (runs/X/final)", errUsage, a.data)
+	case world && a.model != "":
+		return fmt.Errorf("%w: --model is for real --data (hotpotqa, 2wiki, musique or a FILE); on the generated world the policy starts from scratch and its SFT base is cached in the run's sft-base/", errUsage)
+	case !world:
+		if _, err := os.Stat(filepath.Join(a.model, "config.json")); err != nil {
+			return fmt.Errorf("%w: --model %s: not a model folder (%v)", errUsage, a.model, err)
+		}
+	}
+	a.cfg.Data, a.cfg.InitModel, a.cfg.Corpus = a.data, a.model, ""
+	if !world {
+		a.cfg.Corpus = a.corpus
+	}
+	return nil
 }
 
 // writeJSONFile writes v as indented JSON to path atomically.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,12 +18,13 @@ import (
 )
 
 // trainRun turns the trainer's records into what a person and the report read: progress bars
-// for SFT, a one-line summary per RL step, metrics.jsonl, and at the end eval.json, report.html
-// and a short summary.
+// for SFT, a one-line summary per RL step and evaluation lines on stdout, log lines (setup,
+// checkpoints, warnings, errors) through log/slog, metrics.jsonl, and at the end eval.json,
+// report.html and a short summary.
 type trainRun struct {
 	args    *trainArgs
 	stdout  io.Writer
-	stderr  io.Writer
+	logger  *slog.Logger
 	metrics *os.File
 	sftBar  *progress
 	start   time.Time
@@ -31,22 +33,18 @@ type trainRun struct {
 	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
 }
 
-func newTrainRun(a *trainArgs, stdout, stderr io.Writer) (*trainRun, error) {
+func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun, error) {
 	f, err := os.OpenFile(filepath.Join(a.out, report.MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &trainRun{args: a, stdout: stdout, stderr: stderr, metrics: f, start: time.Now()}, nil
+	return &trainRun{args: a, stdout: stdout, logger: logger, metrics: f, start: time.Now()}, nil
 }
 
 func (r *trainRun) close() { r.metrics.Close() }
 
 // log is the trainer.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
-	if kind == "checkpoint" {
-		fmt.Fprintf(r.stdout, "checkpoint %v\n", rec)
-		return
-	}
 	switch v := rec.(type) {
 	case *trainer.Setup:
 		r.tok = v.Tokenizer
@@ -55,30 +53,46 @@ func (r *trainRun) log(kind string, rec any) {
 			path := filepath.Join(r.args.out, report.SamplesFile)
 			if err := report.WriteSamples(path, reportSamples(v, r.tok)); err != nil && r.logErr == nil {
 				r.logErr = err
-				fmt.Fprintln(r.stderr, "agentr1 train:", err)
+				r.logger.Error("samples not written", "err", err)
 			}
 		}
 	case string:
-		fmt.Fprintf(r.stdout, "%s\n", v)
+		switch kind {
+		case "checkpoint":
+			r.logger.Info("checkpoint saved", "path", v)
+		case "warn":
+			r.logger.Warn(v)
+		default:
+			r.logger.Info(v)
+		}
 	case trainer.SFTMetrics:
 		r.writeMetric(v)
 		if r.sftBar == nil {
-			r.sftBar = newProgress(r.stderr, "sft", r.args.cfg.SFT.Steps, "steps")
+			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
+			// A resumed SFT starts past 0: the rate counts this process's steps, from the
+			// start of the first one.
+			r.sftBar.from = v.Step
+			r.sftBar.start = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
 		}
-		r.sftBar.update(v.Step, fmt.Sprintf("loss %.3f", float64(v.Loss)))
+		r.sftBar.update(v.Step+1, fmt.Sprintf("loss %.3f", float64(v.Loss)))
 	case trainer.StepMetrics:
 		r.writeMetric(v)
 		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs\n",
-			v.Phase, v.Step, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
+			v.Phase, v.Step+1, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
 			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal))
 	case *trainer.EvalMetrics:
 		r.evals = append(r.evals, v)
-		fmt.Fprintf(r.stdout, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
-			v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
+		printEvalLine(r.stdout, v)
 	default:
-		fmt.Fprintf(r.stdout, "%s: %v\n", kind, rec)
+		r.logger.Info(kind, "record", fmt.Sprint(rec))
 	}
+}
+
+// printEvalLine prints one evaluation's figures as a human line.
+func printEvalLine(w io.Writer, v *trainer.EvalMetrics) {
+	fmt.Fprintf(w, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
+		v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 }
 
 // keepSamples reports whether step's trajectories go into samples.jsonl: the first steps, every
@@ -94,7 +108,7 @@ func (r *trainRun) writeMetric(v any) {
 	}
 	if err != nil && r.logErr == nil {
 		r.logErr = fmt.Errorf("write %s: %w", r.metrics.Name(), err)
-		fmt.Fprintln(r.stderr, "agentr1 train:", r.logErr)
+		r.logger.Error("metrics not written", "err", r.logErr)
 	}
 }
 
@@ -108,22 +122,27 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 	if err := res.Policy.Save(final); err != nil {
 		return err
 	}
-	for _, dir := range []string{final, r.args.cfg.BasePolicy} {
+	base := r.args.cfg.BasePolicy // the SFT base; for real data the pretrained model
+	saveTok := []string{final, base}
+	if !trainer.IsWorldData(r.args.cfg.Data) {
+		base, saveTok = r.args.cfg.InitModel, []string{final}
+	}
+	for _, dir := range saveTok {
 		if err := res.Setup.Tokenizer.Save(dir); err != nil {
 			return err
 		}
 	}
 	baselines := []*trainer.EvalMetrics{}
-	if base, err := model.Load(r.args.cfg.BasePolicy); err == nil {
-		fmt.Fprintln(r.stdout, "evaluating the baselines with the SFT base ...")
-		if baselines, err = trainer.Baselines(ctx, res.Setup, base); err != nil {
+	if basePolicy, err := model.Load(base); err == nil {
+		fmt.Fprintf(r.stdout, "evaluating the baselines with %s ...\n", base)
+		if baselines, err = trainer.Baselines(ctx, res.Setup, basePolicy); err != nil {
 			return err
 		}
 		for _, b := range baselines {
 			r.log("eval", b)
 		}
 	} else {
-		fmt.Fprintf(r.stdout, "baselines skipped: no SFT base in %s (%v)\n", r.args.cfg.BasePolicy, err)
+		r.logger.Warn("baselines skipped: no starting policy", "path", base, "err", err)
 	}
 	ev := evalReport(res.SFTEval, res.Final, baselines, r.evals)
 	if err := writeJSONFile(filepath.Join(out, report.EvalFile), ev); err != nil {
@@ -193,8 +212,12 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 	}
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
-	fmt.Fprintf(w, "held-out (%s world)  SFT base: %s\n", evalSetKey, em("base"))
-	fmt.Fprintf(w, "held-out (%s world)  after RL: %s\n", evalSetKey, em("final"))
+	set, before := evalSetKey+" world", "SFT base"
+	if !trainer.IsWorldData(r.args.cfg.Data) {
+		set, before = r.args.cfg.Data+" held-out questions", "pretrained"
+	}
+	fmt.Fprintf(w, "held-out (%s)  %s: %s\n", set, before, em("base"))
+	fmt.Fprintf(w, "held-out (%s)  after RL: %s\n", set, em("final"))
 	if bl, ok := ev["baselines"].(map[string]any); ok {
 		for _, key := range []string{"base_tool_call", "naive_rag", "closed_book"} {
 			if m, ok := bl[key].(*trainer.EvalMetrics); ok {
@@ -202,5 +225,9 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 			}
 		}
 	}
-	fmt.Fprintf(w, "report: %s\nrun directory: %s (config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/)\n", reportPath, r.args.out)
+	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
+	if !trainer.IsWorldData(r.args.cfg.Data) {
+		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"
+	}
+	fmt.Fprintf(w, "report: %s\nrun directory: %s (%s)\n", reportPath, r.args.out, files)
 }

@@ -100,36 +100,6 @@ func LoadEmbedded(name string) ([]Question, error) {
 	return LoadMHQA(rc, data.Path(name))
 }
 
-// LoadCorpus reads a passage corpus in the mhqa JSONL form {"id", "title", "text", ...}.
-func LoadCorpus(r io.Reader, path string) ([]env.Passage, error) {
-	var out []env.Passage
-	err := eachLine(r, path, func(line []byte) error {
-		var p env.Passage
-		if err := decodeStrict(line, &p); err != nil {
-			return err
-		}
-		if p.ID == "" {
-			return errors.New(`passage without "id"`)
-		}
-		if p.Title == "" && p.Text == "" {
-			return fmt.Errorf("passage %s: no title and no text", p.ID)
-		}
-		out = append(out, p)
-		return nil
-	})
-	return out, err
-}
-
-// LoadEmbeddedCorpus reads the embedded 19,719-passage mhqa corpus.
-func LoadEmbeddedCorpus() ([]env.Passage, error) {
-	rc, err := data.Open("corpus")
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return LoadCorpus(rc, data.Path("corpus"))
-}
-
 // flashRAGQuestion is a Search-R1 / FlashRAG question line.
 type flashRAGQuestion struct {
 	ID            string   `json:"id"`
@@ -154,52 +124,6 @@ func LoadFlashRAG(r io.Reader, path, dataset string) ([]Question, error) {
 		return nil
 	})
 	return out, err
-}
-
-// LoadFlashRAGCorpus reads a Search-R1 / FlashRAG corpus: lines {"id", "contents"} whose
-// contents is the title in double quotes, a newline, then the text ("\"Title\"\ntext").
-func LoadFlashRAGCorpus(r io.Reader, path string) ([]env.Passage, error) {
-	var out []env.Passage
-	err := eachLine(r, path, func(line []byte) error {
-		var f struct {
-			ID       *json.RawMessage `json:"id"`
-			Contents *string          `json:"contents"`
-		}
-		if err := decodeStrict(line, &f); err != nil {
-			return err
-		}
-		if f.ID == nil || f.Contents == nil {
-			return errors.New(`need "id" and "contents"`)
-		}
-		id, err := flashRAGID(*f.ID)
-		if err != nil {
-			return err
-		}
-		title, text, ok := strings.Cut(*f.Contents, "\n")
-		if !ok {
-			return fmt.Errorf("passage %s: contents has no newline between title and text", id)
-		}
-		out = append(out, env.Passage{ID: id, Title: strings.Trim(title, `"`), Text: text})
-		return nil
-	})
-	return out, err
-}
-
-// flashRAGID decodes a FlashRAG corpus id, which is a JSON string or number, into its text
-// (escapes resolved, as Python's json.dumps writes them).
-func flashRAGID(raw json.RawMessage) (string, error) {
-	var id string
-	if err := json.Unmarshal(raw, &id); err != nil {
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return "", errors.New(`"id" must be a string or a number`)
-		}
-		id = n.String()
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", errors.New(`"id" is empty`)
-	}
-	return id, nil
 }
 
 // hotpotRecord is one question of the native HotpotQA JSON release.

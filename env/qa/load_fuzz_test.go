@@ -13,11 +13,12 @@ import (
 	"agentr1/env"
 )
 
-// FuzzLoadJSONL feeds arbitrary bytes to the four JSONL loaders (mhqa questions, mhqa corpus,
-// FlashRAG questions, FlashRAG corpus) and checks that none panics; that an error starts with
-// "path:N: " where line N exists and is not blank (the line at fault); and that on success
-// every non-blank line became one record holding the fields the loader requires. Run longer
-// with `go test -run '^$' -fuzz '^FuzzLoadJSONL$' ./env/qa/`.
+// FuzzLoadJSONL feeds arbitrary bytes to the two JSONL question loaders (mhqa and FlashRAG)
+// and checks that neither panics; that an error starts with "path:N: " where line N exists
+// and is not blank (the line at fault); and that on success every non-blank line became one
+// question holding the fields the loader requires. (Corpus lines are search.ReadCorpus's,
+// fuzzed by env/search's FuzzReadCorpus.) Run longer with
+// `go test -run '^$' -fuzz '^FuzzLoadJSONL$' ./env/qa/`.
 func FuzzLoadJSONL(f *testing.F) {
 	f.Add([]byte(`{"id": "a", "question": "Q?", "answers": ["x"], "paragraphs": [{"pid": "p1", "is_supporting": true}]}` + "\n\n" +
 		`{"id": "b", "title": "T", "text": "t", "question": "Q2", "answers": ["y", "z"], "golden_answers": ["y"]}`))
@@ -44,24 +45,14 @@ func FuzzLoadJSONL(f *testing.F) {
 		var results []result
 		qs, err := LoadMHQA(bytes.NewReader(data), path)
 		results = append(results, result{"LoadMHQA", len(qs), err, badQuestions(qs)})
-		ps, err := LoadCorpus(bytes.NewReader(data), path)
-		bad := ""
-		for i, p := range ps {
-			if p.ID == "" || (p.Title == "" && p.Text == "") {
-				bad = fmt.Sprintf("passage %d %+v has no id or no title and text", i, p)
-			}
-		}
-		results = append(results, result{"LoadCorpus", len(ps), err, bad})
 		qs, err = LoadFlashRAG(bytes.NewReader(data), path, "nq")
-		bad = badQuestions(qs)
+		bad := badQuestions(qs)
 		for i, q := range qs {
 			if q.Dataset != "nq" {
 				bad = fmt.Sprintf("question %d has dataset %q, want nq", i, q.Dataset)
 			}
 		}
 		results = append(results, result{"LoadFlashRAG", len(qs), err, bad})
-		ps, err = LoadFlashRAGCorpus(bytes.NewReader(data), path)
-		results = append(results, result{"LoadFlashRAGCorpus", len(ps), err, ""})
 
 		for _, r := range results {
 			if r.err == nil {
@@ -98,12 +89,12 @@ func badQuestions(qs []Question) string {
 	return ""
 }
 
-// FuzzLoadRoundTrip writes one valid record in each format from fuzzed strings (with
+// FuzzLoadRoundTrip writes one valid record in each question format from fuzzed strings (with
 // encoding/json, as the datasets' own tools do) and checks that the loader gives it back
-// unchanged: an mhqa question with its supporting pids, an mhqa passage, a FlashRAG question,
-// a FlashRAG passage (title and text recovered from "\"title\"\ntext"), and a native HotpotQA
-// record (its context paragraphs become passages with PassageID ids that the question's
-// SupportingPIDs point to).
+// unchanged: an mhqa question with its supporting pids, a FlashRAG question, and a native
+// HotpotQA record (its context paragraphs become passages with PassageID ids that the
+// question's SupportingPIDs point to). Corpus lines round-trip in env/search's
+// FuzzReadCorpusRoundTrip.
 func FuzzLoadRoundTrip(f *testing.F) {
 	f.Add("5a70f4c4", "Which composer wrote Maria Golovin?", "Gian Carlo Menotti", "Maria Golovin", "Maria Golovin is an opera. ", true)
 	f.Add("0", "who?", "A", "Aaron", "Aaron is a prophet.\nMore.", false)
@@ -140,25 +131,6 @@ func FuzzLoadRoundTrip(f *testing.F) {
 			"id": id, "question": question, "golden_answers": wantF.Answers})), "f.jsonl", "nq")
 		if err != nil || len(qs) != 1 || !reflect.DeepEqual(qs[0], wantF) {
 			t.Fatalf("flashrag: got %+v, %v; want %+v", qs, err, wantF)
-		}
-
-		// mhqa passage.
-		wantP := env.Passage{ID: id, Title: title, Text: text}
-		if title != "" || text != "" {
-			ps, err := LoadCorpus(bytes.NewReader(marshalLine(t, wantP)), "c.jsonl")
-			if err != nil || len(ps) != 1 || ps[0] != wantP {
-				t.Fatalf("corpus: got %+v, %v; want %+v", ps, err, wantP)
-			}
-		}
-
-		// FlashRAG passage: the title may not hold a newline or start or end with a quote,
-		// which the "\"title\"\ntext" form cannot carry.
-		if !strings.Contains(title, "\n") && !strings.HasPrefix(title, `"`) && !strings.HasSuffix(title, `"`) {
-			ps, err := LoadFlashRAGCorpus(bytes.NewReader(marshalLine(t, map[string]any{
-				"id": id, "contents": `"` + title + "\"\n" + text})), "fc.jsonl")
-			if err != nil || len(ps) != 1 || ps[0] != wantP {
-				t.Fatalf("flashrag corpus: got %+v, %v; want %+v", ps, err, wantP)
-			}
 		}
 
 		// Native HotpotQA: one supporting paragraph, or a fact naming another title.

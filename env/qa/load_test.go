@@ -3,6 +3,8 @@ package qa
 import (
 	"strings"
 	"testing"
+
+	wikisearch "agentr1/env/search"
 )
 
 func TestLoadErrors(t *testing.T) {
@@ -19,9 +21,6 @@ func TestLoadErrors(t *testing.T) {
 		{"mhqa empty question", mhqa, `{"id": "c", "question": " ", "answers": ["x"]}`, "f.jsonl:1: question c: empty question"},
 		{"mhqa answers not a list", mhqa, `{"id": "c", "question": "Q", "answers": "x"}`, "f.jsonl:1: bad JSON"},
 		{"flashrag no golden answers", flash, `{"id": "1", "question": "Q?"}`, "f.jsonl:1: question 1: no answers"},
-		{"flashrag corpus no newline", flashCorpus, `{"id": 7, "contents": "\"T\" text"}`, "f.jsonl:1: passage 7: contents has no newline"},
-		{"flashrag corpus missing contents", flashCorpus, `{"id": "1"}`, `f.jsonl:1: need "id" and "contents"`},
-		{"corpus no id", corpus, `{"title": "T", "text": "x"}`, `f.jsonl:1: passage without "id"`},
 		{"hotpot not an array", hotpot, `{"_id": "a"}`, "f.json: json: cannot unmarshal object"},
 		{"hotpot bad context", hotpot, `[{"_id": "a", "question": "Q", "answer": "x", "context": [["T", "not a list"]]}]`, "f.json: question 0 (a): context[0] is not [title, [sentences]]"},
 		{"hotpot bad fact", hotpot, `[{"_id": "a", "question": "Q", "answer": "x", "supporting_facts": [[1, 0]]}]`, "f.json: question 0 (a): supporting_facts[0] is not [title, sentence]"},
@@ -35,23 +34,14 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func mhqa(s string) error  { _, err := LoadMHQA(strings.NewReader(s), "f.jsonl"); return err }
-func flash(s string) error { _, err := LoadFlashRAG(strings.NewReader(s), "f.jsonl", "nq"); return err }
-func flashCorpus(s string) error {
-	_, err := LoadFlashRAGCorpus(strings.NewReader(s), "f.jsonl")
-	return err
-}
-func corpus(s string) error { _, err := LoadCorpus(strings.NewReader(s), "f.jsonl"); return err }
+func mhqa(s string) error   { _, err := LoadMHQA(strings.NewReader(s), "f.jsonl"); return err }
+func flash(s string) error  { _, err := LoadFlashRAG(strings.NewReader(s), "f.jsonl", "nq"); return err }
 func hotpot(s string) error { _, _, err := LoadHotpotJSON(strings.NewReader(s), "f.json"); return err }
 
 func TestLoadFormats(t *testing.T) {
 	qs, err := LoadFlashRAG(strings.NewReader(`{"id": "test_1", "question": "who?", "golden_answers": ["A", "B"]}`+"\n"), "f", "nq")
 	if err != nil || len(qs) != 1 || qs[0].Dataset != "nq" || len(qs[0].Answers) != 2 {
 		t.Errorf("FlashRAG questions: %+v, %v", qs, err)
-	}
-	ps, err := LoadFlashRAGCorpus(strings.NewReader(`{"id": "0", "contents": "\"Aaron\"\nAaron is a prophet.\nMore."}`), "f")
-	if err != nil || len(ps) != 1 || ps[0].Title != "Aaron" || ps[0].Text != "Aaron is a prophet.\nMore." {
-		t.Errorf("FlashRAG corpus: %+v, %v", ps, err)
 	}
 	native := `[{"_id": "h1", "question": "Q?", "answer": "yes", "type": "comparison", "level": "easy",
 	  "supporting_facts": [["B", 0], ["A", 1], ["A", 0]],
@@ -79,9 +69,10 @@ func TestLoadFormats(t *testing.T) {
 }
 
 // TestEmbeddedData loads the shipped datasets and checks that every supporting pid names a
-// corpus passage and that PassageID reproduces every corpus id.
+// passage of the embedded corpus (read by the one corpus reader, search.LoadCorpus) and that
+// PassageID reproduces every corpus id.
 func TestEmbeddedData(t *testing.T) {
-	passages, err := LoadEmbeddedCorpus()
+	passages, err := wikisearch.LoadCorpus(wikisearch.EmbeddedCorpus)
 	if err != nil {
 		t.Fatal(err)
 	}

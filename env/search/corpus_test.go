@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,7 +32,21 @@ func TestReadCorpus(t *testing.T) {
 		{"empty id", `{"id": "", "text": "x"}`, nil, `c.jsonl:1: passage has no "id"`},
 		{"no text", `{"id": "a", "title": "T"}`, nil, `c.jsonl:1: passage "a" has neither "text" nor "contents"`},
 		{"duplicate id", `{"id": "a", "text": "x"}` + "\n" + `{"id": "b", "text": "y"}` + "\n" + `{"id": "a", "text": "z"}`, nil, `c.jsonl:3: passage id "a" already used on line 1`},
-		{"wrong type", `{"id": 7, "text": "x"}`, nil, "c.jsonl:1:"},
+		{"integer ids, FlashRAG's numbering", `{"id": 7, "text": "x"}` + "\n" + `{"id": -12, "contents": "\"T\"\ny"}` + "\n" + `{"id": 0, "text": "z"}`,
+			[]Passage{{ID: "7", Text: "x"}, {ID: "-12", Title: "T", Text: "y"}, {ID: "0", Text: "z"}}, ""},
+		{"integer and string id collide", `{"id": 7, "text": "x"}` + "\n" + `{"id": "7", "text": "y"}`, nil, `c.jsonl:2: passage id "7" already used on line 1`},
+		{"escaped string id", `{"id": "caf\u00e9 \"q\"", "text": "x"}`, []Passage{{ID: `café "q"`, Text: "x"}}, ""},
+		{"fractional id", `{"id": 7.5, "text": "x"}`, nil, `c.jsonl:1: "id" 7.5 is not an integer`},
+		{"exponent id", `{"id": 1e3, "text": "x"}`, nil, `c.jsonl:1: "id" 1e3 is not an integer`},
+		{"boolean id", `{"id": true, "text": "x"}`, nil, `c.jsonl:1: "id" must be a string or an integer, got true`},
+		{"null id", `{"id": null, "text": "x"}`, nil, `c.jsonl:1: passage has no "id"`},
+		{"blank id", `{"id": " \t", "text": "x"}`, nil, `c.jsonl:1: passage has no "id" (blank)`},
+		{"contents without a newline is untitled text", `{"id": 3, "contents": "\"T\" text"}`, []Passage{{ID: "3", Text: `"T" text`}}, ""},
+		{"empty passage", `{"id": "a", "title": "", "text": ""}`, nil, `c.jsonl:1: passage "a" has no title and no text`},
+		{"empty contents", `{"id": "a", "contents": ""}`, nil, `c.jsonl:1: passage "a" has no title and no text`},
+		{"text wins over contents", `{"id": "a", "text": "t", "contents": "\"C\"\nc"}`, []Passage{{ID: "a", Text: "t"}}, ""},
+		{"not an object", `["a", "b"]`, nil, "c.jsonl:1: bad JSON"},
+		{"wrong text type", `{"id": "a", "text": 3}`, nil, "c.jsonl:1: bad JSON"},
 		{"empty file", "\n\n", nil, "c.jsonl: no passages"},
 	}
 	for _, c := range cases {
@@ -44,6 +59,21 @@ func TestReadCorpus(t *testing.T) {
 		case c.err == "" && !reflect.DeepEqual(got, c.want):
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestReadCorpusLineLimit checks that a line over the limit is refused naming its line and
+// the limit, and that a line of exactly the limit is read.
+func TestReadCorpusLineLimit(t *testing.T) {
+	line := `{"id": "a", "text": "` + strings.Repeat("x", 100) + `"}`
+	in := `{"id": "b", "text": "y"}` + "\n" + line + "\n"
+	if _, err := readCorpus(strings.NewReader(in), "c.jsonl", len(line)-1); err == nil ||
+		err.Error() != fmt.Sprintf("c.jsonl:2: line longer than MaxCorpusLineBytes (%d bytes)", len(line)-1) {
+		t.Errorf("line over the limit: error %v", err)
+	}
+	// The scanner needs room for the newline too.
+	if got, err := readCorpus(strings.NewReader(in), "c.jsonl", len(line)+1); err != nil || len(got) != 2 {
+		t.Errorf("line at the limit: %d passages, %v", len(got), err)
 	}
 }
 

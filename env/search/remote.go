@@ -16,7 +16,14 @@ import (
 type Remote struct {
 	URL    string       // the retrieve endpoint, e.g. "http://127.0.0.1:8000/retrieve"
 	Client *http.Client // http.DefaultClient's transport with a 30 s timeout by default
+	// MaxAnswerBytes bounds the server's answer; a longer one is an error, not read further.
+	// <= 0 means DefaultMaxAnswerBytes.
+	MaxAnswerBytes int64
 }
+
+// DefaultMaxAnswerBytes is the largest retrieval answer a Remote reads: 64 MiB, far above
+// top-k passages of any real corpus.
+const DefaultMaxAnswerBytes = 64 << 20
 
 // NewRemote returns a Remote for the retrieve endpoint url.
 func NewRemote(url string) *Remote {
@@ -68,9 +75,16 @@ func (r *Remote) Retrieve(ctx context.Context, query string, k int) ([]Retrieved
 		return nil, fmt.Errorf("remote search: %w", err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	limit := r.MaxAnswerBytes
+	if limit <= 0 {
+		limit = DefaultMaxAnswerBytes
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("remote search %s: reading answer: %w", r.URL, err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("remote search %s: %s: answer over MaxAnswerBytes (%d bytes)", r.URL, resp.Status, limit)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e errorResponse

@@ -225,6 +225,23 @@ func TestRemoteAnswerForms(t *testing.T) {
 	if _, err := NewRemote("http://127.0.0.1:1/retrieve").Retrieve(context.Background(), "q", 2); err == nil {
 		t.Error("Remote to a closed port succeeded")
 	}
+
+	// An answer over MaxAnswerBytes is refused naming the limit; one of exactly that size is read.
+	answer := `{"result": [[{"id": "7", "contents": "` + strings.Repeat("x", 100) + `"}]]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, answer) }))
+	defer srv.Close()
+	for _, limit := range []int64{int64(len(answer)) - 1, int64(len(answer))} {
+		remote := NewRemote(srv.URL)
+		remote.MaxAnswerBytes = limit
+		got, err := remote.Retrieve(context.Background(), "q", 2)
+		want := fmt.Sprintf("answer over MaxAnswerBytes (%d bytes)", limit)
+		if limit < int64(len(answer)) && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("answer of %d bytes, limit %d: error %v, want one containing %q", len(answer), limit, err, want)
+		}
+		if limit == int64(len(answer)) && (err != nil || len(got) != 1) {
+			t.Errorf("answer of exactly the limit %d: %v, %v", limit, got, err)
+		}
+	}
 }
 
 // gateRetriever blocks each query until released, to hold a request in flight.

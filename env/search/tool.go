@@ -3,8 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"agentr1/env"
 )
@@ -38,6 +40,17 @@ func (ix *Index) Retrieve(ctx context.Context, query string, k int) ([]Retrieved
 // DefaultTopK is how many passages the search tool returns per call (Agent-R1's setting).
 const DefaultTopK = 5
 
+// Bounds of one search tool call, used when the Tool's fields are not set.
+const (
+	// DefaultMaxQueryBytes bounds a query: a longer one is refused with an error the agent
+	// reads (a search query is a few words; a turn pasted into it is a mistake to learn from).
+	DefaultMaxQueryBytes = 1024
+	// DefaultMaxOutputBytes bounds the text of one call, so that huge passages cannot blow up
+	// memory: passages are rendered only up to it (ToolEnv then cuts to what the agent reads,
+	// env.Config.MaxOutputChars).
+	DefaultMaxOutputBytes = 16 << 10
+)
+
 // Tool is the agent's wiki search tool: name "search", arguments {"query": string}. It returns
 // the top TopK passages of its Retriever as numbered passages with their titles (see Format).
 //
@@ -47,6 +60,11 @@ const DefaultTopK = 5
 type Tool struct {
 	Retriever Retriever
 	TopK      int
+	// MaxQueryBytes refuses longer queries; <= 0 means DefaultMaxQueryBytes.
+	MaxQueryBytes int
+	// MaxOutputBytes bounds the text a call returns (FormatLimit); <= 0 means
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
 }
 
 var _ env.PassageTool = (*Tool)(nil)
@@ -92,7 +110,8 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (string, error) {
 }
 
 // CallPassages implements env.PassageTool: it searches for args["query"] and returns the
-// formatted results and the ids of the passages in them, best first.
+// formatted results, cut to MaxOutputBytes, and the ids of the passages the text shows (at
+// least in part), best first. A query over MaxQueryBytes is refused.
 func (t *Tool) CallPassages(ctx context.Context, args map[string]any) (string, []string, error) {
 	query, ok := args["query"].(string)
 	if !ok {
@@ -101,15 +120,26 @@ func (t *Tool) CallPassages(ctx context.Context, args map[string]any) (string, [
 	if strings.TrimSpace(query) == "" {
 		return "", nil, fmt.Errorf("search: empty query")
 	}
+	if limit := orDefault(t.MaxQueryBytes, DefaultMaxQueryBytes); len(query) > limit {
+		return "", nil, fmt.Errorf("search: query of %d bytes, at most %d; search for a short phrase", len(query), limit)
+	}
 	results, err := t.Retriever.Retrieve(ctx, query, t.TopK)
 	if err != nil {
 		return "", nil, err
 	}
-	ids := make([]string, len(results))
-	for i, r := range results {
+	text, shown := FormatLimit(results, orDefault(t.MaxOutputBytes, DefaultMaxOutputBytes))
+	ids := make([]string, shown)
+	for i, r := range results[:shown] {
 		ids[i] = r.ID
 	}
-	return Format(results), ids, nil
+	return text, ids, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Format renders results as the agent reads them, one numbered passage per line, as
@@ -119,15 +149,58 @@ func (t *Tool) CallPassages(ctx context.Context, args map[string]any) (string, [
 //
 // No results give "No results found.".
 func Format(results []Retrieved) string {
-	if len(results) == 0 {
-		return "No results found."
+	text, _ := FormatLimit(results, math.MaxInt)
+	return text
+}
+
+// FormatLimit renders results as Format does but writes at most maxBytes bytes of them (cut on
+// a rune boundary), followed, when cut, by env.OutputCutMarker naming the bytes left out; the
+// text left out is never built, so a huge passage costs no memory. It returns the text and how
+// many results it shows at least in part (the first ones). It panics if maxBytes < 1.
+func FormatLimit(results []Retrieved, maxBytes int) (text string, shown int) {
+	if maxBytes < 1 {
+		panic("search.FormatLimit: maxBytes " + strconv.Itoa(maxBytes))
 	}
-	var b strings.Builder
+	if len(results) == 0 {
+		return "No results found.", 0
+	}
+	w := cappedWriter{room: maxBytes}
 	for i, r := range results {
 		if i > 0 {
-			b.WriteByte('\n')
+			w.write("\n")
 		}
-		fmt.Fprintf(&b, "Doc %d (Title: \"%s\") %s", i+1, r.Title, r.Text)
+		if w.cut == 0 && w.room > 0 {
+			shown = i + 1
+		}
+		w.write("Doc " + strconv.Itoa(i+1) + ` (Title: "`)
+		w.write(r.Title)
+		w.write(`") `)
+		w.write(r.Text)
 	}
-	return b.String()
+	if w.cut > 0 {
+		w.b.WriteString(fmt.Sprintf(env.OutputCutMarker, w.cut))
+	}
+	return w.b.String(), shown
+}
+
+// cappedWriter keeps the first room bytes written to it (on a rune boundary) and counts the
+// rest.
+type cappedWriter struct {
+	b    strings.Builder
+	room int // bytes still to keep
+	cut  int // bytes left out
+}
+
+func (w *cappedWriter) write(s string) {
+	if w.cut > 0 || len(s) > w.room {
+		i := min(w.room, len(s))
+		for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		w.b.WriteString(s[:i])
+		w.room, w.cut = 0, w.cut+len(s)-i
+		return
+	}
+	w.b.WriteString(s)
+	w.room -= len(s)
 }

@@ -238,6 +238,33 @@ func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []
 	return demos, s, nil
 }
 
+// Merge combines summaries of disjoint task sets into one, weighting each by its N.
+func Merge(sums []Summary) Summary {
+	m := Summary{EMByType: map[string]float64{}, CountsByType: map[string]int{}}
+	for _, s := range sums {
+		m.N += s.N
+		n := float64(s.N)
+		m.EM += s.EM * n
+		m.F1 += s.F1 * n
+		m.Reward += s.Reward * n
+		m.FormatOK += s.FormatOK * n
+		m.Turns += s.Turns * n
+		m.Searches += s.Searches * n
+		for k, c := range s.CountsByType {
+			m.EMByType[k] += s.EMByType[k] * float64(c)
+			m.CountsByType[k] += c
+		}
+	}
+	if m.N > 0 {
+		n := float64(m.N)
+		m.EM, m.F1, m.Reward, m.FormatOK, m.Turns, m.Searches = m.EM/n, m.F1/n, m.Reward/n, m.FormatOK/n, m.Turns/n, m.Searches/n
+		for k, c := range m.CountsByType {
+			m.EMByType[k] /= float64(c)
+		}
+	}
+	return m
+}
+
 // Trajectory tokenises the transcript for the SFT warm start, segment by segment as a rollout
 // sees it: the prompt and each observation as environment text, each action as agent text
 // (with zero log-probs: demonstrations are not sampled). A tool-calling action's last token

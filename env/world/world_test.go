@@ -253,3 +253,22 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMerge checks that merged summaries weight each part by its size, overall and per type.
+func TestMerge(t *testing.T) {
+	a := Summary{N: 1, EM: 1, F1: 1, Reward: 1, FormatOK: 1, Turns: 2, Searches: 1,
+		EMByType: map[string]float64{"bridge": 1}, CountsByType: map[string]int{"bridge": 1}}
+	b := Summary{N: 3, EM: 0, F1: 0.5, Reward: 0, FormatOK: 1, Turns: 4, Searches: 3,
+		EMByType: map[string]float64{"bridge": 0, "comparison": 0}, CountsByType: map[string]int{"bridge": 2, "comparison": 1}}
+	m := Merge([]Summary{a, b})
+	want := Summary{N: 4, EM: 0.25, F1: 0.625, Reward: 0.25, FormatOK: 1, Turns: 3.5, Searches: 2.5}
+	if m.N != want.N || m.EM != want.EM || m.F1 != want.F1 || m.Reward != want.Reward || m.FormatOK != want.FormatOK || m.Turns != want.Turns || m.Searches != want.Searches {
+		t.Errorf("Merge = %+v, want %+v", m, want)
+	}
+	if m.EMByType["bridge"] != 1.0/3 || m.CountsByType["bridge"] != 3 || m.CountsByType["comparison"] != 1 {
+		t.Errorf("Merge by type: EM %v counts %v", m.EMByType, m.CountsByType)
+	}
+	if e := Merge(nil); e.N != 0 || e.EM != 0 {
+		t.Errorf("Merge(nil) = %+v", e)
+	}
+}

@@ -10,9 +10,15 @@
 // the trajectory untouched; only observation text is tokenised. Turn text is decoded for the
 // environment to parse, never re-encoded for training.
 //
-// Limits: turns per episode, tokens per turn and total length (prompt + response). A row that
-// hits the total length or the turn limit in the middle of an exchange is flagged Truncated and
-// still receives its outcome reward from the environment.
+// Limits (Config): turns per episode, tokens per turn, total length (prompt + response) and
+// tokens per observation. A row that hits the total length or the turn limit in the middle of
+// an exchange is flagged Truncated (CutLength, CutTurns, CutTurnTokens say which) and still
+// receives its outcome reward from the environment; its trajectory stays whole (every token
+// fed to the decoder is in a segment, agent tokens carry their log-probs). An observation over
+// MaxObsTokens is cut in its middle: the agent reads its head, "...[truncated N tokens]" and
+// its closing tail, never a silently shortened text. What cannot fit at all is refused before
+// generation with an error naming the limit: a prompt of MaxLen tokens or more, MaxLen beyond
+// the decoder's capacity (the model's positions), more rows than the decoder holds.
 //
 // Determinism: every row samples from its own random stream derived from (seed, row), so the
 // same seed and worker count reproduce the same trajectories.

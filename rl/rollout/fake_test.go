@@ -86,7 +86,12 @@ func (s testSampler) Sample(logits []float32, rng *rand.Rand) (int, float32) {
 	return tok, float32(float64(logits[tok]) - mx - math.Log(sum))
 }
 
-// fakeEncoder writes token ids as space-separated decimal numbers.
+// fakeWord is the token fakeEncoder gives any word that is not a token id (the words of
+// ObsCutMarker).
+const fakeWord = 9
+
+// fakeEncoder writes token ids as space-separated decimal numbers; any other word encodes as
+// fakeWord.
 type fakeEncoder struct{}
 
 func (fakeEncoder) Encode(text string) []int {
@@ -94,7 +99,10 @@ func (fakeEncoder) Encode(text string) []int {
 	for _, f := range strings.Fields(text) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			panic(fmt.Sprintf("fakeEncoder: %q", f))
+			n = fakeWord
+		}
+		if n < 0 || n >= fakeVocab {
+			panic(fmt.Sprintf("fakeEncoder: %q is not a token of the fake vocabulary", f))
 		}
 		ids = append(ids, n)
 	}
@@ -109,9 +117,11 @@ func (fakeEncoder) Decode(ids []int) string {
 	return strings.Join(parts, " ")
 }
 
-// fakeEpisode answers a turn ending in `</tool_call>` with the observation "7 7 7" and reward
-// 0.1, and ends the episode on any other turn. It records every turn it saw.
+// fakeEpisode answers a turn ending in `</tool_call>` with an observation (obs, "7 7 7" when
+// empty, whose last tail bytes are its ObservationTail) and reward 0.1, and ends the episode
+// on any other turn. It records every turn it saw.
 type fakeEpisode struct {
+	obs       func(turn int) (text string, tail int) // nil: "7 7 7", no tail
 	turns     []string
 	finished  int
 	truncated bool
@@ -119,10 +129,14 @@ type fakeEpisode struct {
 
 func (e *fakeEpisode) Step(_ context.Context, turn string) (Transition, error) {
 	e.turns = append(e.turns, turn)
-	if strings.HasSuffix(turn, strconv.Itoa(fakeToolEnd)) {
+	if !strings.HasSuffix(turn, strconv.Itoa(fakeToolEnd)) {
+		return Transition{Done: true}, nil
+	}
+	if e.obs == nil {
 		return Transition{Observation: "7 7 7", Reward: 0.1}, nil
 	}
-	return Transition{Done: true}, nil
+	text, tail := e.obs(len(e.turns))
+	return Transition{Observation: text, ObservationTail: tail, Reward: 0.1}, nil
 }
 
 func (e *fakeEpisode) Finish(truncated bool) Outcome {

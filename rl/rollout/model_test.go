@@ -8,6 +8,9 @@ import (
 	"agentr1/model"
 )
 
+// The model's decoder reports its capacity, so Run checks MaxLen and the rows against it.
+var _ sizedDecoder = (*model.Decoder)(nil)
+
 // tinyModel is a 2-layer, hidden-32 Qwen2 policy over the fake vocabulary.
 func tinyModel(t testing.TB) *model.Model {
 	t.Helper()

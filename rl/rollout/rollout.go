@@ -12,17 +12,27 @@ import (
 
 // Config sets the limits and sampling of a rollout.
 type Config struct {
-	N             int    // samples per task: the GRPO group size (rows = tasks x N)
-	MaxTurns      int    // agent turns per episode; a tool call in the last turn cuts the episode
-	MaxTurnTokens int    // generated tokens per turn; a longer turn is handed to the env as is
-	MaxLen        int    // tokens per row, prompt + response; the decoder must hold this many
-	MaxObsTokens  int    // observation tokens kept (the tail is cut); 0 keeps all
-	StopTokens    []int  // token ids that end a turn: `</tool_call>` and `<|im_end|>`
-	Workers       int    // goroutines running environment steps; 0 means GOMAXPROCS
-	Seed          uint64 // row r samples from the stream PCG(Seed, r)
+	N             int // samples per task: the GRPO group size (rows = tasks x N)
+	MaxTurns      int // agent turns per episode; a tool call in the last turn cuts the episode
+	MaxTurnTokens int // generated tokens per turn; a longer turn is handed to the env as is
+	// MaxLen is the tokens per row, prompt + response; the decoder must hold this many. A row
+	// reaching MaxLen is cut (Sample.CutLength). A prompt of MaxLen tokens or more leaves no
+	// room for a response: its row is cut before generating (CutPrompt), or the rollout is
+	// refused if RefuseLongPrompts.
+	MaxLen int
+	// RefuseLongPrompts makes a prompt of MaxLen tokens or more an error of Run, as verl
+	// refuses a prompt over max_prompt_length (RLHFDataset, truncation="error"), instead of a
+	// row cut before generating.
+	RefuseLongPrompts bool
+	// MaxObsTokens is the most tokens of one observation appended; a longer one keeps its
+	// head, ObsCutMarker and its Transition.ObservationTail (see EncodeObservation). 0 keeps all.
+	MaxObsTokens int
+	StopTokens   []int  // token ids that end a turn: `</tool_call>` and `<|im_end|>`
+	Workers      int    // goroutines running environment steps; 0 means GOMAXPROCS
+	Seed         uint64 // row r samples from the stream PCG(Seed, r)
 }
 
-// Validate reports the first invalid setting.
+// Validate reports the first invalid setting, naming the field.
 func (c *Config) Validate() error {
 	switch {
 	case c.N < 1:
@@ -33,10 +43,48 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rollout: MaxTurnTokens = %d, want >= 1", c.MaxTurnTokens)
 	case c.MaxLen < 2:
 		return fmt.Errorf("rollout: MaxLen = %d, want >= 2", c.MaxLen)
+	case c.MaxObsTokens < 0:
+		return fmt.Errorf("rollout: MaxObsTokens = %d, want >= 0 (0 keeps every token)", c.MaxObsTokens)
+	case c.Workers < 0:
+		return fmt.Errorf("rollout: Workers = %d, want >= 0 (0 means GOMAXPROCS)", c.Workers)
 	case len(c.StopTokens) == 0:
 		return errors.New("rollout: no StopTokens")
 	}
 	return nil
+}
+
+// sizedDecoder is implemented by decoders with a fixed capacity (model.Decoder): rows, and
+// tokens per row (at most the model's max_position_embeddings).
+type sizedDecoder interface {
+	Rows() int
+	MaxLen() int
+}
+
+// checkFits refuses a rollout the decoder cannot hold, an empty prompt and, with
+// RefuseLongPrompts, a prompt that leaves no room for a response.
+func checkFits(dec Decoder, tasks []Task, cfg Config) error {
+	if d, ok := dec.(sizedDecoder); ok {
+		if rows := len(tasks) * cfg.N; rows > d.Rows() {
+			return fmt.Errorf("rollout: %d tasks x N %d = %d rows, the decoder holds %d", len(tasks), cfg.N, rows, d.Rows())
+		}
+		if cfg.MaxLen > d.MaxLen() {
+			return fmt.Errorf("rollout: MaxLen %d exceeds the decoder's %d tokens per row (the model's positions)", cfg.MaxLen, d.MaxLen())
+		}
+	}
+	for i, t := range tasks {
+		switch {
+		case len(t.Prompt) == 0:
+			return fmt.Errorf("rollout: task %d: empty prompt", i)
+		case cfg.RefuseLongPrompts && len(t.Prompt) >= cfg.MaxLen:
+			return fmt.Errorf("rollout: task %d: %s", i, longPrompt(len(t.Prompt), cfg.MaxLen))
+		}
+	}
+	return nil
+}
+
+// longPrompt is the message of a prompt that leaves no room for a response.
+func longPrompt(n, maxLen int) string {
+	return fmt.Sprintf("prompt of %d tokens leaves no room for a response: MaxLen is %d tokens, prompt + response", n, maxLen)
 }
 
 // rowCopier is implemented by decoders that can copy one row's cache into another
@@ -62,9 +110,16 @@ type row struct {
 
 // Run rolls out every task N times on dec (which must have at least len(tasks)*N rows of
 // capacity cfg.MaxLen) and returns the samples in row order: task i's samples are rows
-// i*N ... i*N+N-1. Environment errors abort the rollout and are returned with the row.
+// i*N ... i*N+N-1. It refuses, before generating anything, a config Validate rejects, a
+// decoder too small for the rows or MaxLen (when dec reports its size, as model.Decoder does),
+// an empty prompt, and with RefuseLongPrompts a prompt of MaxLen tokens or more (otherwise
+// that row is cut before generating: CutPrompt). Environment errors abort the rollout and are
+// returned with the row.
 func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks []Task, cfg Config) ([]*Sample, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkFits(dec, tasks, cfg); err != nil {
 		return nil, err
 	}
 	nrows := len(tasks) * cfg.N
@@ -78,12 +133,10 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			sample:  s,
 		}
 		dec.Reset(i)
-		if len(t.Prompt) == 0 {
-			return nil, fmt.Errorf("rollout: task %d: empty prompt", i/cfg.N)
-		}
 		if len(t.Prompt) >= cfg.MaxLen {
-			s.Truncated, s.CutLength = true, true
-			s.Outcome = rows[i].episode.Finish(true)
+			s.CutPrompt, s.CutLength = true, true
+			s.cut("%s", longPrompt(len(t.Prompt), cfg.MaxLen))
+			finish(rows[i])
 			continue
 		}
 		// The samples of one task share the prompt: prefill it once and copy the cache when
@@ -197,32 +250,38 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 			return fmt.Errorf("rollout: row %d turn %d: %w", i, r.sample.Turns, r.stepErr)
 		}
 		last := &r.sample.Segments[len(r.sample.Segments)-1]
+		s, turn := r.sample, r.sample.Turns
 		if r.lengthCut {
-			r.sample.CutLength = true
+			s.CutLength = true
+			s.cut("turn %d: prompt and response reached MaxLen %d tokens while generating", turn, cfg.MaxLen)
 			finish(r)
 			continue
 		}
 		last.Reward = r.transition.Reward
 		// A turn without a stop token that hit MaxTurnTokens is flagged as cut.
 		if !r.stopped {
-			r.sample.CutTurnTokens = true
+			s.CutTurnTokens = true
+			s.cut("turn %d: %d tokens generated without a stop token: MaxTurnTokens is %d", turn, len(last.Tokens), cfg.MaxTurnTokens)
 		}
 		if r.transition.Done {
 			finish(r)
 			continue
 		}
-		if r.sample.Turns >= cfg.MaxTurns {
-			r.sample.CutTurns = true
+		if turn >= cfg.MaxTurns {
+			s.CutTurns = true
+			s.cut("turn %d still called a tool: MaxTurns is %d", turn, cfg.MaxTurns)
 			finish(r)
 			continue
 		}
-		obs := enc.Encode(r.transition.Observation)
-		if cfg.MaxObsTokens > 0 && len(obs) > cfg.MaxObsTokens {
-			obs = obs[:cfg.MaxObsTokens]
+		obs, whole, err := EncodeObservation(enc, r.transition.Observation, r.transition.ObservationTail, cfg.MaxObsTokens)
+		if err != nil {
+			return fmt.Errorf("rollout: row %d turn %d: %w", i, turn, err)
 		}
 		// The pending token and the observation must fit, with room for one generated token.
-		if dec.Len(i)+1+len(obs)+1 > cfg.MaxLen {
-			r.sample.CutLength = true
+		if used := dec.Len(i) + 1; used+len(obs)+1 > cfg.MaxLen {
+			s.CutLength = true
+			s.cut("turn %d: observation of %d tokens does not fit: %d of MaxLen %d tokens used, one must stay for the next turn",
+				turn, len(obs), used, cfg.MaxLen)
 			finish(r)
 			continue
 		}
@@ -232,6 +291,10 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		r.logits = append(r.logits[:0], dec.Append(i, feed)...)
 		if len(obs) > 0 {
 			r.sample.Segments = append(r.sample.Segments, Segment{Tokens: obs})
+		}
+		if cfg.MaxObsTokens > 0 && whole > cfg.MaxObsTokens {
+			s.CutObservations++
+			s.cut("turn %d: observation of %d tokens cut to MaxObsTokens %d", turn, whole, cfg.MaxObsTokens)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,11 +35,14 @@ func TestRunScripted(t *testing.T) {
 		cut       string // which limit: "length", "turns", "turn-tokens" or ""
 		turns     int
 		envTurns  []string
+		cutObs    int      // observations cut to MaxObsTokens
+		cuts      []string // Sample.Cuts
 	}
 	cases := []struct {
 		name   string
 		script []int
 		cfg    func(*Config)
+		obs    func(turn int) (string, int) // the episode's observations; nil: "7 7 7"
 		want   want
 	}{
 		{
@@ -57,34 +61,49 @@ func TestRunScripted(t *testing.T) {
 			name:   "turn token limit hands the cut turn to the env",
 			script: []int{2, 2, 2, 2, 2, 2, 2},
 			want: want{segments: [][]int{{2, 2, 2, 2, 2, 2}}, agent: []bool{true}, rewards: []float64{0},
-				truncated: true, cut: "turn-tokens", turns: 1, envTurns: []string{"2 2 2 2 2 2"}},
+				truncated: true, cut: "turn-tokens", turns: 1, envTurns: []string{"2 2 2 2 2 2"},
+				cuts: []string{"turn 1: 6 tokens generated without a stop token: MaxTurnTokens is 6"}},
 		},
 		{
 			name:   "turn limit cuts a tool call in the last turn",
 			script: []int{fakeToolEnd, fakeToolEnd, fakeToolEnd, fakeToolEnd},
 			cfg:    func(c *Config) { c.MaxTurns = 2 },
 			want: want{segments: [][]int{{fakeToolEnd}, {7, 7, 7}, {fakeToolEnd}}, agent: []bool{true, false, true},
-				rewards: []float64{0.1, 0, 0.1}, truncated: true, cut: "turns", turns: 2, envTurns: []string{"10", "10"}},
+				rewards: []float64{0.1, 0, 0.1}, truncated: true, cut: "turns", turns: 2, envTurns: []string{"10", "10"},
+				cuts: []string{"turn 2 still called a tool: MaxTurns is 2"}},
 		},
 		{
 			name:   "total length cuts mid turn without an env step",
 			script: []int{2, fakeToolEnd, 3, 3, 3, 3},
 			cfg:    func(c *Config) { c.MaxLen = 9 }, // prompt 2 + turn 2 + obs 3 = 7, then 2 more tokens
 			want: want{segments: [][]int{{2, fakeToolEnd}, {7, 7, 7}, {3, 3}}, agent: []bool{true, false, true},
-				rewards: []float64{0.1, 0, 0}, truncated: true, cut: "length", turns: 2, envTurns: []string{"2 10"}},
+				rewards: []float64{0.1, 0, 0}, truncated: true, cut: "length", turns: 2, envTurns: []string{"2 10"},
+				cuts: []string{"turn 2: prompt and response reached MaxLen 9 tokens while generating"}},
 		},
 		{
 			name:   "observation that does not fit cuts the episode",
 			script: []int{2, fakeToolEnd, 3},
 			cfg:    func(c *Config) { c.MaxLen = 7 },
 			want: want{segments: [][]int{{2, fakeToolEnd}}, agent: []bool{true}, rewards: []float64{0.1},
-				truncated: true, cut: "length", turns: 1, envTurns: []string{"2 10"}},
+				truncated: true, cut: "length", turns: 1, envTurns: []string{"2 10"},
+				cuts: []string{"turn 1: observation of 3 tokens does not fit: 4 of MaxLen 7 tokens used, one must stay for the next turn"}},
 		},
 		{
-			name:   "observation cap keeps the head",
+			name:   "observation cap keeps the head, a marker and the tail",
 			script: []int{fakeToolEnd, fakeImEnd},
-			cfg:    func(c *Config) { c.MaxObsTokens = 2 },
-			want: want{segments: [][]int{{fakeToolEnd}, {7, 7}, {fakeImEnd}}, agent: []bool{true, false, true},
+			cfg:    func(c *Config) { c.MaxObsTokens = 7 },
+			obs:    func(int) (string, int) { return "7 7 7 7 7 7 8 8", len(" 8 8") },
+			// head 7 7, marker "...[truncated 4 tokens]" = 9 4 9, tail 8 8
+			want: want{segments: [][]int{{fakeToolEnd}, {7, 7, fakeWord, 4, fakeWord, 8, 8}, {fakeImEnd}}, agent: []bool{true, false, true},
+				rewards: []float64{0.1, 0, 0}, turns: 2, envTurns: []string{"10", "11"}, cutObs: 1,
+				cuts: []string{"turn 1: observation of 8 tokens cut to MaxObsTokens 7"}},
+		},
+		{
+			name:   "observation at the cap is whole",
+			script: []int{fakeToolEnd, fakeImEnd},
+			cfg:    func(c *Config) { c.MaxObsTokens = 8 },
+			obs:    func(int) (string, int) { return "7 7 7 7 7 7 8 8", len(" 8 8") },
+			want: want{segments: [][]int{{fakeToolEnd}, {7, 7, 7, 7, 7, 7, 8, 8}, {fakeImEnd}}, agent: []bool{true, false, true},
 				rewards: []float64{0.1, 0, 0}, turns: 2, envTurns: []string{"10", "11"}},
 		},
 	}
@@ -95,7 +114,7 @@ func TestRunScripted(t *testing.T) {
 				tc.cfg(&cfg)
 			}
 			dec := scripted([][]int{tc.script})
-			ep := &fakeEpisode{}
+			ep := &fakeEpisode{obs: tc.obs}
 			tasks := []Task{{Prompt: prompt, NewEpisode: func() Episode { return ep }, Group: 3}}
 			out, err := Run(context.Background(), dec, testSampler{greedy: true}, fakeEncoder{}, tasks, cfg)
 			if err != nil {
@@ -116,9 +135,14 @@ func TestRunScripted(t *testing.T) {
 			if !reflect.DeepEqual(segs, tc.want.segments) || !reflect.DeepEqual(agent, tc.want.agent) || !reflect.DeepEqual(rewards, tc.want.rewards) {
 				t.Errorf("%s: segments %v agent %v rewards %v, want %v %v %v", tc.name, segs, agent, rewards, tc.want.segments, tc.want.agent, tc.want.rewards)
 			}
-			if s.Truncated != tc.want.truncated || s.Turns != tc.want.turns {
-				t.Errorf("%s: truncated %v turns %d, want %v %d", tc.name, s.Truncated, s.Turns, tc.want.truncated, tc.want.turns)
+			if s.Truncated != tc.want.truncated || s.Turns != tc.want.turns || s.CutObservations != tc.want.cutObs {
+				t.Errorf("%s: truncated %v turns %d cut observations %d, want %v %d %d", tc.name, s.Truncated, s.Turns,
+					s.CutObservations, tc.want.truncated, tc.want.turns, tc.want.cutObs)
 			}
+			if !slices.Equal(s.Cuts, tc.want.cuts) {
+				t.Errorf("%s: cuts %q, want %q", tc.name, s.Cuts, tc.want.cuts)
+			}
+			checkFlattens(t, tc.name, s)
 			cut := map[string]bool{"length": s.CutLength, "turns": s.CutTurns, "turn-tokens": s.CutTurnTokens}
 			for name, set := range cut {
 				if set != (name == tc.want.cut) {
@@ -208,17 +232,84 @@ func TestRunDeterministic(t *testing.T) {
 	}
 }
 
-func TestRunPromptTooLong(t *testing.T) {
+// sized is a scriptDecoder that reports a capacity, as model.Decoder does.
+type sized struct {
+	*scriptDecoder
+	rows, maxLen int
+}
+
+func (d sized) Rows() int   { return d.rows }
+func (d sized) MaxLen() int { return d.maxLen }
+
+// TestRunLongPrompt checks that without RefuseLongPrompts a prompt of MaxLen tokens or more
+// gives a sample cut before generating, saying why, while the other rows of the batch run.
+func TestRunLongPrompt(t *testing.T) {
 	cfg := baseConfig()
 	cfg.MaxLen = 3
-	ep := &fakeEpisode{}
-	out, err := Run(context.Background(), scripted([][]int{{fakeImEnd}}), testSampler{greedy: true}, fakeEncoder{},
-		[]Task{{Prompt: []int{1, 2, 3}, NewEpisode: func() Episode { return ep }}}, cfg)
+	long, short := &fakeEpisode{}, &fakeEpisode{}
+	dec := scripted([][]int{{fakeImEnd}, {2, fakeImEnd}})
+	out, err := Run(context.Background(), dec, testSampler{greedy: true}, fakeEncoder{}, []Task{
+		{Prompt: []int{1, 2, 3}, NewEpisode: func() Episode { return long }},
+		{Prompt: []int{1}, NewEpisode: func() Episode { return short }},
+	}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !out[0].Truncated || len(out[0].Segments) != 0 || ep.finished != 1 {
-		t.Errorf("prompt longer than MaxLen: truncated %v segments %d finished %d", out[0].Truncated, len(out[0].Segments), ep.finished)
+	s := out[0]
+	want := []string{"prompt of 3 tokens leaves no room for a response: MaxLen is 3 tokens, prompt + response"}
+	if !s.CutPrompt || !s.CutLength || !s.Truncated || len(s.Segments) != 0 || !slices.Equal(s.Cuts, want) ||
+		long.finished != 1 || !long.truncated || len(dec.history[0]) != 0 {
+		t.Errorf("long prompt: cut prompt %v length %v truncated %v, %d segments, cuts %q, finished %d (truncated %v), decoder fed %v",
+			s.CutPrompt, s.CutLength, s.Truncated, len(s.Segments), s.Cuts, long.finished, long.truncated, dec.history[0])
+	}
+	if s := out[1]; s.Truncated || s.CutPrompt || len(s.Segments) != 1 || short.finished != 1 {
+		t.Errorf("short prompt beside it: truncated %v cut prompt %v, %d segments", s.Truncated, s.CutPrompt, len(s.Segments))
+	}
+}
+
+// TestRunRefuses checks that a rollout that cannot be done as configured is refused before
+// anything is generated, with an error naming the limit, its value and what exceeded it.
+func TestRunRefuses(t *testing.T) {
+	cases := []struct {
+		name   string
+		prompt []int
+		cfg    func(*Config)
+		dec    func(*scriptDecoder) Decoder
+		want   string
+	}{
+		{name: "prompt longer than MaxLen", prompt: []int{1, 2, 3, 4}, cfg: func(c *Config) { c.MaxLen, c.RefuseLongPrompts = 3, true },
+			want: "rollout: task 0: prompt of 4 tokens leaves no room for a response: MaxLen is 3 tokens"},
+		{name: "prompt of exactly MaxLen", prompt: []int{1, 2, 3}, cfg: func(c *Config) { c.MaxLen, c.RefuseLongPrompts = 3, true },
+			want: "prompt of 3 tokens leaves no room"},
+		{name: "empty prompt", prompt: []int{}, want: "rollout: task 0: empty prompt"},
+		{name: "MaxLen beyond the decoder", prompt: []int{1}, dec: func(d *scriptDecoder) Decoder { return sized{d, 1, 39} },
+			want: "rollout: MaxLen 40 exceeds the decoder's 39 tokens per row"},
+		{name: "more rows than the decoder", prompt: []int{1}, cfg: func(c *Config) { c.N = 2 },
+			dec: func(d *scriptDecoder) Decoder { return sized{d, 1, 40} }, want: "1 tasks x N 2 = 2 rows, the decoder holds 1"},
+		{name: "negative MaxObsTokens", prompt: []int{1}, cfg: func(c *Config) { c.MaxObsTokens = -1 }, want: "rollout: MaxObsTokens = -1"},
+		{name: "zero MaxTurnTokens", prompt: []int{1}, cfg: func(c *Config) { c.MaxTurnTokens = 0 }, want: "rollout: MaxTurnTokens = 0"},
+		{name: "zero MaxTurns", prompt: []int{1}, cfg: func(c *Config) { c.MaxTurns = 0 }, want: "rollout: MaxTurns = 0"},
+		{name: "MaxLen 1", prompt: []int{1}, cfg: func(c *Config) { c.MaxLen = 1 }, want: "rollout: MaxLen = 1"},
+	}
+	for _, tc := range cases {
+		cfg := baseConfig()
+		if tc.cfg != nil {
+			tc.cfg(&cfg)
+		}
+		sd := scripted([][]int{{fakeImEnd}, {fakeImEnd}})
+		var dec Decoder = sd
+		if tc.dec != nil {
+			dec = tc.dec(sd)
+		}
+		ep := &fakeEpisode{}
+		out, err := Run(context.Background(), dec, testSampler{greedy: true}, fakeEncoder{},
+			[]Task{{Prompt: tc.prompt, NewEpisode: func() Episode { return ep }}}, cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: samples %v, error %v; want an error containing %q", tc.name, out, err, tc.want)
+		}
+		if len(sd.history[0]) != 0 || len(ep.turns) != 0 {
+			t.Errorf("%s: refused rollout still fed %v to the decoder and %d turns to the episode", tc.name, sd.history[0], len(ep.turns))
+		}
 	}
 }
 

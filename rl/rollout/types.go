@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -50,6 +51,10 @@ type Transition struct {
 	Observation string  // text to append to the context; ignored when Done
 	Done        bool    // the episode is over (final answer, or a reply without a tool call)
 	Reward      float64 // process reward for this turn, placed on the turn's last token
+	// ObservationTail is how many bytes at the end of Observation close it and must survive a
+	// cut to Config.MaxObsTokens: the closing tag and the chat template's opening of the next
+	// assistant turn (env.StepResult.ObservationTail). 0 lets a cut take the end too.
+	ObservationTail int
 }
 
 // Outcome is how an episode ended.
@@ -86,11 +91,26 @@ type Sample struct {
 	Turns     int       // agent turns generated
 	Truncated bool      // cut by any limit: CutLength || CutTurns || CutTurnTokens
 	CutLength bool      // the total length (MaxLen) ran out
-	CutTurns  bool      // the turn limit ended the episode while the agent still called tools
+	// CutPrompt: the prompt alone had MaxLen tokens or more, so nothing was generated (the
+	// episode was finished cut at once; CutLength is set too).
+	CutPrompt bool
+	CutTurns  bool // the turn limit ended the episode while the agent still called tools
 	// CutTurnTokens: a turn hit MaxTurnTokens without a stop token (it was still handed to the
 	// environment).
 	CutTurnTokens bool
-	Outcome       Outcome // the environment's outcome
+	// CutObservations counts the observations cut to MaxObsTokens (each shows the agent
+	// ObsCutMarker); a cut observation does not truncate the episode.
+	CutObservations int
+	// Cuts says what each limit cut, in order, one message per event naming the limit, its
+	// value and what exceeded it ("turn 2: observation of 240 tokens cut to MaxObsTokens 160"),
+	// for logs and the run viewer. Empty when no limit acted.
+	Cuts    []string
+	Outcome Outcome // the environment's outcome
+}
+
+// cut records one limit's action in Cuts.
+func (s *Sample) cut(format string, args ...any) {
+	s.Cuts = append(s.Cuts, fmt.Sprintf(format, args...))
 }
 
 // ResponseLen is the number of tokens after the prompt.

@@ -41,29 +41,36 @@ const closedBookPrefix = "<think>I will answer from memory.</think>\n<answer>"
 // NaiveRAGProblems returns the Naive RAG baseline's problems (PAPER.md §6: retrieve once with
 // the question, answer in one turn): each prompt holds a scripted first turn that searches
 // with the question and its real observation (top-k passages), and the model must answer in
-// the next turn (evaluate with MaxTurns 1).
-func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
+// the next turn (evaluate with MaxTurns 1). The observation is cut to maxObsTokens (0: whole)
+// as rollout.EncodeObservation cuts the agent's own.
+func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder, maxObsTokens int) ([]Problem, error) {
 	out := make([]Problem, 0, len(qs))
 	for _, q := range qs {
-		start := func() (*qa.Env, string, error) {
+		start := func() (*qa.Env, []int, error) {
 			e, err := qa.New(cfg, tools...)
 			if err != nil {
-				return nil, "", fmt.Errorf("naive rag: %w", err)
+				return nil, nil, fmt.Errorf("naive rag: %w", err)
 			}
 			prompt := e.Reset(q)
 			turn := naiveRAGTurn(q)
 			st := e.Step(ctx, turn)
 			if st.Done {
-				return nil, "", fmt.Errorf("naive rag: question %s: the scripted search ended the episode", q.ID)
+				return nil, nil, fmt.Errorf("naive rag: question %s: the scripted search ended the episode", q.ID)
 			}
-			return e, prompt + turn + st.Observation, nil
+			// The retrieved passages are cut to the rollout's observation budget, as the
+			// agent's own search results are.
+			obs, _, err := rollout.EncodeObservation(enc, st.Observation, st.ObservationTail, maxObsTokens)
+			if err != nil {
+				return nil, nil, fmt.Errorf("naive rag: question %s: %w", q.ID, err)
+			}
+			return e, append(enc.Encode(prompt+turn), obs...), nil
 		}
 		_, prompt, err := start()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, Problem{
-			Prompt: enc.Encode(prompt), Dataset: q.Dataset, Type: q.Type,
+			Prompt: prompt, Dataset: q.Dataset, Type: q.Type,
 			NewEpisode: func() rollout.Episode {
 				e, _, err := start()
 				if err != nil {
@@ -117,7 +124,7 @@ func Baselines(ctx context.Context, s *Setup, policy *model.Model) ([]*EvalMetri
 		if err != nil {
 			return nil, err
 		}
-		rag, err := NaiveRAGProblems(ctx, set.Questions, qcfg, set.Tools, s.Tokenizer)
+		rag, err := NaiveRAGProblems(ctx, set.Questions, qcfg, set.Tools, s.Tokenizer, s.Config.RL.MaxObsTokens)
 		if err != nil {
 			return nil, err
 		}

@@ -30,8 +30,13 @@ type Config struct {
 
 	// World: a training world and a held-out evaluation world whose names are disjoint, so
 	// evaluation answers can only be found by searching.
-	TrainWorld    world.Config
-	EvalWorld     world.Config
+	TrainWorld world.Config
+	EvalWorld  world.Config
+	// Worlds is how many training worlds the demonstrations and RL questions are drawn from:
+	// TrainWorld and Worlds-1 more of the same size and split with other seeds (0 or 1: only
+	// TrainWorld). A policy trained on one small world can memorise its facts instead of
+	// reading the search results; across several worlds only reading answers the questions.
+	Worlds        int
 	HeldOut       int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
 	EvalQuestions int // questions of EvalWorld evaluated ("unseen"; 0: all)
 
@@ -66,6 +71,15 @@ type Config struct {
 	EvalBatch       int    // problems per evaluation rollout batch
 	CheckpointDir   string // "" disables checkpoints
 	CheckpointEvery int    // RL steps between checkpoints (0: only at the end)
+	// SFTCheckpointEvery is the number of SFT steps between SFT checkpoints (in CheckpointDir;
+	// 0: only when interrupted).
+	SFTCheckpointEvery int
+
+	// Real data instead of the generated world (`agentr1 train --data D --model DIR`). The
+	// trainer records them (config.json, --resume) and the command line interprets them.
+	Data      string `flag:"-"` // "world" (or ""), hotpotqa, 2wiki, musique or a question FILE
+	InitModel string `flag:"-"` // the pretrained policy's folder (Hugging Face Qwen2 or ours); required with real Data
+	Corpus    string `flag:"-"` // passages searched with real Data: mhqa (the embedded corpus) or a FILE
 }
 
 // DefaultConfig returns the run that the acceptance figures quote: GRPO on a ~1M-parameter
@@ -96,6 +110,12 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	if c.VocabSize < 300 {
 		return fmt.Errorf("config: VocabSize = %d, want >= 300 (256 bytes + specials + merges)", c.VocabSize)
+	}
+	if c.SFTCheckpointEvery < 0 {
+		return fmt.Errorf("config: SFTCheckpointEvery = %d, want >= 0", c.SFTCheckpointEvery)
+	}
+	if c.Data != "" && c.Data != "world" && c.InitModel == "" {
+		return fmt.Errorf("config: Data = %q needs InitModel (a pretrained policy): a policy trained from scratch here cannot learn real QA", c.Data)
 	}
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)

@@ -106,3 +106,38 @@ func TestPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareWorlds checks Config.Worlds: demonstrations spread over every training world,
+// RL questions from all of them but world 0's held-out tail, each world its own.
+func TestPrepareWorlds(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Worlds, cfg.Demos = 3, 10
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Worlds) != 3 || len(s.WorldTools) != 3 || s.Worlds[0] != s.TrainWorld {
+		t.Fatalf("%d worlds, %d tool sets; world 0 is the training world: %v", len(s.Worlds), len(s.WorldTools), s.Worlds[0] == s.TrainWorld)
+	}
+	if len(s.Demos) != cfg.Demos || s.DemoSummary.N != cfg.Demos {
+		t.Errorf("%d demonstrations (summary of %d), want %d", len(s.Demos), s.DemoSummary.N, cfg.Demos)
+	}
+	q := cfg.TrainWorld.Questions
+	if want := q - cfg.HeldOut + 2*q; len(s.Train) != want {
+		t.Errorf("%d RL problems, want %d", len(s.Train), want)
+	}
+	if a, b := s.Worlds[0].Entities[0].Name, s.Worlds[1].Entities[0].Name; a == b {
+		t.Errorf("worlds 0 and 1 both start with %q: extra worlds are not reseeded", a)
+	}
+	// The demonstrations of world 2 mention world 2's entities.
+	last := s.Tokenizer.Decode(s.Demos[len(s.Demos)-1].Prompt)
+	found := false
+	for _, e := range s.Worlds[2].Entities {
+		if strings.Contains(last, e.Name) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("last demonstration's prompt names no entity of world 2: %q", last)
+	}
+}

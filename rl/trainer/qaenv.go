@@ -26,7 +26,7 @@ func (e *QAEpisode) Step(ctx context.Context, turn string) (rollout.Transition, 
 	for _, p := range st.ProcessRewards {
 		r += p
 	}
-	return rollout.Transition{Observation: st.Observation, Done: st.Done, Reward: r}, nil
+	return rollout.Transition{Observation: st.Observation, ObservationTail: st.ObservationTail, Done: st.Done, Reward: r}, nil
 }
 
 // Finish scores the episode. A cut episode is scored on the turns it took (its missing answer

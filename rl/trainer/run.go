@@ -12,10 +12,11 @@ import (
 	"agentr1/tensor"
 )
 
-// Logger receives a run's records: kind "info" with a string, "setup" with the *Setup once it
-// is prepared, "sft" with an SFTMetrics, "batch" with each RL step's *StepBatch before its update
-// (masks, rewards and advantages, for report samples; it must not be modified), "rl" with a
-// StepMetrics, "eval" with an *EvalMetrics, "checkpoint" with the path written.
+// Logger receives a run's records: kind "info" with a string, "warn" with a string (something
+// went wrong but the run goes on), "setup" with the *Setup once it is prepared, "sft" with an
+// SFTMetrics, "batch" with each RL step's *StepBatch before its update (masks, rewards and
+// advantages, for report samples; it must not be modified), "rl" with a StepMetrics, "eval"
+// with an *EvalMetrics, "checkpoint" with the path written.
 type Logger func(kind string, record any)
 
 // Result is what a run produced.
@@ -23,17 +24,15 @@ type Result struct {
 	Setup    *Setup
 	Policy   *model.Model
 	Trainer  *Trainer
-	SFTEval  []*EvalMetrics // figures of the SFT base on each evaluation set (nil when resumed)
+	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when resumed or not asked for)
 	Final    []*EvalMetrics // figures after RL on each evaluation set
 	Duration time.Duration
 }
 
-// Run is the whole pipeline: Prepare, a fresh policy, the SFT warm start, an evaluation of the
-// SFT base, cfg.RL.Steps RL steps (evaluating every EvalEvery steps and checkpointing every
-// CheckpointEvery steps when CheckpointDir is set) and a final evaluation. With resume set
-// and a checkpoint in CheckpointDir, SFT is skipped and RL continues from the checkpoint with
-// the checkpoint's settings, up to cfg.RL.Steps steps in all.
-// log may be nil.
+// Run is the whole pipeline on the generated world: Prepare, a fresh policy, the SFT warm
+// start, an evaluation of the SFT base, then RunFrom's RL phase. With resume set, an RL
+// checkpoint in CheckpointDir continues RL (SFT is skipped); failing that, an SFT checkpoint
+// there continues SFT where it stopped. log may be nil.
 func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, error) {
 	if log == nil {
 		log = func(string, any) {}
@@ -48,33 +47,89 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 	}
 	log("info", setup.Describe())
 	log("setup", setup)
+	policy, err := NewPolicy(cfg.Model, setup.Tokenizer, 2*MaxRow(cfg, setup), cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	res, err := RunFrom(ctx, cfg, Start{Setup: setup, Policy: policy, SFT: true, EvalStart: true, Resume: resume}, log)
+	if err != nil {
+		return nil, err
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// MaxRow is the longest row a run of cfg on setup meets: the rollout limit or the longest
+// demonstration. A policy's rotary table needs some margin over it (NewPolicy's maxLen).
+func MaxRow(cfg Config, setup *Setup) int {
 	maxRow := cfg.RL.MaxLen
 	for _, d := range setup.Demos {
 		maxRow = max(maxRow, len(d.Prompt)+d.ResponseLen())
 	}
-	policy, err := NewPolicy(cfg.Model, setup.Tokenizer, 2*maxRow, cfg.Seed)
-	if err != nil {
-		return nil, err
+	return maxRow
+}
+
+// Start says where RunFrom begins.
+type Start struct {
+	Setup  *Setup
+	Policy *model.Model // the initial policy; trained in place
+	// SFT runs the warm start on Setup.Demos first (or loads Config.BasePolicy when it holds a
+	// saved model); otherwise Policy is already the starting point (the SFT base shared by
+	// several runs, or a pretrained model).
+	SFT bool
+	// EvalStart evaluates the starting policy on every evaluation set ("<StartPhase>/<set>",
+	// Result.SFTEval).
+	EvalStart bool
+	// StartPhase names the starting policy's evaluations ("" means "sft").
+	StartPhase string
+	// Resume continues from the latest checkpoint in Config.CheckpointDir: RL from an RL
+	// checkpoint (skipping SFT and EvalStart), else SFT from an SFT checkpoint.
+	Resume bool
+}
+
+// RunFrom runs the RL phase from st: cfg.RL.Steps steps of st.Policy on st.Setup.Train
+// (evaluating every EvalEvery steps and checkpointing every CheckpointEvery steps when
+// CheckpointDir is set), then a final evaluation of every evaluation set. With an RL
+// checkpoint to resume, RL continues from it with the checkpoint's settings, up to
+// cfg.RL.Steps steps in all. When ctx is cancelled, the step under way finishes, its state is
+// saved and the error wraps ctx.Err(). log may be nil.
+func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, error) {
+	if log == nil {
+		log = func(string, any) {}
 	}
+	start := time.Now()
+	if cfg.Workers > 0 {
+		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
+	}
+	setup, policy := st.Setup, st.Policy
 	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers", policy.NumParams(), tensor.KernelName(), tensor.Workers()))
 	res := &Result{Setup: setup, Policy: policy}
 	evalCfg := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
 	evalCfg.Workers = cfg.Workers
 
 	ckpt := ""
-	if resume && cfg.CheckpointDir != "" {
+	if st.Resume && cfg.CheckpointDir != "" {
+		var err error
 		ckpt, err = LatestCheckpoint(cfg.CheckpointDir)
 		if err != nil && !errors.Is(err, ErrNoCheckpoint) {
 			return nil, err
 		}
 	}
 	if ckpt == "" {
-		if policy, err = basePolicy(ctx, cfg, setup, policy, log); err != nil {
-			return nil, err
+		if st.SFT {
+			if err := SFTBase(ctx, cfg, setup, policy, st.Resume, log); err != nil {
+				return nil, err
+			}
 		}
-		res.Policy = policy
-		if res.SFTEval, err = evaluateSets(ctx, policy, setup, evalCfg, "sft", 0, log); err != nil {
-			return nil, err
+		if st.EvalStart {
+			var err error
+			phase := st.StartPhase
+			if phase == "" {
+				phase = "sft"
+			}
+			if res.SFTEval, err = EvaluateSets(ctx, policy, setup, evalCfg, phase, 0, log); err != nil {
+				return nil, err
+			}
 		}
 	}
 	tr, err := New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
@@ -93,101 +148,150 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		tr.Config.Steps = cfg.RL.Steps
 		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
 	}
-	for tr.StepsDone < tr.Config.Steps {
-		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
-		// (it is not cancellable, so its update is never half applied), its state is saved, and
-		// Run returns an error wrapping ctx.Err().
-		if ctx.Err() != nil {
-			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
-			if cfg.CheckpointDir != "" {
-				path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
-				if err != nil {
-					return nil, fmt.Errorf("%s; saving the state failed: %w", msg, err)
-				}
-				log("checkpoint", path)
-				msg += "; state saved to " + path
-			}
-			return nil, fmt.Errorf("%s: %w", msg, ctx.Err())
-		}
-		m, err := tr.Step(context.WithoutCancel(ctx))
-		if err != nil {
-			return nil, err
-		}
-		log("rl", m)
-		if m.SkippedUpdates > 0 {
-			log("info", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
-		}
-		if k := tr.Config.MaxNonFiniteSteps; k > 0 && tr.NonFiniteRun >= k {
-			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
-			if cfg.CheckpointDir != "" {
-				path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
-				if err != nil {
-					return nil, fmt.Errorf("%s; saving the state failed: %w", msg, err)
-				}
-				msg += "; state saved to " + path
-			}
-			return nil, errors.New(msg)
-		}
-		done := tr.StepsDone
-		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
-			if _, err := evaluateSets(ctx, policy, setup, evalCfg, "rl", done, log); err != nil && ctx.Err() == nil {
-				return nil, err
-			} // an interrupted evaluation is dropped; the loop's next check saves the state
-		}
-		if cfg.CheckpointDir != "" && cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
-			path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
-			if err != nil {
-				return nil, err
-			}
-			log("checkpoint", path)
-		}
+	if err := rlLoop(ctx, cfg, tr, setup, evalCfg, log); err != nil {
+		return nil, err
 	}
-	if cfg.CheckpointDir != "" {
-		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
-		if err != nil {
-			return nil, err
-		}
-		log("checkpoint", path)
-	}
-	if res.Final, err = evaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
+	if res.Final, err = EvaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
 	return res, nil
 }
 
-// basePolicy returns the SFT base: loaded from cfg.BasePolicy when it holds a model, else
-// fresh trained by SFT (and saved to cfg.BasePolicy when set).
-func basePolicy(ctx context.Context, cfg Config, setup *Setup, fresh *model.Model, log Logger) (*model.Model, error) {
+// rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
+// says, and saves a final checkpoint.
+func rlLoop(ctx context.Context, cfg Config, tr *Trainer, setup *Setup, evalCfg EvalConfig, log Logger) error {
+	saved := -1 // the step whose checkpoint was written last
+	save := func() (string, error) {
+		if cfg.CheckpointDir == "" {
+			return "", nil
+		}
+		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
+		if err != nil {
+			return "", err
+		}
+		saved = tr.StepsDone
+		log("checkpoint", path)
+		return path, nil
+	}
+	for tr.StepsDone < tr.Config.Steps {
+		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
+		// (it is not cancellable, so its update is never half applied), its state is saved, and
+		// the error wraps ctx.Err().
+		if ctx.Err() != nil {
+			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
+			path, err := save()
+			if err != nil {
+				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+			}
+			if path != "" {
+				msg += "; state saved to " + path
+			}
+			return fmt.Errorf("%s: %w", msg, ctx.Err())
+		}
+		m, err := tr.Step(context.WithoutCancel(ctx))
+		if err != nil {
+			return err
+		}
+		log("rl", m)
+		if m.SkippedUpdates > 0 {
+			log("warn", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
+		}
+		if k := tr.Config.MaxNonFiniteSteps; k > 0 && tr.NonFiniteRun >= k {
+			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
+			path, err := save()
+			if err != nil {
+				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+			}
+			if path != "" {
+				msg += "; state saved to " + path
+			}
+			return errors.New(msg)
+		}
+		done := tr.StepsDone
+		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
+			if _, err := EvaluateSets(ctx, tr.Policy, setup, evalCfg, "rl", done, log); err != nil && ctx.Err() == nil {
+				return err
+			} // an interrupted evaluation is dropped; the loop's next check saves the state
+		}
+		if cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
+			if _, err := save(); err != nil {
+				return err
+			}
+		}
+	}
+	if saved == tr.StepsDone {
+		return nil
+	}
+	_, err := save()
+	return err
+}
+
+// SFTBase turns policy into the SFT base in place: it loads cfg.BasePolicy when that folder
+// holds a saved model, else runs SFT on setup.Demos (checkpointing into cfg.CheckpointDir every
+// cfg.SFTCheckpointEvery steps and when interrupted; with resume, continuing from the latest
+// SFT checkpoint there) and saves the result to cfg.BasePolicy when set.
+func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model, resume bool, log Logger) error {
 	if cfg.BasePolicy != "" {
 		if _, err := os.Stat(filepath.Join(cfg.BasePolicy, model.WeightsFile)); err == nil {
 			m, err := model.Load(cfg.BasePolicy)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if m.Config.VocabSize != setup.Tokenizer.VocabSize() {
-				return nil, fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
+				return fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
+			}
+			if err := copyParams(policy, m, cfg.BasePolicy); err != nil {
+				return err
 			}
 			log("info", "loaded the SFT base from "+cfg.BasePolicy)
-			return m, nil
+			return nil
 		}
 	}
-	err := SFT(ctx, fresh, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, func(m SFTMetrics) { log("sft", m) })
+	opt := SFTOptions{
+		CheckpointDir: cfg.CheckpointDir, CheckpointEvery: cfg.SFTCheckpointEvery, Resume: resume,
+		OnCheckpoint: func(path string) { log("checkpoint", path) },
+		OnResume: func(path string, step int) {
+			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
+		},
+	}
+	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.BasePolicy != "" {
-		if err := fresh.Save(cfg.BasePolicy); err != nil {
-			return nil, err
+		if err := policy.Save(cfg.BasePolicy); err != nil {
+			return err
 		}
 		log("info", "saved the SFT base to "+cfg.BasePolicy)
+		if cfg.CheckpointDir != "" {
+			if err := RemoveSFTCheckpoints(cfg.CheckpointDir); err != nil {
+				log("warn", err.Error())
+			}
+		}
 	}
-	return fresh, nil
+	return nil
 }
 
-// evaluateSets evaluates policy on every evaluation set of setup, naming each result
+// copyParams copies src's parameter values into dst, which must have the same parameters
+// (names and shapes); from names src for errors.
+func copyParams(dst, src *model.Model, from string) error {
+	if len(dst.Params) != len(src.Params) {
+		return fmt.Errorf("base policy %s: %d parameters, the run's policy has %d (different model settings?)", from, len(src.Params), len(dst.Params))
+	}
+	for i, p := range dst.Params {
+		q := src.Params[i]
+		if p.Name != q.Name || len(p.Data) != len(q.Data) {
+			return fmt.Errorf("base policy %s: parameter %d is %s with %d values, the run's policy has %s with %d (different model settings?)", from, i, q.Name, len(q.Data), p.Name, len(p.Data))
+		}
+		copy(p.Data, q.Data)
+	}
+	return nil
+}
+
+// EvaluateSets evaluates policy on every evaluation set of setup, naming each result
 // "<phase>/<set>", and logs them.
-func evaluateSets(ctx context.Context, policy *model.Model, setup *Setup, ec EvalConfig, phase string, step int, log Logger) ([]*EvalMetrics, error) {
+func EvaluateSets(ctx context.Context, policy *model.Model, setup *Setup, ec EvalConfig, phase string, step int, log Logger) ([]*EvalMetrics, error) {
 	var out []*EvalMetrics
 	for _, set := range setup.EvalSets {
 		m, _, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, set.Problems, ec, phase+"/"+set.Name)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentr1/model"
 )
 
 // TestRunDefault is the acceptance run: the default configuration end to end, logging every
@@ -67,7 +69,7 @@ func TestShowTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := basePolicy(context.Background(), cfg, s, nil, func(string, any) {})
+	policy, err := model.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestMeasureBaselines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := basePolicy(context.Background(), cfg, s, nil, func(string, any) {})
+	policy, err := model.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ type EvalSet struct {
 // and the scripted agent's demonstrations.
 type Setup struct {
 	Config      Config
+	Worlds      []*world.World // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
+	WorldTools  [][]env.Tool   // search over each training world's passages
 	TrainWorld  *world.World
 	EvalWorld   *world.World
 	TrainTools  []env.Tool // search over the training world's passages
@@ -36,6 +38,9 @@ type Setup struct {
 	Demos       []*mdp.Trajectory // the scripted agent's transcripts, tokenised
 	DemoSummary world.Summary     // how well the (noisy) scripted agent did
 }
+
+// extraWorldSeedStride separates the seeds of the extra training worlds (Config.Worlds).
+const extraWorldSeedStride = 1_000_003
 
 // Prepare builds the worlds, indexes their passages for search, runs the noisy scripted agent
 // on the first Demos training questions, trains the tokenizer on the demonstrations' text and
@@ -49,35 +54,57 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	}
 	s := &Setup{Config: cfg}
 	var err error
-	if s.TrainWorld, err = world.New(cfg.TrainWorld); err != nil {
-		return nil, fmt.Errorf("training world: %w", err)
+	nw := max(cfg.Worlds, 1)
+	for k := range nw {
+		wc := cfg.TrainWorld
+		wc.Seed += uint64(k) * extraWorldSeedStride
+		w, err := world.New(wc)
+		if err != nil {
+			return nil, fmt.Errorf("training world %d: %w", k, err)
+		}
+		tools, err := SearchTools(w.Passages, cfg.SearchTopK, cfg.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("training world %d: %w", k, err)
+		}
+		s.Worlds = append(s.Worlds, w)
+		s.WorldTools = append(s.WorldTools, tools)
 	}
+	s.TrainWorld, s.TrainTools = s.Worlds[0], s.WorldTools[0]
 	if s.EvalWorld, err = world.New(cfg.EvalWorld); err != nil {
 		return nil, fmt.Errorf("evaluation world: %w", err)
-	}
-	if s.TrainTools, err = SearchTools(s.TrainWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
-		return nil, fmt.Errorf("training world: %w", err)
 	}
 	if s.EvalTools, err = SearchTools(s.EvalWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
 		return nil, fmt.Errorf("evaluation world: %w", err)
 	}
-	qcfg := cfg.QAConfig()
-	tasks := s.TrainWorld.Tasks
-	if cfg.Demos < len(tasks) {
-		tasks = tasks[:cfg.Demos]
-	}
-	demos, sum, err := world.Run(ctx, s.TrainWorld, qcfg, s.TrainTools[0], tasks, cfg.DemoNoise, cfg.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("demonstrations: %w", err)
-	}
-	s.DemoSummary = sum
 
-	texts := make([]string, 0, len(demos)+len(s.TrainWorld.Passages))
+	// Demonstrations: cfg.Demos questions spread evenly over the training worlds (the first
+	// ones of each, never the held-out tail of world 0), each world with its own noisy agent.
+	qcfg := cfg.QAConfig()
+	var demos []world.Demo
+	var sums []world.Summary
+	for k, w := range s.Worlds {
+		n := cfg.Demos / nw
+		if k < cfg.Demos%nw {
+			n++
+		}
+		tasks := w.Tasks[:min(n, len(w.Tasks))]
+		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k][0], tasks, cfg.DemoNoise, cfg.Seed+uint64(k))
+		if err != nil {
+			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
+		}
+		demos = append(demos, d...)
+		sums = append(sums, sum)
+	}
+	s.DemoSummary = world.Merge(sums)
+
+	texts := make([]string, 0, len(demos)+nw*len(s.TrainWorld.Passages))
 	for i := range demos {
 		texts = append(texts, demos[i].Text())
 	}
-	for _, p := range s.TrainWorld.Passages {
-		texts = append(texts, p.Title+"\n"+p.Text)
+	for _, w := range s.Worlds {
+		for _, p := range w.Passages {
+			texts = append(texts, p.Title+"\n"+p.Text)
+		}
 	}
 	if s.Tokenizer, err = TrainTokenizer(texts, cfg.VocabSize); err != nil {
 		return nil, err
@@ -89,11 +116,20 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		t := demos[i].Trajectory(s.Tokenizer.Encode, cfg.ProcessRew > 0)
 		s.Demos = append(s.Demos, &t)
 	}
+
+	// RL questions: every question of every training world but world 0's held-out tail.
 	trainQs := s.TrainWorld.Questions()
 	held := min(max(cfg.HeldOut, 0), len(trainQs)-1)
 	heldQs := trainQs[len(trainQs)-held:]
 	if s.Train, err = QAProblems(trainQs[:len(trainQs)-held], qcfg, s.TrainTools, s.Tokenizer); err != nil {
 		return nil, err
+	}
+	for k, w := range s.Worlds[1:] {
+		probs, err := QAProblems(w.Questions(), qcfg, s.WorldTools[k+1], s.Tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		s.Train = append(s.Train, probs...)
 	}
 	unseenQs := s.EvalWorld.Questions()
 	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseenQs) {

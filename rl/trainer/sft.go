@@ -24,6 +24,9 @@ type SFTConfig struct {
 	MinLRRatio  float64 // final lr as a fraction of the peak
 	WeightDecay float64 // AdamW decoupled weight decay
 	GradClip    float64 // max gradient norm
+	// ContextWeight weights the next-token loss on observation tokens (tool responses)
+	// against 1 on agent tokens; 0 is the paper's masked loss on agent tokens only.
+	ContextWeight float64
 }
 
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy.
@@ -36,7 +39,21 @@ func (c SFTConfig) Validate() error {
 	if c.Steps < 0 || c.Batch < 1 || c.LR < 0 {
 		return fmt.Errorf("sft config: Steps %d, Batch %d, LR %g out of range", c.Steps, c.Batch, c.LR)
 	}
+	if c.ContextWeight < 0 || c.ContextWeight > 1 {
+		return fmt.Errorf("sft config: ContextWeight %g, want 0..1", c.ContextWeight)
+	}
 	return Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
+}
+
+// SFTOptions adds checkpoints to SFT: the state (step, parameters, AdamW moments, the data
+// order) is saved every CheckpointEvery steps and when the context is cancelled, and a later
+// call with Resume continues from the latest one exactly as the uninterrupted run would.
+type SFTOptions struct {
+	CheckpointDir   string            // where SFT checkpoints go ("": none)
+	CheckpointEvery int               // SFT steps between checkpoints (0: only when interrupted)
+	Resume          bool              // continue from the latest SFT checkpoint in CheckpointDir, if any
+	OnCheckpoint    func(path string) // called after each checkpoint is written; may be nil
+	OnResume        func(path string, step int)
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
@@ -45,8 +62,14 @@ func (c SFTConfig) Validate() error {
 //
 // so prompt and observation tokens are context only (the action mask). onStep, if not nil,
 // receives each step's metrics. Each pass over the data is a seeded shuffle cut into
-// batches of similar lengths (sftBatches).
+// batches of similar lengths (sftBatches). It is SFTWithOptions without checkpoints.
 func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, onStep func(SFTMetrics)) error {
+	return SFTWithOptions(ctx, policy, demos, cfg, padID, seed, SFTOptions{}, onStep)
+}
+
+// SFTWithOptions is SFT with checkpoints (opt). When ctx is cancelled the step under way
+// finishes, the state is saved (if opt.CheckpointDir is set) and the error wraps ctx.Err().
+func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, opt SFTOptions, onStep func(SFTMetrics)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -61,66 +84,125 @@ func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg 
 		}
 		rows[i] = r
 	}
-	sched := Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
-	opt := tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}
-	ws := model.NewWorkspace()
-	var batches [][]int // the current pass's batches, as row indices
-	for step := 0; step < cfg.Steps; step++ {
-		if err := ctx.Err(); err != nil {
+	st := &sftState{
+		cfg: cfg, seed: seed, policy: policy,
+		opt: tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+	}
+	if opt.Resume && opt.CheckpointDir != "" {
+		path, err := latestSFTCheckpoint(opt.CheckpointDir)
+		if err != nil {
 			return err
 		}
-		start := time.Now()
-		if len(batches) == 0 {
-			batches = sftBatches(rows, cfg.Batch, rand.New(rand.NewPCG(seed, uint64(step))))
+		if path != "" {
+			if err := st.load(path); err != nil {
+				return err
+			}
+			if opt.OnResume != nil {
+				opt.OnResume(path, st.step)
+			}
 		}
-		batch := make([]mdp.Row, 0, len(batches[0]))
-		for _, i := range batches[0] {
+	}
+	save := func() (string, error) {
+		path, err := st.save(opt.CheckpointDir)
+		if err == nil && opt.OnCheckpoint != nil {
+			opt.OnCheckpoint(path)
+		}
+		return path, err
+	}
+	sched := Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
+	ws := model.NewWorkspace()
+	for st.step < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			msg := fmt.Sprintf("interrupted after SFT step %d", st.step)
+			if opt.CheckpointDir != "" {
+				path, serr := save()
+				if serr != nil {
+					return fmt.Errorf("%s; saving the state failed: %w", msg, serr)
+				}
+				msg += "; state saved to " + path
+			}
+			return fmt.Errorf("%s: %w", msg, err)
+		}
+		step := st.step
+		start := time.Now()
+		if len(st.batches) == 0 {
+			st.batches = sftBatches(rows, cfg.Batch, rand.New(rand.NewPCG(seed, uint64(step))))
+		}
+		batch := make([]mdp.Row, 0, len(st.batches[0]))
+		for _, i := range st.batches[0] {
+			if i < 0 || i >= len(rows) {
+				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step, i, len(rows))
+			}
 			batch = append(batch, rows[i])
 		}
-		batches = batches[1:]
-		b := mdp.Collate(batch, padID)
-		all := make([]int, b.B)
-		for i := range all {
-			all[i] = i
-		}
-		v := newView(b, all)
-		logpT, entT := policy.Forward(ws, v.tokens, v.attn, v.B, v.T)
-		logp := v.responseLogp(logpT)
-		mask := v.gather(b.ActionMask)
-		entropy := rl.MaskedMean(v.responseLogp(entT), mask)
-		negLogp := rl.NewMatrix(v.B, v.L)
-		for k := range logp.Data {
-			negLogp.Data[k] = -logp.Data[k]
-		}
-		loss, grad, err := rl.AggLoss(negLogp, mask, rl.TokenMean, rl.AggOptions{})
+		st.batches = st.batches[1:]
+		m, err := sftStep(ws, policy, &st.opt, batch, padID, cfg.GradClip, cfg.ContextWeight, sched.LR(step))
 		if err != nil {
 			return fmt.Errorf("sft step %d: %w", step, err)
 		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return fmt.Errorf("sft step %d: loss is %v", step, loss)
-		}
-		for k := range grad.Data {
-			grad.Data[k] = -grad.Data[k] // dL/dlogp = −w
-		}
-		policy.ZeroGrad()
-		policy.Backward(ws, v.logpGrad(grad), nil)
-		gn := tensor.ClipGradNorm(policy.ParamGrads(), cfg.GradClip)
-		opt.LR = sched.LR(step)
-		opt.Update(policy.ParamData(), policy.ParamGrads())
 		if onStep != nil {
-			tokens := 0
-			for i := 0; i < b.B; i++ {
-				tokens += b.PromptLens[i] + b.ResponseLens[i]
+			m.Step = step
+			m.TimeTotal = Num(time.Since(start).Seconds())
+			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
+			onStep(m)
+		}
+		st.step++
+		if opt.CheckpointDir != "" && opt.CheckpointEvery > 0 && st.step%opt.CheckpointEvery == 0 && st.step < cfg.Steps {
+			if _, err := save(); err != nil {
+				return err
 			}
-			el := time.Since(start).Seconds()
-			onStep(SFTMetrics{
-				Step: step, Phase: "sft", Loss: Num(loss), GradNorm: Num(gn), LR: Num(opt.LR),
-				Entropy: Num(entropy), AgentTokens: Num(rl.MaskedSum(mask, mask) / float64(b.B)),
-				TokensPerSec: Num(float64(tokens) / el), TimeTotal: Num(el),
-			})
 		}
 	}
 	return nil
+}
+
+// sftStep runs one optimiser step of the masked next-token loss on batch at learning rate lr.
+// The returned metrics' TokensPerSec holds the token count (the caller divides by the time).
+// With contextWeight > 0 observation tokens are trained on too, at that weight (sftWeights);
+// the reported loss is always the agent tokens' own.
+func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch []mdp.Row, padID int, gradClip, contextWeight, lr float64) (SFTMetrics, error) {
+	b := mdp.Collate(batch, padID)
+	all := make([]int, b.B)
+	for i := range all {
+		all[i] = i
+	}
+	v := newView(b, all)
+	logpT, entT := policy.Forward(ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
+	logp := v.responseLogp(logpT)                                 // (B, L)
+	mask := v.gather(b.ActionMask)                                // (B, L)
+	entropy := rl.MaskedMean(v.responseLogp(entT), mask)
+	negLogp := rl.NewMatrix(v.B, v.L)
+	for k := range logp.Data {
+		negLogp.Data[k] = -logp.Data[k]
+	}
+	weights := mask
+	if contextWeight > 0 {
+		weights = v.gather(sftWeights(b, contextWeight)) // (B, L)
+	}
+	_, grad, err := rl.AggLoss(negLogp, weights, rl.TokenMean, rl.AggOptions{})
+	if err != nil {
+		return SFTMetrics{}, err
+	}
+	loss := rl.MaskedMean(negLogp, mask)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return SFTMetrics{}, fmt.Errorf("loss is %v", loss)
+	}
+	for k := range grad.Data {
+		grad.Data[k] = -grad.Data[k] // dL/dlogp = −w
+	}
+	policy.ZeroGrad()
+	policy.Backward(ws, v.logpGrad(grad), nil)
+	gn := tensor.ClipGradNorm(policy.ParamGrads(), gradClip)
+	opt.LR = lr
+	opt.Update(policy.ParamData(), policy.ParamGrads())
+	tokens := 0
+	for i := 0; i < b.B; i++ {
+		tokens += b.PromptLens[i] + b.ResponseLens[i]
+	}
+	return SFTMetrics{
+		Phase: "sft", Loss: Num(loss), GradNorm: Num(gn), LR: Num(lr), Entropy: Num(entropy),
+		AgentTokens: Num(rl.MaskedSum(mask, mask) / float64(b.B)), TokensPerSec: Num(tokens),
+	}, nil
 }
 
 // sftBatches cuts one pass over rows into batches of size: a seeded permutation is split into

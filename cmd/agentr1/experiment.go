@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"agentr1/rl/experiment"
+	"agentr1/rl/trainer"
+)
+
+func init() {
+	register(&command{
+		name:    "experiment",
+		summary: "the paper's Table 2 and ablations in miniature: 7 methods and 3 ablations x seeds, mean ± std",
+		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--out DIR] [--workers N] [--dry-run] [--log-format text|json] [--<setting> V ...]\n" +
+			"  e.g. agentr1 experiment --preset paper-mini --quick          (about 50 minutes on 2 cores -> runs/experiment-paper-mini-quick)\n" +
+			"       agentr1 experiment --preset paper-mini --quick --dry-run   (the plan and its time budget only)\n" +
+			"       agentr1 experiment --preset paper-mini --seeds 1 --rl.steps 10 --workers 2 --out runs/exp1\n" +
+			"       agentr1 experiment --preset tiny --seeds 2 --out /tmp/exp   (a smoke test: seconds)\n" +
+			"  Per seed: one SFT warm start; Base Tool Call and Naive RAG evaluated with that SFT base; then PPO, GRPO,\n" +
+			"  REINFORCE++, REINFORCE++-baseline, RLOO and the ablations (PPO w/o advantage mask, PPO w/o both masks,\n" +
+			"  GRPO w/o loss mask), each trained from the SFT base and evaluated on the held-out and unseen questions.\n" +
+			"  Writes results.md (mean ± std per method in the paper's layout) and results.json (per method and seed)\n" +
+			"  after every unit. Ctrl-C stops at the next step with the state saved; the same command again resumes\n" +
+			"  (finished units are skipped, an unfinished RL run or SFT continues from its checkpoint).\n" +
+			"  Settings: the current `agentr1 train` defaults; --<setting> V (any `agentr1 help train` setting) applies to every run.",
+		flags: func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: trainer.DefaultConfig()}) },
+		run:   runExperiment,
+	})
+}
+
+// experimentArgs are the experiment command's flags; cfg receives the --<setting> flags, which
+// are then applied over the preset.
+type experimentArgs struct {
+	preset    string
+	quick     bool
+	seeds     int
+	out       string
+	dryRun    bool
+	logFormat string
+	cfg       trainer.Config
+}
+
+func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
+	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
+	fs.BoolVar(&a.quick, "quick", false, "a budget of about 50 minutes on 2 cores: SFT <= 300 steps, 6 RL steps per run, 50 questions per evaluation set")
+	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
+	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
+	declareLogFlag(fs, &a.logFormat)
+	bindConfig(fs, &a.cfg, "")
+}
+
+// experimentFixed are settings the experiment decides itself.
+var experimentFixed = []string{"seed", "checkpoint-dir", "base-policy", "rl.algorithm", "rl.no-loss-mask", "rl.no-advantage-mask"}
+
+// parseExperimentArgs builds the plan: the preset, then the --<setting> flags given, applied to
+// the shared settings and (for rl.* settings) to every method's RL settings.
+func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *experiment.Plan, error) {
+	a := &experimentArgs{cfg: trainer.DefaultConfig()}
+	fs := newFlagSet(commands["experiment"], stderr)
+	declareExperimentFlags(fs, a)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	own := map[string]bool{"preset": true, "quick": true, "seeds": true, "out": true, "log-format": true, "dry-run": true}
+	var overrides []string
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case own[f.Name] || f.Name == "workers":
+		case slices.Contains(experimentFixed, f.Name):
+			err = fmt.Errorf("%w: --%s is set by the experiment for each run", errUsage, f.Name)
+		default:
+			overrides = append(overrides, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
+		return nil, nil, err
+	}
+	req := experiment.Request{Preset: a.preset, Quick: a.quick, Seeds: a.seeds, Workers: a.cfg.Workers, Overrides: overrides}
+	p, err := experiment.NewPlan(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := applyOverrides(p, overrides); err != nil {
+		return nil, nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if a.out == "" {
+		a.out = filepath.Join("runs", "experiment-"+a.preset)
+		if a.quick {
+			a.out += "-quick"
+		}
+	}
+	return a, p, nil
+}
+
+// applyOverrides sets each "--name=value" on the plan's shared settings and, for rl.* names, on
+// every RL method's settings.
+func applyOverrides(p *experiment.Plan, overrides []string) error {
+	set := func(cfg *trainer.Config, o string) error {
+		fs := flag.NewFlagSet("override", flag.ContinueOnError)
+		bindConfig(fs, cfg, "")
+		name, value, _ := strings.Cut(strings.TrimPrefix(o, "--"), "=")
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("%w: --%s %q: %v", errUsage, name, value, err)
+		}
+		return nil
+	}
+	for _, o := range overrides {
+		if err := set(&p.Config, o); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(o, "--rl.") {
+			continue
+		}
+		for i := range p.Methods {
+			if m := &p.Methods[i]; m.RL != nil {
+				tmp := trainer.Config{RL: *m.RL}
+				if err := set(&tmp, o); err != nil {
+					return err
+				}
+				*m.RL = tmp.RL
+			}
+		}
+	}
+	return nil
+}
+
+func runExperiment(args []string, stdout, stderr io.Writer) error {
+	a, plan, err := parseExperimentArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, a.logFormat)
+	if err != nil {
+		return err
+	}
+	if a.dryRun {
+		printPlan(stdout, plan, a.out)
+		return nil
+	}
+	plan, err = experiment.Open(a.out, plan)
+	if err != nil {
+		logger.Error("experiment refused", "err", err)
+		return exitError{code: 1}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	printPlan(stdout, plan, a.out)
+	v := &experimentView{w: stdout, logger: logger, plan: plan, start: time.Now()}
+	res, err := experiment.Run(ctx, plan, experiment.Options{Dir: a.out, OnEvent: v.event})
+	if err != nil {
+		if ctx.Err() != nil {
+			logger.Warn("interrupted", "err", err)
+			fmt.Fprintf(stdout, "\n%v\ncontinue with: agentr1 experiment %s\n", err, strings.Join(resumeArgs(args, a.out), " "))
+			return exitError{code: 130}
+		}
+		logger.Error("experiment failed", "err", err, "out", a.out)
+		return exitError{code: 1}
+	}
+	fmt.Fprintf(stdout, "\n== agentr1 experiment: %s done in %s ==\n\n%s\n", a.out, formatDuration(time.Since(v.start)), res.Markdown())
+	fmt.Fprintf(stdout, "results: %s, %s\n", filepath.Join(a.out, experiment.ResultsMDFile), filepath.Join(a.out, experiment.ResultsJSONFile))
+	return nil
+}
+
+// resumeArgs is the command line that continues the experiment: the same flags, with --out
+// made explicit.
+func resumeArgs(args []string, out string) []string {
+	if _, ok := preScan(args, "out"); ok {
+		return args
+	}
+	return append(append([]string{}, args...), "--out", out)
+}
+
+// printPlan prints what the experiment will do and its time budget.
+func printPlan(w io.Writer, p *experiment.Plan, out string) {
+	units := p.Units()
+	c := p.Config
+	quick := ""
+	if p.Request.Quick {
+		quick = " --quick"
+	}
+	var sft, evals, rl time.Duration
+	nRL := 0
+	for _, u := range units {
+		d := p.Estimate(u, experiment.DefaultRates)
+		switch {
+		case u.Method == nil:
+			sft += d
+		case u.Method.Kind == experiment.KindRL:
+			rl += d
+			nRL++
+		default:
+			evals += d
+		}
+	}
+	fmt.Fprintf(w, "agentr1 experiment --preset %s%s: %d seed(s) x %d methods = %d units -> %s\n", p.Request.Preset, quick, len(p.Seeds), len(p.Methods), len(units), out)
+	fmt.Fprintf(w, "budget (from the default run's rates on 2 cores; the ETA corrects itself as units finish):\n")
+	line := func(what string, d time.Duration) { fmt.Fprintf(w, "  %-52s %8s\n", what, formatDuration(d)) }
+	line(fmt.Sprintf("%d SFT warm starts of %d steps", len(p.Seeds), c.SFT.Steps), sft)
+	line(fmt.Sprintf("%d baseline evaluations of %d + %d questions", len(units)-len(p.Seeds)-nRL, c.HeldOut, c.EvalQuestions), evals)
+	line(fmt.Sprintf("%d RL runs of %d steps (%d prompts x %d), evaluated", nRL, c.RL.Steps, c.RL.Prompts, c.RL.N), rl)
+	line("total", sft+evals+rl)
+}
+
+// experimentView prints an experiment's progress: a line per unit with its estimate and the
+// ETA, the SFT progress bar, a line per RL step and evaluation; log records go to the logger.
+type experimentView struct {
+	w      io.Writer
+	logger *slog.Logger
+	plan   *experiment.Plan
+	start  time.Time
+	sftBar *progress
+}
+
+func (v *experimentView) event(e experiment.Event) {
+	tag := fmt.Sprintf("[%*d/%d]", len(fmt.Sprint(e.Total)), e.Index, e.Total)
+	switch e.Kind {
+	case "skip":
+		fmt.Fprintf(v.w, "%s %s: done before, skipped\n", tag, e.Unit.Name())
+	case "start":
+		v.sftBar = nil
+		fmt.Fprintf(v.w, "%s %s  (estimate %s; ETA after it %s)\n", tag, e.Unit.Name(), formatDuration(e.Estimate), formatDuration(e.Left))
+	case "done":
+		figures := ""
+		if e.Result != nil {
+			for _, m := range e.Result.Evals {
+				figures += fmt.Sprintf("  %s EM %.3f", m.Name, float64(m.EM))
+			}
+		}
+		fmt.Fprintf(v.w, "%s %s done in %s%s  | elapsed %s, ETA %s\n", tag, e.Unit.Name(), formatDuration(e.Took), figures,
+			formatDuration(time.Since(v.start)), formatDuration(e.Left))
+	case "record":
+		v.record(e)
+	}
+}
+
+func (v *experimentView) record(e experiment.Event) {
+	switch r := e.Record.(type) {
+	case string:
+		switch e.RecordKind {
+		case "checkpoint":
+			v.logger.Info("checkpoint saved", "unit", e.Unit.Name(), "path", r)
+		case "warn":
+			v.logger.Warn(r, "unit", e.Unit.Name())
+		default:
+			v.logger.Info(r, "unit", e.Unit.Name())
+		}
+	case trainer.SFTMetrics:
+		if v.sftBar == nil {
+			v.sftBar = newProgress(v.w, "  sft", v.plan.Config.SFT.Steps, "steps")
+			v.sftBar.from = r.Step
+			v.sftBar.start = time.Now().Add(-time.Duration(float64(r.TimeTotal) * float64(time.Second)))
+		}
+		v.sftBar.update(r.Step+1, fmt.Sprintf("loss %.3f", float64(r.Loss)))
+	case trainer.StepMetrics:
+		steps := 0
+		if e.Unit.Method != nil && e.Unit.Method.RL != nil {
+			steps = e.Unit.Method.RL.Steps
+		}
+		fmt.Fprintf(v.w, "  %s step %d/%d  reward %+.3f  em %.3f  fmt %.2f  turns %.2f  kl %.4f  %.1fs\n", r.Phase, r.Step+1, steps,
+			float64(r.RewardMean), float64(r.EM), float64(r.FormatRate), float64(r.Turns), float64(r.ApproxKL), float64(r.TimeTotal))
+	case *trainer.EvalMetrics:
+		fmt.Fprint(v.w, "  ")
+		printEvalLine(v.w, r)
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentr1/rl/experiment"
+)
+
+// TestExperimentInterruptResume runs `agentr1 experiment --preset tiny` uninterrupted, then as a
+// subprocess interrupted with SIGINT (Ctrl-C) after its first units, then the same command again:
+// it must exit 130 saying how to continue, skip the finished units when run again, and end
+// with the uninterrupted run's results.json (wall-clock times aside) and a results.md table.
+func TestExperimentInterruptResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny experiment twice")
+	}
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return []string{"experiment", "--preset", "tiny", "--seeds", "1", "--workers", "2", "--out", out}
+	}
+	whole, stopped := filepath.Join(dir, "whole"), filepath.Join(dir, "stopped")
+	var out bytes.Buffer
+	if code := run(args(whole), &out, &out); code != 0 {
+		t.Fatalf("uninterrupted experiment: exit %d\n%s", code, out.String())
+	}
+
+	cmd := exec.Command(os.Args[0], args(stopped)...)
+	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
+	var sub bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &sub, &sub
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(stopped, "seed-1", "base-tool-call", experiment.ResultFile)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no %s after 3 minutes:\n%s", marker, sub.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(sub.String(), "continue with: agentr1 experiment") {
+		t.Fatalf("exit %d, want 130 and how to continue:\n%s", code, sub.String())
+	}
+	if _, err := os.Stat(filepath.Join(stopped, "seed-1", "grpo-no-loss-mask", experiment.ResultFile)); err == nil {
+		t.Fatalf("the experiment finished before the interrupt; the test cannot tell:\n%s", sub.String())
+	}
+
+	out.Reset()
+	if code := run(args(stopped), &out, &out); code != 0 {
+		t.Fatalf("resumed experiment: exit %d\n%s", code, out.String())
+	}
+	for _, s := range []string{"seed 1 · SFT: done before, skipped", "seed 1 · Base Tool Call (SFT base): done before, skipped", "| GRPO w/o loss mask | 1 |"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("resumed output lacks %q:\n%s", s, out.String())
+		}
+	}
+	results := func(dir string) []byte {
+		res, err := experiment.ReadResults(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Methods {
+			for _, r := range m.Runs {
+				r.Seconds = 0
+			}
+		}
+		b, _ := json.Marshal(res.Methods)
+		return b
+	}
+	if g, w := results(stopped), results(whole); !bytes.Equal(g, w) {
+		t.Errorf("results.json after resume differs from the uninterrupted run:\n%s\n%s", g, w)
+	}
+}
+
+// TestExperimentUsage checks the experiment's refusals: unknown preset, a setting the
+// experiment decides itself, and a run directory of another request.
+func TestExperimentUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown preset", []string{"--preset", "huge"}, 2, "unknown preset"},
+		{"fixed setting", []string{"--preset", "tiny", "--seed", "4"}, 2, "--seed is set by the experiment"},
+		{"bad setting", []string{"--preset", "tiny", "--rl.steps", "-1"}, 2, "Steps"},
+		{"no seeds", []string{"--preset", "tiny", "--seeds", "0"}, 2, "seeds"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"experiment", "--out", filepath.Join(dir, tc.name)}, tc.args...), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", tc.name, code, stderr.String(), tc.code, tc.want)
+		}
+	}
+	var stdout bytes.Buffer
+	if code := run([]string{"experiment", "--preset", "paper-mini", "--quick", "--dry-run"}, &stdout, &stdout); code != 0 ||
+		!strings.Contains(stdout.String(), "24 RL runs of 6 steps") || !strings.Contains(stdout.String(), "total") {
+		t.Errorf("--dry-run: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// TestExperimentOverrides checks that --<setting> flags reach the shared settings and every RL
+// method, and are recorded in the request (a resumed experiment must be given the same).
+func TestExperimentOverrides(t *testing.T) {
+	_, plan, err := parseExperimentArgs([]string{"--preset", "tiny", "--seeds", "2", "--rl.steps", "3", "--rl.lr", "0.5", "--sft.steps", "9"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Config.SFT.Steps != 9 || plan.Config.RL.Steps != 3 || len(plan.Seeds) != 2 {
+		t.Errorf("shared settings: sft.steps %d rl.steps %d seeds %v", plan.Config.SFT.Steps, plan.Config.RL.Steps, plan.Seeds)
+	}
+	for _, m := range plan.Methods {
+		if m.RL != nil && (m.RL.Steps != 3 || m.RL.LR != 0.5) {
+			t.Errorf("%s: steps %d lr %g, want 3 and 0.5", m.Name, m.RL.Steps, m.RL.LR)
+		}
+	}
+	want := []string{"--rl.lr=0.5", "--rl.steps=3", "--sft.steps=9"}
+	if got := plan.Request.Overrides; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("recorded overrides %v, want %v", got, want)
+	}
+}

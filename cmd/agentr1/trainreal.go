@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"agentr1/env/search"
+	"agentr1/model"
+	"agentr1/rl/trainer"
+	"agentr1/tokenizer"
+)
+
+// runRealData is `agentr1 train --data D --model DIR`: RL of a pretrained policy on real
+// multi-hop questions, searching a passage corpus with BM25. There is no generated world and no
+// SFT (there are no demonstrations of real questions, and a pretrained model needs no warm
+// start); the last --held-out questions are evaluated before and after RL.
+func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*trainer.Result, error) {
+	cfg := a.cfg
+	qs, err := loadQuestions(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := model.Load(cfg.InitModel)
+	if err != nil {
+		return nil, err
+	}
+	if limit := policy.Config.MaxPositionEmbeddings; cfg.RL.MaxLen > limit {
+		return nil, fmt.Errorf("--rl.max-len %d exceeds the model's max_position_embeddings %d (%s)", cfg.RL.MaxLen, limit, cfg.InitModel)
+	}
+	tok, err := tokenizer.Load(filepath.Join(cfg.InitModel, "tokenizer.json"))
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() > policy.Config.VocabSize {
+		return nil, fmt.Errorf("--model %s: the tokenizer has %d tokens, the model's vocabulary %d", cfg.InitModel, tok.VocabSize(), policy.Config.VocabSize)
+	}
+	passages, err := search.LoadCorpus(cfg.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := trainer.SearchTools(passages, cfg.SearchTopK, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	setup, err := trainer.PrepareData(cfg, qs, tools, tok)
+	if err != nil {
+		return nil, err
+	}
+	run.log("info", fmt.Sprintf("%s; corpus %s: %d passages, top-%d BM25", setup.DescribeData(), cfg.Corpus, len(passages), cfg.SearchTopK))
+	run.log("setup", setup)
+	start := trainer.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != ""}
+	return trainer.RunFrom(ctx, cfg, start, run.log)
+}

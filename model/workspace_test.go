@@ -1,0 +1,97 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestLeanWorkspace checks the two memory modes of a Workspace: a fresh workspace keeps one
+// layer's activations (a forward-only workspace stays small), its first Backward recomputes
+// the forward pass keeping every layer, and the log-probs, entropies and every gradient are bit
+// for bit those of a workspace that kept its activations from the start, for the policy and
+// the critic.
+func TestLeanWorkspace(t *testing.T) {
+	cfg := tinyConfig(false)
+	cfg.NumHiddenLayers = 3
+	rng := rand.New(rand.NewPCG(21, 22))
+	B, T := 3, 20
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{20, 7, 13})
+	a, c := lossWeights(rng, mask, B, T)
+
+	type result struct {
+		logp, entropy []float32
+		grads         [][]float32
+		leanBytes     int
+		keptBytes     int
+	}
+	run := func(name string, warm bool) result {
+		m := newTestModel(t, cfg, 23)
+		ws := NewWorkspace()
+		if warm { // a workspace that has already run a Backward keeps every layer
+			m.Forward(ws, tokens, mask, B, T)
+			m.Backward(ws, a, c)
+			m.ZeroGrad()
+		}
+		var r result
+		logp, ent := m.Forward(ws, tokens, mask, B, T)
+		r.leanBytes = ws.footprint()
+		r.logp, r.entropy = append([]float32(nil), logp...), append([]float32(nil), ent...)
+		m.Backward(ws, a, c)
+		r.keptBytes = ws.footprint()
+		for _, p := range m.Params {
+			r.grads = append(r.grads, append([]float32(nil), p.Grad...))
+		}
+		// A second Forward on the same workspace keeps its activations.
+		m.Forward(ws, tokens, mask, B, T)
+		if !ws.kept {
+			t.Errorf("%s: a workspace after Backward runs a lean forward pass", name)
+		}
+		return r
+	}
+	lean, kept := run("lean", false), run("kept", true)
+	same := func(field string, got, want []float32) {
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Errorf("%s[%d]: lean workspace %v, kept workspace %v", field, i, got[i], want[i])
+				return
+			}
+		}
+	}
+	same("logp", lean.logp, kept.logp)
+	same("entropy", lean.entropy, kept.entropy)
+	for i := range kept.grads {
+		same(fmt.Sprintf("grad %d", i), lean.grads[i], kept.grads[i])
+	}
+	if lean.leanBytes >= lean.keptBytes {
+		t.Errorf("lean forward holds %d bytes, not fewer than the %d of a kept one", lean.leanBytes, lean.keptBytes)
+	}
+
+	// The critic: a lean Forward then Backward matches a warmed-up workspace too.
+	pol := newTestModel(t, cfg, 23)
+	dvalues := make([]float32, B*T)
+	for i := range dvalues {
+		dvalues[i] = mask[i] * float32(i%5-2) / 7
+	}
+	critGrads := func(warm bool) [][]float32 {
+		crit := NewCritic(pol, 5)
+		ws := NewWorkspace()
+		if warm {
+			crit.Forward(ws, tokens, mask, B, T)
+			crit.Backward(ws, dvalues)
+			crit.ZeroGrad()
+		}
+		crit.Forward(ws, tokens, mask, B, T)
+		crit.Backward(ws, dvalues)
+		var g [][]float32
+		for _, p := range crit.Params {
+			g = append(g, append([]float32(nil), p.Grad...))
+		}
+		return g
+	}
+	leanCrit, keptCrit := critGrads(false), critGrads(true)
+	for i := range keptCrit {
+		same(fmt.Sprintf("critic grad %d", i), leanCrit[i], keptCrit[i])
+	}
+}

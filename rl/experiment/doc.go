@@ -1,0 +1,26 @@
+// Package experiment runs the paper's main table and ablations in miniature (Agent-R1, arXiv
+// 2511.14460, Table 2 and §4.3) on the generated world: for each seed, one SFT warm start
+// shared by every method, the baselines evaluated with that SFT base (Base Tool Call: the
+// model as is with its search tool; Naive RAG: retrieve once with the question, answer in one
+// turn), then one RL run per algorithm and ablation, each starting from the SFT base.
+//
+// A Plan lists the seeds and methods and holds every setting; Run works through its units
+// (one SFT per seed, one evaluation or RL run per method and seed) in a run directory and can
+// be interrupted and run again: a finished unit (its result.json written) is not redone, an
+// unfinished RL run continues from its latest checkpoint, an unfinished SFT from its SFT
+// checkpoint. Since every random choice derives from the seed and the step, a resumed
+// experiment gives the same figures as an uninterrupted one. After every unit the tables are
+// rewritten: results.json (per method, per seed, the evaluation figures) and results.md (mean
+// ± std over seeds in the paper's layout).
+//
+// Layout of the run directory:
+//
+//	plan.json                       the plan (request and resolved settings)
+//	results.json, results.md        the tables so far
+//	seed-N/sft-base/                the SFT base of seed N (a Hugging Face folder with its tokenizer)
+//	seed-N/checkpoints/             its SFT checkpoint while SFT runs
+//	seed-N/metrics.jsonl            its SFT step records
+//	seed-N/<method>/result.json     a finished unit's figures
+//	seed-N/<method>/checkpoints/    an RL run's checkpoints (once finished, only the latest is kept)
+//	seed-N/<method>/metrics.jsonl   its RL step records
+package experiment

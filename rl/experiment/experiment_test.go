@@ -1,0 +1,199 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentr1/rl/trainer"
+)
+
+func tinyPlan(t *testing.T, seeds int) *Plan {
+	t.Helper()
+	p, err := NewPlan(Request{Preset: "tiny", Seeds: seeds, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunInterruptResume runs the tiny preset three ways: uninterrupted; interrupted during an
+// SFT and again during an RL run, then resumed; and checks that the resumed experiment skips
+// finished units, continues the unfinished ones from their checkpoints, and ends with the
+// uninterrupted experiment's figures exactly.
+func TestRunInterruptResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny experiment three times")
+	}
+	whole := t.TempDir()
+	p, err := Open(whole, tinyPlan(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Run(context.Background(), p, Options{Dir: whole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range want.Methods {
+		if len(row.Runs) != 1 || len(row.Runs[0].Evals) != 2 {
+			t.Fatalf("method %s: %d runs; want one with 2 evaluation sets", row.Name, len(row.Runs))
+		}
+	}
+
+	dir := t.TempDir()
+	stops := []func(Event) bool{
+		func(e Event) bool { // during the SFT, after its third step
+			m, ok := e.Record.(trainer.SFTMetrics)
+			return ok && m.Step == 2
+		},
+		func(e Event) bool { // during PPO, after its first RL step
+			m, ok := e.Record.(trainer.StepMetrics)
+			return ok && e.Unit.Method != nil && e.Unit.Method.Name == "ppo" && m.Step == 0
+		},
+	}
+	var events []Event
+	for i, stop := range stops {
+		ctx, cancel := context.WithCancel(context.Background())
+		p, err := Open(dir, tinyPlan(t, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(ctx, p, Options{Dir: dir, OnEvent: func(e Event) {
+			events = append(events, e)
+			if stop(e) {
+				cancel()
+			}
+		}})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("interruption %d: error %v, want context.Canceled", i, err)
+		}
+	}
+	p, err = Open(dir, tinyPlan(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events = nil
+	got, err := Run(context.Background(), p, Options{Dir: dir, OnEvent: func(e Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	resumedPPO := false
+	for _, e := range events {
+		if e.Kind == "start" || e.Kind == "skip" {
+			kinds[e.Unit.Name()] = e.Kind
+		}
+		if s, ok := e.Record.(string); ok && e.Unit.Method != nil && e.Unit.Method.Name == "ppo" && strings.HasPrefix(s, "resumed from") {
+			resumedPPO = true
+		}
+	}
+	for name, want := range map[string]string{"seed 1 · SFT": "skip", "seed 1 · Naive RAG": "skip", "seed 1 · PPO": "start", "seed 1 · GRPO": "start"} {
+		if kinds[name] != want {
+			t.Errorf("final run: %s was %q, want %q", name, kinds[name], want)
+		}
+	}
+	if !resumedPPO {
+		t.Error("PPO did not resume from its checkpoint")
+	}
+	for i := range want.Methods {
+		w, g := want.Methods[i], got.Methods[i]
+		for _, r := range append(w.Runs, g.Runs...) {
+			r.Seconds = 0
+		}
+		wj, _ := json.Marshal(w)
+		gj, _ := json.Marshal(g)
+		if string(wj) != string(gj) {
+			t.Errorf("method %s: resumed %s\nuninterrupted %s", w.Name, gj, wj)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ResultsMDFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| GRPO | 1 |", "*ablations*", "| PPO w/o both masks |", "heldout EM", "unseen EM", "avg EM"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("results.md lacks %q:\n%s", s, md)
+		}
+	}
+	// A different request is refused in the same directory.
+	other := tinyPlan(t, 2)
+	if _, err := Open(dir, other); err == nil || !strings.Contains(err.Error(), "another --out") {
+		t.Errorf("Open with another request: %v, want a refusal", err)
+	}
+}
+
+func TestMeanStd(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		xs        []float64
+		mean, std float64
+	}{
+		{"one", []float64{0.5}, 0.5, 0},
+		{"two", []float64{0.1, 0.3}, 0.2, math.Sqrt(0.02)},
+		{"three", []float64{1, 2, 3}, 2, 1},
+	} {
+		m, s := meanStd(tc.xs)
+		if math.Abs(m-tc.mean) > 1e-12 || math.Abs(s-tc.std) > 1e-12 {
+			t.Errorf("%s: mean %g std %g, want %g %g", tc.name, m, s, tc.mean, tc.std)
+		}
+	}
+}
+
+// TestAlgorithmRL checks that a tuned default reaches every algorithm while each keeps its own
+// settings.
+func TestAlgorithmRL(t *testing.T) {
+	def := trainer.DefaultRLConfig(trainer.GRPO)
+	def.LR, def.Steps, def.N = 3e-4, 7, 4
+	for _, tc := range []struct {
+		algo    trainer.Algorithm
+		n       int
+		prompts int
+	}{
+		{trainer.GRPO, 4, def.Prompts},
+		{trainer.PPO, 4, def.Prompts},
+		{trainer.ReinforcePP, 1, trainer.DefaultRLConfig(trainer.ReinforcePP).Prompts},
+	} {
+		c := AlgorithmRL(def, tc.algo)
+		if c.Algorithm != tc.algo || c.LR != 3e-4 || c.Steps != 7 || c.N != tc.n || c.Prompts != tc.prompts {
+			t.Errorf("%s: algo %s lr %g steps %d n %d prompts %d; want lr 3e-4, steps 7, n %d, prompts %d",
+				tc.algo, c.Algorithm, c.LR, c.Steps, c.N, c.Prompts, tc.n, tc.prompts)
+		}
+	}
+}
+
+// TestPlanMethods checks the table's rows and ablation switches.
+func TestPlanMethods(t *testing.T) {
+	p, err := NewPlan(Request{Preset: "paper-mini", Quick: true, Seeds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Seeds) != 3 || len(p.Methods) != 10 || len(p.Units()) != 33 {
+		t.Fatalf("%d seeds, %d methods, %d units; want 3, 10, 33", len(p.Seeds), len(p.Methods), len(p.Units()))
+	}
+	switches := map[string][2]bool{}
+	for _, m := range p.Methods {
+		if m.Kind == KindRL {
+			switches[m.Name] = [2]bool{m.RL.NoAdvantageMask, m.RL.NoLossMask}
+			if m.RL.Steps != 6 {
+				t.Errorf("%s: %d RL steps in --quick, want 6", m.Name, m.RL.Steps)
+			}
+		}
+	}
+	for name, want := range map[string][2]bool{"ppo": {false, false}, "ppo-no-adv-mask": {true, false}, "ppo-no-masks": {true, true}, "grpo-no-loss-mask": {false, true}, "rloo": {false, false}} {
+		if switches[name] != want {
+			t.Errorf("%s: (no advantage mask, no loss mask) = %v, want %v", name, switches[name], want)
+		}
+	}
+	if est := p.Total(p.Units(), DefaultRates); est <= 0 || est.Minutes() > 60 {
+		t.Errorf("--quick estimate %v, want within 60 minutes", est)
+	}
+	if _, err := NewPlan(Request{Preset: "nope", Seeds: 1}); err == nil {
+		t.Error("unknown preset accepted")
+	}
+}

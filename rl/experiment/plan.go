@@ -1,0 +1,172 @@
+package experiment
+
+import (
+	"fmt"
+	"reflect"
+
+	"agentr1/env/world"
+	"agentr1/rl/trainer"
+)
+
+// Kind is what a method's unit does with the SFT base.
+type Kind string
+
+// The kinds of methods.
+const (
+	KindBase     Kind = "base-tool-call" // evaluate the SFT base with its search tool (Base Tool Call)
+	KindNaiveRAG Kind = "naive-rag"      // evaluate the SFT base retrieving once with the question (Naive RAG)
+	KindRL       Kind = "rl"             // train the SFT base by RL, then evaluate
+)
+
+// Method is one row of the table.
+type Method struct {
+	Name     string            `json:"name"`  // directory and results.json key: "grpo", "ppo-no-adv-mask"
+	Label    string            `json:"label"` // row label in results.md: "GRPO", "PPO w/o advantage mask"
+	Kind     Kind              `json:"kind"`
+	Ablation bool              `json:"ablation,omitempty"` // listed under the ablations
+	RL       *trainer.RLConfig `json:"rl,omitempty"`       // the RL settings (KindRL)
+}
+
+// Request is what the user asked for; a run directory resumes only the same request.
+type Request struct {
+	Preset    string   `json:"preset"`
+	Quick     bool     `json:"quick"`
+	Seeds     int      `json:"seeds"`
+	Workers   int      `json:"workers"`
+	Overrides []string `json:"overrides,omitempty"` // "--name=value" settings given on the command line
+}
+
+// Plan is an experiment: the request, the shared settings and the methods. Seed s of the plan
+// runs Config with Config.Seed = Seeds[s].
+type Plan struct {
+	Request Request        `json:"request"`
+	Seeds   []uint64       `json:"seeds"`
+	Config  trainer.Config `json:"config"` // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
+	Methods []Method       `json:"methods"`
+}
+
+// Presets lists the presets NewPlan knows.
+var Presets = []string{"paper-mini", "tiny"}
+
+// NewPlan returns the plan of a preset, built from trainer.DefaultConfig() so that the
+// experiment runs the current default recipe, with the preset overriding only what it must:
+//
+//   - paper-mini: the defaults; evaluation only at the end of each RL run; checkpoints every
+//     quarter of a run. With quick, a budget for about 50 minutes on 2 cores: SFT at most 300
+//     steps, 6 RL steps per run, 50 questions per evaluation set.
+//   - tiny: a world and a policy small enough for a test (seconds per unit).
+//
+// Seeds are DefaultConfig().Seed, +1, ... (seeds 1, 2, 3 for three). Workers sets
+// Config.Workers (0: all cores).
+func NewPlan(req Request) (*Plan, error) {
+	if req.Seeds < 1 {
+		return nil, fmt.Errorf("experiment: %d seeds, want at least 1", req.Seeds)
+	}
+	if req.Workers < 0 {
+		return nil, fmt.Errorf("experiment: workers %d, want 0 (all cores) or more", req.Workers)
+	}
+	cfg := trainer.DefaultConfig()
+	cfg.Workers = req.Workers
+	cfg.EvalEvery = 0
+	switch req.Preset {
+	case "paper-mini":
+		if req.Quick {
+			cfg.SFT.Steps = min(cfg.SFT.Steps, 300)
+			cfg.RL.Steps = 6
+			cfg.HeldOut = min(cfg.HeldOut, 50)
+			cfg.EvalQuestions = min(cfg.EvalQuestions, 50)
+		}
+	case "tiny":
+		tiny := func(seed uint64, split world.Split) world.Config {
+			return world.Config{Seed: seed, Split: split, Countries: 3, Cities: 6, People: 10, Companies: 4, Bands: 3, Distractors: 4, Questions: 24}
+		}
+		cfg.TrainWorld, cfg.EvalWorld = tiny(cfg.TrainWorld.Seed, world.Train), tiny(cfg.EvalWorld.Seed, world.Eval)
+		cfg.Worlds = 1
+		cfg.HeldOut, cfg.EvalQuestions, cfg.Demos = 3, 4, 12
+		cfg.VocabSize = 400
+		cfg.Model = trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
+		cfg.SFT.Steps, cfg.SFT.Batch = 6, 4
+		cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.MaxTurns, cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 2, 2, 2, 12, 700
+		cfg.EvalBatch = 4
+	default:
+		return nil, fmt.Errorf("experiment: unknown preset %q: want one of %v", req.Preset, Presets)
+	}
+	cfg.CheckpointEvery = max(1, cfg.RL.Steps/4)
+	cfg.SFTCheckpointEvery = max(1, cfg.SFT.Steps/10)
+	p := &Plan{Request: req, Config: cfg}
+	for s := range req.Seeds {
+		p.Seeds = append(p.Seeds, cfg.Seed+uint64(s))
+	}
+	p.Methods = paperMethods(cfg.RL)
+	return p, nil
+}
+
+// paperMethods are the rows of the paper's Table 2 and its ablations (§4.3), in its order.
+func paperMethods(def trainer.RLConfig) []Method {
+	rl := func(name, label string, algo trainer.Algorithm, ablation bool, edit func(*trainer.RLConfig)) Method {
+		c := AlgorithmRL(def, algo)
+		if edit != nil {
+			edit(&c)
+		}
+		return Method{Name: name, Label: label, Kind: KindRL, Ablation: ablation, RL: &c}
+	}
+	return []Method{
+		{Name: "base-tool-call", Label: "Base Tool Call (SFT base)", Kind: KindBase},
+		{Name: "naive-rag", Label: "Naive RAG", Kind: KindNaiveRAG},
+		rl("ppo", "PPO", trainer.PPO, false, nil),
+		rl("grpo", "GRPO", trainer.GRPO, false, nil),
+		rl("reinforce++", "REINFORCE++", trainer.ReinforcePP, false, nil),
+		rl("reinforce++-baseline", "REINFORCE++ baseline", trainer.ReinforcePPBase, false, nil),
+		rl("rloo", "RLOO", trainer.RLOO, false, nil),
+		rl("ppo-no-adv-mask", "PPO w/o advantage mask", trainer.PPO, true, func(c *trainer.RLConfig) { c.NoAdvantageMask = true }),
+		rl("ppo-no-masks", "PPO w/o both masks", trainer.PPO, true, func(c *trainer.RLConfig) { c.NoAdvantageMask, c.NoLossMask = true, true }),
+		rl("grpo-no-loss-mask", "GRPO w/o loss mask", trainer.GRPO, true, func(c *trainer.RLConfig) { c.NoLossMask = true }),
+	}
+}
+
+// AlgorithmRL returns the RL settings of algo in a run whose settings are def: the algorithm's
+// own defaults (trainer.DefaultRLConfig(algo)) plus every change def makes to the defaults of
+// its own algorithm, except where algo's defaults differ from those (N and Prompts of
+// REINFORCE++, the aggregation of Dr.GRPO): so a tuned recipe (a learning rate, a step count)
+// reaches every algorithm while each keeps what is its own.
+func AlgorithmRL(def trainer.RLConfig, algo trainer.Algorithm) trainer.RLConfig {
+	if algo == def.Algorithm {
+		return def
+	}
+	plain := trainer.DefaultRLConfig(def.Algorithm)
+	out := trainer.DefaultRLConfig(algo)
+	dv, pv, ov := reflect.ValueOf(def), reflect.ValueOf(plain), reflect.ValueOf(&out).Elem()
+	for i := range dv.NumField() {
+		tuned := !reflect.DeepEqual(dv.Field(i).Interface(), pv.Field(i).Interface())
+		own := !reflect.DeepEqual(ov.Field(i).Interface(), pv.Field(i).Interface())
+		if tuned && !own {
+			ov.Field(i).Set(dv.Field(i))
+		}
+	}
+	return out
+}
+
+// SeedConfig is the plan's settings for seed s.
+func (p *Plan) SeedConfig(seed uint64) trainer.Config {
+	c := p.Config
+	c.Seed = seed
+	return c
+}
+
+// Validate checks every setting of the plan: the shared settings and each method's RL.
+func (p *Plan) Validate() error {
+	if err := p.Config.Validate(); err != nil {
+		return err
+	}
+	for _, m := range p.Methods {
+		if m.Kind == KindRL {
+			if m.RL == nil {
+				return fmt.Errorf("experiment: method %s has no RL settings", m.Name)
+			}
+			if err := m.RL.Validate(); err != nil {
+				return fmt.Errorf("experiment: method %s: %w", m.Name, err)
+			}
+		}
+	}
+	return nil
+}

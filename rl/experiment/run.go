@@ -1,0 +1,361 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"time"
+
+	"agentr1/internal/atomicfile"
+	"agentr1/model"
+	"agentr1/rl/trainer"
+	"agentr1/tensor"
+)
+
+// File names in the run directory.
+const (
+	PlanFile        = "plan.json"
+	ResultFile      = "result.json"
+	ResultsJSONFile = "results.json"
+	ResultsMDFile   = "results.md"
+	metricsFile     = "metrics.jsonl"
+)
+
+// UnitResult is a finished unit's figures: one evaluation per evaluation set.
+type UnitResult struct {
+	Method  string                 `json:"method"`
+	Seed    uint64                 `json:"seed"`
+	Evals   []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>"
+	RLSteps int                    `json:"rl_steps,omitempty"`
+	Seconds float64                `json:"seconds"` // wall time of the process that finished the unit
+}
+
+// Eval returns the evaluation of set ("heldout", "unseen"), or nil.
+func (r *UnitResult) Eval(set string) *trainer.EvalMetrics {
+	for _, m := range r.Evals {
+		if setName(m.Name) == set {
+			return m
+		}
+	}
+	return nil
+}
+
+// setName is the set part of an evaluation name "<phase>/<set>".
+func setName(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '/' {
+			return name[i+1:]
+		}
+	}
+	return name
+}
+
+// Event is what Run reports as it goes.
+type Event struct {
+	Kind     string        // "start", "skip", "done" (a unit), or "record" (a trainer log record of the unit)
+	Unit     Unit          // the unit
+	Index    int           // 1-based position of the unit in the plan
+	Total    int           // units in the plan
+	Estimate time.Duration // "start": the unit's expected time
+	Took     time.Duration // "done": the unit's time
+	Left     time.Duration // "start", "done": the predicted time of the units after this one
+	Result   *UnitResult   // "done", "skip"
+	// "record": the trainer's log record (trainer.Logger's kind and record).
+	RecordKind string
+	Record     any
+}
+
+// Options configure Run.
+type Options struct {
+	Dir     string      // the run directory
+	Rates   Rates       // for the estimates (zero: DefaultRates)
+	OnEvent func(Event) // may be nil
+}
+
+// Open prepares dir for plan p: a new directory gets p's plan.json; a directory holding an
+// experiment continues it with its stored plan (the settings it started with, even if the
+// defaults have changed since) when it was started with the same request, and is refused
+// otherwise.
+func Open(dir string, p *Plan) (*Plan, error) {
+	path := filepath.Join(dir, PlanFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+		return p, writeJSON(path, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	var stored Plan
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", path, err)
+	}
+	if !reflect.DeepEqual(stored.Request, p.Request) {
+		return nil, fmt.Errorf("experiment: %s holds an experiment started with %+v, not %+v: run it again with the same flags to resume, or choose another --out", dir, stored.Request, p.Request)
+	}
+	if err := stored.Validate(); err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", path, err)
+	}
+	return &stored, nil
+}
+
+// Run works through the plan's units in opt.Dir (prepared by Open), skipping finished ones,
+// and rewrites results.json and results.md after each. When ctx is cancelled, the unit under
+// way stops at its next step boundary with its state saved, and the error wraps ctx.Err();
+// running again continues.
+func Run(ctx context.Context, p *Plan, opt Options) (*Results, error) {
+	if opt.Rates == (Rates{}) {
+		opt.Rates = DefaultRates
+	}
+	if opt.OnEvent == nil {
+		opt.OnEvent = func(Event) {}
+	}
+	if p.Config.Workers > 0 {
+		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
+	}
+	r := &runner{plan: p, opt: opt, setups: map[uint64]*trainer.Setup{}}
+	units := p.Units()
+	eta := NewETA(p, opt.Rates)
+	for i, u := range units {
+		if res, done, err := r.finished(u); err != nil {
+			return nil, err
+		} else if done {
+			opt.OnEvent(Event{Kind: "skip", Unit: u, Index: i + 1, Total: len(units), Result: res})
+			continue
+		}
+		opt.OnEvent(Event{Kind: "start", Unit: u, Index: i + 1, Total: len(units), Estimate: p.Estimate(u, opt.Rates), Left: eta.Left(units[i+1:])})
+		start := time.Now()
+		res, err := r.run(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", u.Name(), err)
+		}
+		took := time.Since(start)
+		eta.Done(u, took)
+		if res != nil {
+			res.Seconds = took.Seconds()
+			if err := writeJSON(filepath.Join(r.unitDir(u), ResultFile), res); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := r.writeResults(); err != nil {
+			return nil, err
+		}
+		opt.OnEvent(Event{Kind: "done", Unit: u, Index: i + 1, Total: len(units), Took: took, Left: eta.Left(units[i+1:]), Result: res})
+	}
+	return r.writeResults()
+}
+
+// runner is Run's state: the plan, the options and the current seed's setup (prepared once
+// per process, on the seed's first unfinished unit).
+type runner struct {
+	plan   *Plan
+	opt    Options
+	setups map[uint64]*trainer.Setup
+}
+
+func (r *runner) seedDir(seed uint64) string {
+	return filepath.Join(r.opt.Dir, "seed-"+strconv.FormatUint(seed, 10))
+}
+
+func (r *runner) baseDir(seed uint64) string { return filepath.Join(r.seedDir(seed), "sft-base") }
+
+// unitDir is where unit u keeps its files: the seed's folder for its SFT, else a folder per method.
+func (r *runner) unitDir(u Unit) string {
+	if u.Method == nil {
+		return r.seedDir(u.Seed)
+	}
+	return filepath.Join(r.seedDir(u.Seed), u.Method.Name)
+}
+
+// finished reports whether u is done: its result.json exists (for an SFT, the saved SFT base).
+func (r *runner) finished(u Unit) (*UnitResult, bool, error) {
+	if u.Method == nil {
+		_, err := os.Stat(filepath.Join(r.baseDir(u.Seed), model.WeightsFile))
+		return nil, err == nil, nil
+	}
+	res, err := readResult(filepath.Join(r.unitDir(u), ResultFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return res, err == nil, err
+}
+
+func readResult(path string) (*UnitResult, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res UnitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("experiment: %s: %w", path, err)
+	}
+	return &res, nil
+}
+
+// setup returns seed's setup, preparing it on first use.
+func (r *runner) setup(ctx context.Context, seed uint64) (*trainer.Setup, error) {
+	if s := r.setups[seed]; s != nil {
+		return s, nil
+	}
+	clear(r.setups) // units go seed by seed: the previous seed's setup is done with
+	s, err := trainer.Prepare(ctx, r.plan.SeedConfig(seed))
+	if err != nil {
+		return nil, err
+	}
+	r.setups[seed] = s
+	return s, nil
+}
+
+// run does unit u and returns its figures (nil for an SFT).
+func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
+	dir := r.unitDir(u)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	setup, err := r.setup(ctx, u.Seed)
+	if err != nil {
+		return nil, err
+	}
+	log, closeLog, err := r.logger(u)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLog()
+	cfg := r.plan.SeedConfig(u.Seed)
+	if u.Method == nil {
+		return nil, r.sft(ctx, u, cfg, setup, log)
+	}
+	policy, err := model.Load(r.baseDir(u.Seed))
+	if err != nil {
+		return nil, fmt.Errorf("the SFT base of seed %d: %w", u.Seed, err)
+	}
+	res := &UnitResult{Method: u.Method.Name, Seed: u.Seed}
+	ec := trainer.EvalConfigFrom(cfg.RL, cfg.EvalBatch)
+	ec.Workers = cfg.Workers
+	switch u.Method.Kind {
+	case KindBase:
+		res.Evals, err = trainer.EvaluateSets(ctx, policy, setup, ec, u.Method.Name, 0, log)
+	case KindNaiveRAG:
+		res.Evals, err = naiveRAG(ctx, cfg, setup, policy, ec, u.Method.Name, log)
+	case KindRL:
+		cfg.RL = *u.Method.RL
+		cfg.CheckpointDir = filepath.Join(dir, "checkpoints")
+		var out *trainer.Result
+		out, err = trainer.RunFrom(ctx, cfg, trainer.Start{Setup: setup, Policy: policy, Resume: true}, log)
+		if err == nil {
+			res.Evals, res.RLSteps = out.Final, out.Trainer.StepsDone
+			err = pruneCheckpoints(cfg.CheckpointDir)
+		}
+	default:
+		err = fmt.Errorf("method %s: unknown kind %q", u.Method.Name, u.Method.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sft trains seed's SFT base (continuing from its SFT checkpoint if one was saved) and saves
+// it with the tokenizer.
+func (r *runner) sft(ctx context.Context, u Unit, cfg trainer.Config, setup *trainer.Setup, log trainer.Logger) error {
+	cfg.BasePolicy = r.baseDir(u.Seed)
+	cfg.CheckpointDir = filepath.Join(r.seedDir(u.Seed), "checkpoints")
+	policy, err := trainer.NewPolicy(cfg.Model, setup.Tokenizer, 2*trainer.MaxRow(cfg, setup), cfg.Seed)
+	if err != nil {
+		return err
+	}
+	// The tokenizer first: the weights file marks the unit done, so it is written last.
+	if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
+		return err
+	}
+	return trainer.SFTBase(ctx, cfg, setup, policy, true, log)
+}
+
+// naiveRAG evaluates policy on every evaluation set as the Naive RAG baseline: the question
+// retrieved once, one turn to answer (trainer.NaiveRAGProblems).
+func naiveRAG(ctx context.Context, cfg trainer.Config, setup *trainer.Setup, policy *model.Model, ec trainer.EvalConfig, name string, log trainer.Logger) ([]*trainer.EvalMetrics, error) {
+	ec.MaxTurns = 1
+	var out []*trainer.EvalMetrics
+	for _, set := range setup.EvalSets {
+		probs, err := trainer.NaiveRAGProblems(ctx, set.Questions, cfg.QAConfig(), set.Tools, setup.Tokenizer, cfg.RL.MaxObsTokens)
+		if err != nil {
+			return nil, err
+		}
+		m, _, err := trainer.Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, probs, ec, name+"/"+set.Name)
+		if err != nil {
+			return nil, err
+		}
+		log("eval", m)
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// logger returns the trainer.Logger of unit u: SFT and RL step records are appended to the
+// unit's metrics.jsonl, every record is passed on as an Event.
+func (r *runner) logger(u Unit) (trainer.Logger, func(), error) {
+	f, err := os.OpenFile(filepath.Join(r.unitDir(u), metricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
+	var werr error
+	log := func(kind string, rec any) {
+		switch rec.(type) {
+		case trainer.SFTMetrics, trainer.StepMetrics:
+			b, err := json.Marshal(rec)
+			if err == nil {
+				_, err = f.Write(append(b, '\n'))
+			}
+			if err != nil && werr == nil {
+				werr = err
+				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("write %s: %v", f.Name(), err)})
+			}
+		}
+		r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: kind, Record: rec})
+	}
+	return log, func() { f.Close() }, nil
+}
+
+// pruneCheckpoints keeps only the latest RL checkpoint of a finished run (it holds the final
+// policy); the others only served to resume.
+func pruneCheckpoints(dir string) error {
+	latest, err := trainer.LatestCheckpoint(dir)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	for _, e := range entries {
+		if p := filepath.Join(dir, e.Name()); p != latest && filepath.Ext(p) == ".ckpt" {
+			if err := os.Remove(p); err != nil {
+				return fmt.Errorf("experiment: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to path atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("experiment: %s: %w", path, err)
+	}
+	if err := atomicfile.WriteBytes(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package trainer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"agentr1/model"
+	"agentr1/tensor"
+)
+
+// sftState is everything SFT carries from one step to the next: with it saved, an interrupted
+// warm start continues bit for bit (the learning rate is a function of the step; each pass's
+// data order is drawn from PCG(seed, first step of the pass), and the rest of the current
+// pass is saved as it is).
+type sftState struct {
+	cfg     SFTConfig
+	seed    uint64
+	policy  *model.Model
+	opt     tensor.AdamW
+	step    int     // SFT steps done (the next step's index)
+	batches [][]int // the current pass's remaining batches, as demonstration indices
+}
+
+// sftMeta is the JSON meta of an SFT checkpoint.
+type sftMeta struct {
+	Kind      string    `json:"kind"` // "sft"
+	Config    SFTConfig `json:"config"`
+	Seed      uint64    `json:"seed"`
+	StepsDone int       `json:"steps_done"`
+	OptStep   int       `json:"opt_step"`
+	Batches   [][]int   `json:"batches"` // the current pass's remaining batches (demonstration indices)
+}
+
+// SFTCheckpointName is the file name of the SFT checkpoint after step s. It does not match
+// the RL checkpoints' "step-" prefix, so LatestCheckpoint never mistakes one for the other.
+func SFTCheckpointName(s int) string { return fmt.Sprintf("sft-%06d.ckpt", s) }
+
+// save writes the state to dir/SFTCheckpointName(step) atomically with a checksum, removes the
+// older SFT checkpoints of dir (only the latest is needed to resume) and returns the path.
+func (st *sftState) save(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("sft checkpoint: %w", err)
+	}
+	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches})
+	if err != nil {
+		return "", fmt.Errorf("sft checkpoint meta: %w", err)
+	}
+	f := &CheckpointFile{Step: st.step, Meta: meta}
+	f.Tensors = appendParams(f.Tensors, "policy/", st.policy.Params)
+	f.Tensors = appendMoments(f.Tensors, "opt/", &st.opt, st.policy.Params)
+	path := filepath.Join(dir, SFTCheckpointName(st.step))
+	if err := WriteCheckpointFile(path, f); err != nil {
+		return "", err
+	}
+	old, err := sftCheckpoints(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range old {
+		if p != path {
+			if err := os.Remove(p); err != nil {
+				return "", fmt.Errorf("sft checkpoint: remove the older %w", err)
+			}
+		}
+	}
+	return path, nil
+}
+
+// load restores the state saved in path. The checkpoint must come from the same settings and
+// seed: resuming with others would not be the run that was interrupted.
+func (st *sftState) load(path string) error {
+	f, err := ReadCheckpointFile(path)
+	if err != nil {
+		return err
+	}
+	var meta sftMeta
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		return fmt.Errorf("sft checkpoint %s: meta: %w", path, err)
+	}
+	switch {
+	case meta.Kind != "sft":
+		return fmt.Errorf("sft checkpoint %s: kind %q, want sft", path, meta.Kind)
+	case meta.Config != st.cfg:
+		return fmt.Errorf("sft checkpoint %s: written with SFT settings %+v, resuming with %+v", path, meta.Config, st.cfg)
+	case meta.Seed != st.seed:
+		return fmt.Errorf("sft checkpoint %s: seed %d, resuming with seed %d", path, meta.Seed, st.seed)
+	case meta.StepsDone < 0 || meta.StepsDone > st.cfg.Steps:
+		return fmt.Errorf("sft checkpoint %s: steps_done %d outside [0, %d]", path, meta.StepsDone, st.cfg.Steps)
+	}
+	if err := loadParams(f, path, "policy/", st.policy.Params); err != nil {
+		return err
+	}
+	if err := loadMoments(f, path, "opt/", &st.opt, st.policy.Params, meta.OptStep); err != nil {
+		return err
+	}
+	st.step, st.batches = meta.StepsDone, meta.Batches
+	return nil
+}
+
+// sftCheckpoints lists the SFT checkpoints in dir (none when dir does not exist).
+func sftCheckpoints(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sft checkpoints: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, ok := sftCheckpointStep(e.Name()); ok {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+func sftCheckpointStep(name string) (int, bool) {
+	if !strings.HasPrefix(name, "sft-") || !strings.HasSuffix(name, ".ckpt") {
+		return 0, false
+	}
+	s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "sft-"), ".ckpt"))
+	return s, err == nil
+}
+
+// latestSFTCheckpoint returns the SFT checkpoint with the highest step in dir, or "" when
+// there is none.
+func latestSFTCheckpoint(dir string) (string, error) {
+	paths, err := sftCheckpoints(dir)
+	if err != nil {
+		return "", err
+	}
+	best, bestStep := "", -1
+	for _, p := range paths {
+		if s, _ := sftCheckpointStep(filepath.Base(p)); s > bestStep {
+			best, bestStep = p, s
+		}
+	}
+	return best, nil
+}
+
+// RemoveSFTCheckpoints deletes the SFT checkpoints in dir (once the SFT base is saved they are
+// not needed).
+func RemoveSFTCheckpoints(dir string) error {
+	paths, err := sftCheckpoints(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("remove sft checkpoint: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentr1/model"
+)
+
+// TestSFTInterruptResume interrupts SFT at several steps (across a pass boundary, so the saved
+// data order matters), resumes each time from the checkpoint into a differently initialised
+// policy, and checks that every later step's metrics and the final parameters equal the
+// uninterrupted run's bit for bit.
+func TestSFTInterruptResume(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.SFT.Steps = 7 // 12 demonstrations in batches of 4: passes start at steps 0, 3 and 6
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPolicy := func(seed uint64) *model.Model {
+		p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	whole := newPolicy(cfg.Seed)
+	var want []SFTMetrics
+	if err := SFT(context.Background(), whole, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, func(m SFTMetrics) { want = append(want, m) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, stop := range []int{1, 3, 4, 6} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		p := newPolicy(cfg.Seed)
+		opt := SFTOptions{CheckpointDir: dir}
+		err := SFTWithOptions(ctx, p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) {
+			if m.Step == stop-1 {
+				cancel()
+			}
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), SFTCheckpointName(stop)) {
+			t.Fatalf("stop %d: error %v, want an interruption naming %s", stop, err, SFTCheckpointName(stop))
+		}
+		resumed := newPolicy(cfg.Seed + 99) // other initial weights: the checkpoint must restore them
+		var got []SFTMetrics
+		resumedAt := -1
+		opt = SFTOptions{CheckpointDir: dir, Resume: true, OnResume: func(_ string, step int) { resumedAt = step }}
+		if err := SFTWithOptions(context.Background(), resumed, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { got = append(got, m) }); err != nil {
+			t.Fatalf("stop %d: resume: %v", stop, err)
+		}
+		if resumedAt != stop || len(got) != cfg.SFT.Steps-stop {
+			t.Fatalf("stop %d: resumed at %d with %d steps, want %d steps", stop, resumedAt, len(got), cfg.SFT.Steps-stop)
+		}
+		for i, g := range got {
+			w := want[stop+i]
+			if g.Step != w.Step || g.Loss != w.Loss || g.GradNorm != w.GradNorm || g.LR != w.LR || g.Entropy != w.Entropy {
+				t.Errorf("stop %d: step %d: resumed loss %v gnorm %v lr %v, uninterrupted %v %v %v", stop, g.Step, g.Loss, g.GradNorm, g.LR, w.Loss, w.GradNorm, w.LR)
+			}
+		}
+		for i, prm := range resumed.Params {
+			if !slices.Equal(prm.Data, whole.Params[i].Data) {
+				t.Errorf("stop %d: final %s differs from the uninterrupted run", stop, prm.Name)
+				break
+			}
+		}
+	}
+}
+
+// TestSFTCheckpointEvery checks periodic SFT checkpoints (only the latest kept), that a
+// checkpoint of other settings is refused, and that RemoveSFTCheckpoints clears them.
+func TestSFTCheckpointEvery(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.SFT.Steps = 5
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var saved []string
+	opt := SFTOptions{CheckpointDir: dir, CheckpointEvery: 2, OnCheckpoint: func(path string) { saved = append(saved, filepath.Base(path)) }}
+	if err := SFTWithOptions(context.Background(), p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{SFTCheckpointName(2), SFTCheckpointName(4)}; !slices.Equal(saved, want) {
+		t.Errorf("checkpoints written %v, want %v", saved, want)
+	}
+	left, _ := sftCheckpoints(dir)
+	if len(left) != 1 || filepath.Base(left[0]) != SFTCheckpointName(4) {
+		t.Errorf("checkpoints kept %v, want only the latest", left)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *SFTConfig, seed *uint64)
+		want string
+	}{
+		{"other batch", func(c *SFTConfig, _ *uint64) { c.Batch = 3 }, "SFT settings"},
+		{"other seed", func(_ *SFTConfig, seed *uint64) { *seed = 77 }, "seed"},
+	} {
+		c, seed := cfg.SFT, cfg.Seed
+		tc.edit(&c, &seed)
+		err := SFTWithOptions(context.Background(), p, s.Demos, c, s.Specials.Pad, seed, SFTOptions{CheckpointDir: dir, Resume: true}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: resume error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+	if err := RemoveSFTCheckpoints(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files left after RemoveSFTCheckpoints", len(entries))
+	}
+}
