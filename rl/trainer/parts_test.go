@@ -210,3 +210,15 @@ func mustFlatten(t *testing.T, tr *mdp.Trajectory) mdp.Row {
 	}
 	return r
 }
+
+// TestNewRefusesLongPrompts checks that a training prompt with no room under MaxLen is refused
+// up front, naming the problem and the setting.
+func TestNewRefusesLongPrompts(t *testing.T) {
+	cfg := DefaultRLConfig(GRPO)
+	cfg.MaxLen = 8
+	probs := []Problem{{Prompt: make([]int, 3)}, {Prompt: make([]int, 8)}}
+	_, err := New(cfg, 1, nil, nil, Specials{}, probs)
+	if err == nil || !strings.Contains(err.Error(), "training problem 1") || !strings.Contains(err.Error(), "--rl.max-len") {
+		t.Fatalf("New with an 8-token prompt under MaxLen 8: %v", err)
+	}
+}

@@ -68,6 +68,11 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 	if len(train) == 0 {
 		return nil, fmt.Errorf("trainer: no training problems")
 	}
+	for i, p := range train {
+		if len(p.Prompt) >= cfg.MaxLen {
+			return nil, fmt.Errorf("trainer: training problem %d: its prompt has %d tokens, leaving no room for a response under MaxLen (--rl.max-len) %d", i, len(p.Prompt), cfg.MaxLen)
+		}
+	}
 	t := &Trainer{
 		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train,
 		ws: model.NewWorkspace(), wsRef: model.NewWorkspace(), wsCritic: model.NewWorkspace(),
@@ -129,12 +134,15 @@ func (t *Trainer) sampler() model.Sampler {
 	return model.Sampler{Temperature: t.Config.Temperature, TopP: t.Config.TopP, TopK: t.Config.TopK}
 }
 
-// rolloutConfig is the rollout's configuration for n samples per prompt.
+// rolloutConfig is the training rollout's configuration for n samples per prompt. A training
+// prompt that leaves no room for a response is an error, as in verl (truncation="error"):
+// training on rows cut before their first token would teach nothing and hide a bad setting.
 func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 	c := t.Config
 	return rollout.Config{
 		N: n, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen,
-		MaxObsTokens: c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
+		RefuseLongPrompts: true,
+		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
 		Workers: t.Workers, Seed: seed,
 	}
 }
