@@ -54,7 +54,7 @@ type experimentArgs struct {
 
 func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
-	fs.BoolVar(&a.quick, "quick", false, "a budget of about 50 minutes on 2 cores: SFT <= 300 steps, 6 RL steps per run, 50 questions per evaluation set")
+	fs.BoolVar(&a.quick, "quick", false, "a budget of about 50 minutes on 2 cores: one SFT base shared by the seeds, 6 RL steps per run, 50 questions per evaluation set")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
@@ -205,12 +205,13 @@ func printPlan(w io.Writer, p *experiment.Plan, out string) {
 		quick = " --quick"
 	}
 	var sft, evals, rl time.Duration
-	nRL := 0
+	nRL, nSFT := 0, 0
 	for _, u := range units {
 		d := p.Estimate(u, experiment.DefaultRates)
 		switch {
 		case u.Method == nil:
 			sft += d
+			nSFT++
 		case u.Method.Kind == experiment.KindRL:
 			rl += d
 			nRL++
@@ -221,8 +222,12 @@ func printPlan(w io.Writer, p *experiment.Plan, out string) {
 	fmt.Fprintf(w, "agentr1 experiment --preset %s%s: %d seed(s) x %d methods = %d units -> %s\n", p.Request.Preset, quick, len(p.Seeds), len(p.Methods), len(units), out)
 	fmt.Fprintf(w, "budget (from the default run's rates on 2 cores; the ETA corrects itself as units finish):\n")
 	line := func(what string, d time.Duration) { fmt.Fprintf(w, "  %-52s %8s\n", what, formatDuration(d)) }
-	line(fmt.Sprintf("%d SFT warm starts of %d steps", len(p.Seeds), c.SFT.Steps), sft)
-	line(fmt.Sprintf("%d baseline evaluations of %d + %d questions", len(units)-len(p.Seeds)-nRL, c.HeldOut, c.EvalQuestions), evals)
+	shared := ""
+	if p.SharedSFT {
+		shared = ", shared by the seeds"
+	}
+	line(fmt.Sprintf("%d SFT warm start(s) of %d steps%s", nSFT, c.SFT.Steps, shared), sft)
+	line(fmt.Sprintf("%d baseline evaluations of %d + %d questions", len(units)-nSFT-nRL, c.HeldOut, c.EvalQuestions), evals)
 	line(fmt.Sprintf("%d RL runs of %d steps (%d prompts x %d), evaluated", nRL, c.RL.Steps, c.RL.Prompts, c.RL.N), rl)
 	line("total", sft+evals+rl)
 }

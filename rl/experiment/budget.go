@@ -43,7 +43,9 @@ func (u Unit) Name() string {
 func (p *Plan) Units() []Unit {
 	var out []Unit
 	for _, s := range p.Seeds {
-		out = append(out, Unit{Seed: s})
+		if p.SFTSeed(s) == s {
+			out = append(out, Unit{Seed: s})
+		}
 		for i := range p.Methods {
 			out = append(out, Unit{Seed: s, Method: &p.Methods[i]})
 		}

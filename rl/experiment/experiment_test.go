@@ -173,8 +173,16 @@ func TestPlanMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Seeds) != 3 || len(p.Methods) != 10 || len(p.Units()) != 33 {
-		t.Fatalf("%d seeds, %d methods, %d units; want 3, 10, 33", len(p.Seeds), len(p.Methods), len(p.Units()))
+	// --quick shares one SFT base: 1 SFT unit + 3 seeds x 10 methods.
+	if len(p.Seeds) != 3 || len(p.Methods) != 10 || len(p.Units()) != 31 || !p.SharedSFT {
+		t.Fatalf("%d seeds, %d methods, %d units, shared SFT %v; want 3, 10, 31, true", len(p.Seeds), len(p.Methods), len(p.Units()), p.SharedSFT)
+	}
+	full, err := NewPlan(Request{Preset: "paper-mini", Seeds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Units()) != 33 || full.SharedSFT {
+		t.Errorf("paper-mini: %d units, shared SFT %v; want 33 (an SFT per seed), false", len(full.Units()), full.SharedSFT)
 	}
 	switches := map[string][2]bool{}
 	for _, m := range p.Methods {
@@ -195,5 +203,43 @@ func TestPlanMethods(t *testing.T) {
 	}
 	if _, err := NewPlan(Request{Preset: "nope", Seeds: 1}); err == nil {
 		t.Error("unknown preset accepted")
+	}
+}
+
+// TestSharedSFT runs the tiny preset with two seeds sharing the first seed's SFT base: one SFT
+// runs, both seeds' methods finish from that base, and their RL runs differ.
+func TestSharedSFT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny experiment")
+	}
+	dir := t.TempDir()
+	plan := tinyPlan(t, 2)
+	plan.SharedSFT = true
+	p, err := Open(dir, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfts := 0
+	res, err := Run(context.Background(), p, Options{Dir: dir, OnEvent: func(e Event) {
+		if e.Kind == "start" && e.Unit.Method == nil {
+			sfts++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sfts != 1 {
+		t.Errorf("%d SFT units ran, want 1", sfts)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "seed-2", "sft-base")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("seed 2 has its own SFT base (stat: %v)", err)
+	}
+	for _, row := range res.Methods {
+		if len(row.Runs) != 2 {
+			t.Fatalf("method %s: %d runs, want 2", row.Name, len(row.Runs))
+		}
+	}
+	if !res.SharedSFT || !strings.Contains(res.Markdown(), "shared by all seeds") {
+		t.Errorf("results do not say the SFT base was shared")
 	}
 }

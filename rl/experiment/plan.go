@@ -43,6 +43,11 @@ type Plan struct {
 	Seeds   []uint64       `json:"seeds"`
 	Config  trainer.Config `json:"config"` // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
 	Methods []Method       `json:"methods"`
+	// SharedSFT: one setup and SFT base, those of the first seed, serve every seed; the
+	// seeds then differ in their RL runs only (rollout sampling, mini-batch order). --quick
+	// spends its hour this way: one full warm start instead of three short ones, which
+	// would leave the RL methods nothing to improve.
+	SharedSFT bool `json:"shared_sft,omitempty"`
 }
 
 // Presets lists the presets NewPlan knows.
@@ -52,8 +57,8 @@ var Presets = []string{"paper-mini", "tiny"}
 // experiment runs the current default recipe, with the preset overriding only what it must:
 //
 //   - paper-mini: the defaults; evaluation only at the end of each RL run; checkpoints every
-//     quarter of a run. With quick, a budget for about 50 minutes on 2 cores: SFT at most 300
-//     steps, 6 RL steps per run, 50 questions per evaluation set.
+//     quarter of a run. With quick, a budget for about an hour on 2 cores: one SFT base
+//     shared by the seeds (SharedSFT), 6 RL steps per run, 50 questions per evaluation set.
 //   - tiny: a world and a policy small enough for a test (seconds per unit).
 //
 // Seeds are DefaultConfig().Seed, +1, ... (seeds 1, 2, 3 for three). Workers sets
@@ -71,7 +76,6 @@ func NewPlan(req Request) (*Plan, error) {
 	switch req.Preset {
 	case "paper-mini":
 		if req.Quick {
-			cfg.SFT.Steps = min(cfg.SFT.Steps, 300)
 			cfg.RL.Steps = 6
 			cfg.HeldOut = min(cfg.HeldOut, 50)
 			cfg.EvalQuestions = min(cfg.EvalQuestions, 50)
@@ -93,7 +97,7 @@ func NewPlan(req Request) (*Plan, error) {
 	}
 	cfg.CheckpointEvery = max(1, cfg.RL.Steps/4)
 	cfg.SFTCheckpointEvery = max(1, cfg.SFT.Steps/10)
-	p := &Plan{Request: req, Config: cfg}
+	p := &Plan{Request: req, Config: cfg, SharedSFT: req.Preset == "paper-mini" && req.Quick}
 	for s := range req.Seeds {
 		p.Seeds = append(p.Seeds, cfg.Seed+uint64(s))
 	}
@@ -144,6 +148,15 @@ func AlgorithmRL(def trainer.RLConfig, algo trainer.Algorithm) trainer.RLConfig 
 		}
 	}
 	return out
+}
+
+// SFTSeed is the seed whose setup and SFT base the runs of seed serve: seed itself, or the
+// first seed with SharedSFT.
+func (p *Plan) SFTSeed(seed uint64) uint64 {
+	if p.SharedSFT && len(p.Seeds) > 0 {
+		return p.Seeds[0]
+	}
+	return seed
 }
 
 // SeedConfig is the plan's settings for seed s.

@@ -20,6 +20,8 @@ type Results struct {
 	Seeds   []uint64        `json:"seeds"`
 	Columns []string        `json:"columns"` // the table's columns, in order (see Columns)
 	Methods []MethodResults `json:"methods"`
+	// SharedSFT: every seed started from the first seed's SFT base (Plan.SharedSFT).
+	SharedSFT bool `json:"shared_sft,omitempty"`
 }
 
 // MethodResults is one row of the table.
@@ -108,7 +110,7 @@ func meanStd(xs []float64) (mean, std float64) {
 // collect gathers every finished unit's result from the run directory and aggregates them.
 func (r *runner) collect() (*Results, error) {
 	p := r.plan
-	res := &Results{Request: p.Request, Seeds: p.Seeds}
+	res := &Results{Request: p.Request, Seeds: p.Seeds, SharedSFT: p.SharedSFT}
 	var sets []string
 	types := map[string]bool{}
 	for _, m := range p.Methods {
@@ -195,7 +197,12 @@ func (res *Results) Markdown() string {
 	}
 	fmt.Fprintf(&b, "# agentr1 experiment --preset %s%s: Agent-R1 Table 2 in miniature\n\n", req.Preset, quick)
 	fmt.Fprintf(&b, "Exact match on each evaluation set of the generated world (heldout: new questions about the training world's entities; unseen: a world whose every name is new, answerable only by searching), mean ± std over the finished seeds (%s). ", seedList(res.Seeds))
-	b.WriteString("Every RL method starts from the same SFT base per seed; Base Tool Call is that SFT base with its search tool, Naive RAG the SFT base retrieving once with the question. ")
+	if res.SharedSFT {
+		fmt.Fprintf(&b, "Every RL method starts from one SFT base, seed %d's, shared by all seeds (the seeds differ in their RL runs only, so the two baseline rows have no spread); ", res.Seeds[0])
+	} else {
+		b.WriteString("Every RL method starts from the same SFT base per seed; ")
+	}
+	b.WriteString("Base Tool Call is that SFT base with its search tool, Naive RAG the SFT base retrieving once with the question. ")
 	b.WriteString("Per-type columns are exact match on the last set; F1, format (valid-format rate) and turns are means over the sets.\n\n")
 	header := []string{"method", "seeds"}
 	for _, c := range res.Columns {

@@ -168,7 +168,10 @@ func (r *runner) seedDir(seed uint64) string {
 	return filepath.Join(r.opt.Dir, "seed-"+strconv.FormatUint(seed, 10))
 }
 
-func (r *runner) baseDir(seed uint64) string { return filepath.Join(r.seedDir(seed), "sft-base") }
+// baseDir is the SFT base the runs of seed start from (Plan.SFTSeed's).
+func (r *runner) baseDir(seed uint64) string {
+	return filepath.Join(r.seedDir(r.plan.SFTSeed(seed)), "sft-base")
+}
 
 // unitDir is where unit u keeps its files: the seed's folder for its SFT, else a folder per method.
 func (r *runner) unitDir(u Unit) string {
@@ -203,8 +206,9 @@ func readResult(path string) (*UnitResult, error) {
 	return &res, nil
 }
 
-// setup returns seed's setup, preparing it on first use.
+// setup returns the setup of seed's runs (Plan.SFTSeed's), preparing it on first use.
 func (r *runner) setup(ctx context.Context, seed uint64) (*trainer.Setup, error) {
+	seed = r.plan.SFTSeed(seed)
 	if s := r.setups[seed]; s != nil {
 		return s, nil
 	}
