@@ -14,6 +14,14 @@ import (
 // Step, which batches every stepping row through each projection as one matrix product.
 // Token positions within a row are 0, 1, 2, ...: the logits equal those of Forward on the
 // row's tokens, whatever padding that batch had. A Decoder is not safe for concurrent use.
+//
+// Weights: each step multiplies a few rows by every weight matrix, so the decoder keeps a
+// copy of the matrices packed for tensor.GemmPacked (models up to decoderPackLimit parameters)
+// and repacks it before its next step whenever the weights may have changed: after
+// Model.ParamData (the optimiser's hand-out) or Model.MarkWeightsChanged, and whenever it is fed
+// while every row is empty. Code that writes Param.Data directly between steps of a live
+// decoder must call MarkWeightsChanged (the KV caches then hold values of the old weights too:
+// Reset the rows).
 type Decoder struct {
 	m      *Model
 	rows   int
@@ -45,7 +53,8 @@ type Decoder struct {
 	hlog   []float32   // (rows, V) their logits before scattering into logits
 	scores [][]float32 // per attention worker (group*maxLen): scores and probabilities of one query group
 
-	packed packedWeights // the weight matrices packed for the decoding products
+	packed packedWeights           // the weight matrices packed for the decoding products
+	prods  [3]tensor.PackedProduct // the products of one Decoder.project call
 }
 
 // prefillChunk is the largest number of a row's tokens Append processes in one pass.
@@ -212,34 +221,18 @@ func (d *Decoder) forward(tokens []int) {
 	gate, up, act := d.gate[:n*I], d.up[:n*I], d.act[:n*I]
 	pos := d.pos[:n]
 	d.refreshWeights()
-	pw := &d.packed
-	// linear is y (n, out) = x (n, in) @ w (out, in)^T + bias, through the packed copy of w.
-	linear := func(y, x []float32, packed *tensor.PackedB, w, bias []float32, rows, in, out int) {
-		if pw.valid {
-			tensor.LinearForwardPacked(y, x, packed, bias, rows, in, out)
-		} else {
-			tensor.LinearForward(y, x, w, bias, rows, in, out)
-		}
-	}
-	// residual is x (n, C) += y (n, in) @ w (C, in)^T.
-	residual := func(x, y []float32, packed *tensor.PackedB, w []float32, in int) {
-		if pw.valid {
-			tensor.GemmPacked(false, n, 1, y, in, packed, 1, x, C)
-		} else {
-			tensor.Gemm(false, true, n, C, in, 1, y, in, w, in, 1, x, C)
-		}
-	}
 	var none packedLayer // the layers' stand-in when nothing is packed
 	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
 	for l := range m.layers {
 		p, pl := &m.layers[l], &none
-		if pw.valid {
-			pl = &pw.layers[l]
+		if d.packed.valid {
+			pl = &d.packed.layers[l]
 		}
 		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
-		linear(q, norm, &pl.q, p.q.Data, p.qBias.Data, n, C, Q)
-		linear(k, norm, &pl.k, p.k.Data, p.kBias.Data, n, C, K)
-		linear(v, norm, &pl.v, p.v.Data, p.vBias.Data, n, C, K)
+		d.project(norm, n, C,
+			projection{y: q, w: p.q.Data, bias: p.qBias.Data, packed: &pl.q, out: Q},
+			projection{y: k, w: p.k.Data, bias: p.kBias.Data, packed: &pl.k, out: K},
+			projection{y: v, w: p.v.Data, bias: p.vBias.Data, packed: &pl.v, out: K})
 		m.rope.Forward(q, pos, n, Hq)
 		m.rope.Forward(k, pos, n, Hkv)
 		kc, vc := d.kCache[l], d.vCache[l]
@@ -256,12 +249,13 @@ func (d *Decoder) forward(tokens []int) {
 			}
 		}
 		d.attention(attn, q, d.kCache[l], d.vCache[l], n)
-		residual(x, attn, &pl.o, p.o.Data, Q) // x += attn (n, Q) @ o_proj (C, Q)^T
+		d.accumulate(x, attn, n, Q, p.o.Data, &pl.o) // x += attn (n, Q) @ o_proj (C, Q)^T
 		tensor.RMSNormForward(norm, rstd, x, p.postNorm.Data, n, C, eps)
-		linear(gate, norm, &pl.gate, p.gate.Data, nil, n, C, I)
-		linear(up, norm, &pl.up, p.up.Data, nil, n, C, I)
+		d.project(norm, n, C,
+			projection{y: gate, w: p.gate.Data, packed: &pl.gate, out: I},
+			projection{y: up, w: p.up.Data, packed: &pl.up, out: I})
 		tensor.SwiGLUForward(act, gate, up)
-		residual(x, act, &pl.down, p.down.Data, I) // x += act (n, I) @ down_proj (C, I)^T
+		d.accumulate(x, act, n, I, p.down.Data, &pl.down) // x += act (n, I) @ down_proj (C, I)^T
 	}
 	r := len(d.last)
 	hidden, hlog := d.hidden[:r*C], d.hlog[:r*V]
@@ -270,10 +264,62 @@ func (d *Decoder) forward(tokens []int) {
 	}
 	final := norm[:r*C] // (r, C)
 	tensor.RMSNormForward(final, rstd[:r], hidden, m.norm.Data, r, C, eps)
-	linear(hlog, final, &pw.lmHead, m.lmHead.Data, nil, r, C, V)
+	d.project(final, r, C, projection{y: hlog, w: m.lmHead.Data, packed: &d.packed.lmHead, out: V})
 	for j, i := range d.last {
 		row := d.rowOf[i]
 		copy(d.logits[row*V:(row+1)*V], hlog[j*V:(j+1)*V])
+	}
+}
+
+// projection is one matrix product of a decoding step, y (n, out) = x (n, in) @ w (out, in)^T +
+// bias (bias may be nil), with packed the decoder's packed copy of w.
+type projection struct {
+	y, w, bias []float32
+	packed     *tensor.PackedB
+	out        int
+}
+
+// project computes projections of the same input x (n, in) (at most three): with the weights
+// packed, as one tensor.GemmPackedMulti, a single parallel region; otherwise one
+// tensor.LinearForward each.
+func (d *Decoder) project(x []float32, n, in int, ps ...projection) {
+	if !d.packed.valid {
+		for _, p := range ps {
+			tensor.LinearForward(p.y, x, p.w, p.bias, n, in, p.out)
+		}
+		return
+	}
+	prods := d.prods[:len(ps)]
+	for i, p := range ps {
+		prods[i] = tensor.PackedProduct{B: p.packed, C: p.y, Ldc: p.out}
+	}
+	tensor.GemmPackedMulti(false, n, 1, x, in, prods)
+	for _, p := range ps {
+		if p.bias != nil {
+			addBias(p.y, p.bias, n)
+		}
+	}
+}
+
+// accumulate adds to the residual stream x (n, C) the product y (n, in) @ w (C, in)^T, through
+// packed, w's packed copy, when the weights are packed.
+func (d *Decoder) accumulate(x, y []float32, n, in int, w []float32, packed *tensor.PackedB) {
+	C := d.m.Config.HiddenSize
+	if d.packed.valid {
+		tensor.GemmPacked(false, n, 1, y, in, packed, 1, x, C)
+		return
+	}
+	tensor.Gemm(false, true, n, C, in, 1, y, in, w, in, 1, x, C)
+}
+
+// addBias adds bias (out) to each of the rows of y (rows, out).
+func addBias(y, bias []float32, rows int) {
+	out := len(bias)
+	for i := range rows {
+		row := y[i*out : (i+1)*out]
+		for j, b := range bias {
+			row[j] += b
+		}
 	}
 }
 

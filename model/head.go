@@ -30,6 +30,7 @@ type headWork struct {
 	labels  []int     // (M) the token at t+1
 	logp    []float32 // (N) log p(tokens[b,t] | tokens[b,<t]), stored at the label's position
 	entropy []float32 // (N) entropy of the distribution predicting position t
+	lse     []float32 // (N) logsumexp of the logits predicting position t (at the label's position)
 	kept    bool      // probs holds all M rows
 	probs   []float32 // (M, V) next-token probabilities when kept, else (chunk, V)
 	z       []float32 // (chunk, V) logits of a chunk
@@ -63,8 +64,10 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 	N := B * T
 	h.logp = grow(h.logp, N)
 	h.entropy = grow(h.entropy, N)
+	h.lse = grow(h.lse, N)
 	clear(h.logp)
 	clear(h.entropy)
+	clear(h.lse)
 	h.rows, h.labels = h.rows[:0], h.labels[:0]
 	for b := range B {
 		for t := 0; t+1 < T; t++ {
@@ -137,6 +140,7 @@ func (m *Model) headProbs(ws *Workspace, rows, labels []int, probs []float32, re
 			lse := float64(zr[top]) - math.Log(float64(pr[top]))
 			r := rows[i] + 1
 			h.logp[r] = float32(float64(zr[labels[i]]) - lse)
+			h.lse[r] = float32(lse)
 			h.entropy[r] = float32(lse - float64(tensor.Dot(pr, zr)))
 		}
 	})
@@ -200,15 +204,19 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 			labels = append(labels, h.labels[a])
 		}
 		dl := h.dlogits[:n*V]
-		if !h.kept {
-			m.headProbs(ws, rows, labels, dl, false) // probabilities recomputed into dl
+		// The entropy term needs log p_j = z_j - logsumexp(z), so the logits z: recompute them
+		// (into h.z) with the probabilities, one matrix product, rather than take V logarithms
+		// of the kept probabilities per row.
+		recompute := !h.kept || dentropy != nil
+		if recompute {
+			m.headProbs(ws, rows, labels, dl, false) // logits into h.z, probabilities into dl
 		}
 		// dl (n, V) = dL/dlogits from the probabilities (kept, or recomputed in place).
 		tensor.Parallel(n, max(1, (1<<14)/max(V, 1)), func(a, b int) {
 			for i := a; i < b; i++ {
 				d := dl[i*V : (i+1)*V] // (V)
 				p := d
-				if h.kept {
+				if !recompute {
 					k := h.active[lo+i]
 					p = h.probs[k*V : (k+1)*V]
 				}
@@ -225,10 +233,11 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 						d[j] = -g * pj
 					}
 				} else {
+					z, lse := h.z[i*V:(i+1)*V], h.lse[r] // (V) logits; log p_j = z_j - lse
 					for j, pj := range p {
 						dj := -g * pj
 						if pj > 0 {
-							dj -= e * pj * (float32(math.Log(float64(pj))) + H)
+							dj -= e * pj * ((z[j] - lse) + H)
 						}
 						d[j] = dj
 					}

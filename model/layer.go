@@ -31,6 +31,7 @@ func (ws *Workspace) view(l int) layerActs {
 		rstd1: a.rstd1[:N],
 		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
 		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
+		probs:  a.probs[:min(len(a.probs), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
 		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
 		gate: a.gate[:N*I], up: a.up[:N*I],
 		resid2: a.resid2[:N*C],
@@ -67,7 +68,11 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 	tensor.LinearForward(a.v, norm, p.v.Data, p.vBias.Data, N, C, K)
 	m.rope.Forward(a.q, ws.positions, N, Hq)
 	m.rope.Forward(a.k, ws.positions, N, Hkv)
-	tensor.AttentionForwardStats(a.attn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	if ws.probs {
+		tensor.AttentionForward(a.attn, a.probs, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	} else {
+		tensor.AttentionForwardStats(a.attn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	}
 	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
 	copy(a.resid1, x)
 	tensor.Gemm(false, true, N, C, Q, 1, a.attn, Q, p.o.Data, Q, 1, a.resid1, C)
@@ -123,7 +128,11 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	clear(dq)
 	clear(dk)
 	clear(dv)
-	tensor.AttentionBackwardStats(dq, dk, dv, dattn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	if ws.probs {
+		tensor.AttentionBackward(dq, dk, dv, dattn, a.probs, a.q, a.k, a.v, B, T, Hq, Hkv, D)
+	} else {
+		tensor.AttentionBackwardStats(dq, dk, dv, dattn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	}
 	m.rope.Backward(dq, ws.positions, N, Hq)
 	m.rope.Backward(dk, ws.positions, N, Hkv)
 	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1, recomputed

@@ -13,9 +13,10 @@ package model
 // runs the forward pass again keeping every layer's (bit for bit the same values, so nothing
 // the caller saw changes), and from then on the workspace keeps them in every Forward.
 // Per layer it keeps q, k, v, the attention output, both residual streams and the MLP's gate and
-// up projections; the attention weights are not kept but recomputed in backward from two
-// statistics per query row (tensor.AttentionForwardStats), and the RMSNorm outputs and the
-// SwiGLU product are recomputed in backward into buffers shared by all layers.
+// up projections; the attention weights (B*Hq*T*T per layer) only while they fit
+// MaxKeptAttention, otherwise two statistics per query row from which backward recomputes them
+// (tensor.AttentionForwardStats); the RMSNorm outputs and the SwiGLU product are recomputed in
+// backward into buffers shared by all layers.
 //
 // Shapes use N = B*T rows, C = hidden size, Q = Hq*D, K = Hkv*D, I = intermediate size,
 // V = vocabulary size.
@@ -25,6 +26,13 @@ type Workspace struct {
 	// hidden states, at the cost of a second lm_head matrix product. 0 means 1<<26 (256 MB).
 	MaxKeptProbs int
 
+	// MaxKeptAttention bounds the attention weights (B*Hq*T*T floats per layer) Forward may
+	// keep for Backward in a workspace that keeps its activations. Above it only two
+	// statistics per query row are kept and Backward recomputes the weights block by block
+	// (tensor.AttentionForwardStats), bit for bit the same, at the cost of the scores
+	// products again. 0 means 1<<22 (16 MB per layer).
+	MaxKeptAttention int
+
 	cfg   Config // configuration the buffers were sized for
 	owner any    // the *Model or *Critic whose forward pass the buffers hold
 	pass  pass   // which forward pass they hold
@@ -32,6 +40,7 @@ type Workspace struct {
 	capN  int    // rows the per-row buffers hold
 	keep  bool   // Forward keeps every layer's activations (set by the first Backward)
 	kept  bool   // the last forward pass kept them
+	probs bool   // the last forward pass kept the attention weights (layerActs.probs)
 
 	tokens    []int     // (N) input ids of the last forward
 	mask      []float32 // (N) attention mask, 1 = real token, 0 = left padding
@@ -79,6 +88,7 @@ type layerActs struct {
 	k      []float32 // (N, Hkv, D) keys after RoPE
 	v      []float32 // (N, Hkv, D) values
 	stats  []float32 // (B, Hq, T, 2) attention softmax statistics (tensor.AttentionForwardStats)
+	probs  []float32 // (B, Hq, T, T) attention weights, when they fit MaxKeptAttention (else empty)
 	attn   []float32 // (N, Hq, D) attention output, before o_proj
 	resid1 []float32 // (N, C) residual stream after attention
 	rstd2  []float32 // (N) post_attention_layernorm reciprocal RMS
@@ -104,7 +114,7 @@ func grow[S ~[]E, E any](s S, n int) S {
 func (ws *Workspace) prepare(cfg Config, B, T int) {
 	ws.owner, ws.pass = nil, passNone
 	if !sameArch(ws.cfg, cfg) {
-		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, cfg: cfg, keep: ws.keep}
+		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, cfg: cfg, keep: ws.keep}
 	}
 	ws.B, ws.T = B, T
 	N := B * T
@@ -116,6 +126,12 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 		slots = cfg.NumHiddenLayers
 	}
 	ws.kept = ws.keep
+	limit := ws.MaxKeptAttention
+	if limit <= 0 {
+		limit = 1 << 22
+	}
+	P := B * cfg.NumAttentionHeads * T * T
+	ws.probs = ws.keep && P <= limit
 	grown := N > ws.capN
 	if grown {
 		// Grow to the larger of the old and new shapes, so that alternating shapes settle
@@ -144,6 +160,11 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 				gate: make([]float32, n*I), up: make([]float32, n*I),
 				resid2: make([]float32, n*C),
 			}
+		}
+	}
+	if ws.probs {
+		for l := range ws.layers {
+			ws.layers[l].probs = grow(ws.layers[l].probs, P)
 		}
 	}
 	ws.tokens, ws.mask, ws.positions = ws.tokens[:N], ws.mask[:N], ws.positions[:N]
@@ -184,7 +205,7 @@ func (ws *Workspace) footprint() int {
 		cap(ws.head.logp) + cap(ws.head.entropy) + cap(ws.head.probs) + cap(ws.head.z) +
 		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden) + len(ws.norm) + len(ws.act)
 	for _, a := range ws.layers {
-		n += len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + len(a.attn) +
+		n += len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.probs) + len(a.attn) +
 			len(a.resid1) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.resid2)
 	}
 	return 4 * n

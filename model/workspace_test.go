@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestLeanWorkspace checks the two memory modes of a Workspace: a fresh workspace keeps one
+// TestLeanWorkspace checks the memory modes of a Workspace: a fresh workspace keeps one
 // layer's activations (a forward-only workspace stays small), its first Backward recomputes
 // the forward pass keeping every layer, and the log-probs, entropies and every gradient are bit
 // for bit those of a workspace that kept its activations from the start, for the policy and
-// the critic.
+// the critic; and a workspace that keeps only attention statistics (MaxKeptAttention too small
+// for the weights) gives the same gradients from less memory.
 func TestLeanWorkspace(t *testing.T) {
 	cfg := tinyConfig(false)
 	cfg.NumHiddenLayers = 3
@@ -26,9 +27,9 @@ func TestLeanWorkspace(t *testing.T) {
 		leanBytes     int
 		keptBytes     int
 	}
-	run := func(name string, warm bool) result {
+	run := func(name string, warm bool, maxAttention int) result {
 		m := newTestModel(t, cfg, 23)
-		ws := NewWorkspace()
+		ws := &Workspace{MaxKeptAttention: maxAttention}
 		if warm { // a workspace that has already run a Backward keeps every layer
 			m.Forward(ws, tokens, mask, B, T)
 			m.Backward(ws, a, c)
@@ -50,7 +51,8 @@ func TestLeanWorkspace(t *testing.T) {
 		}
 		return r
 	}
-	lean, kept := run("lean", false), run("kept", true)
+	lean, kept := run("lean", false, 0), run("kept", true, 0)
+	recomputed := run("kept, attention recomputed", true, 1) // weights never fit: statistics only
 	same := func(field string, got, want []float32) {
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -63,6 +65,10 @@ func TestLeanWorkspace(t *testing.T) {
 	same("entropy", lean.entropy, kept.entropy)
 	for i := range kept.grads {
 		same(fmt.Sprintf("grad %d", i), lean.grads[i], kept.grads[i])
+		same(fmt.Sprintf("grad %d (attention recomputed)", i), recomputed.grads[i], kept.grads[i])
+	}
+	if recomputed.keptBytes >= kept.keptBytes {
+		t.Errorf("a workspace recomputing attention holds %d bytes, not fewer than the %d of one keeping it", recomputed.keptBytes, kept.keptBytes)
 	}
 	if lean.leanBytes >= lean.keptBytes {
 		t.Errorf("lean forward holds %d bytes, not fewer than the %d of a kept one", lean.leanBytes, lean.keptBytes)

@@ -64,14 +64,24 @@ func SiLUBackward(dx, dy, x []float32) {
 func SwiGLUForward(y, gate, up []float32) {
 	mustLen("SwiGLUForward", "y", y, len(gate))
 	mustLen("SwiGLUForward", "up", up, len(gate))
-	Parallel(len(gate), elemChunk, func(lo, hi int) {
-		sigmoidChunks(gate, lo, hi, func(c0 int, s []float32) {
-			gc, uc, yc := gate[c0:c0+len(s)], up[c0:c0+len(s)], y[c0:c0+len(s)]
-			for i, si := range s {
-				yc[i] = gc[i] * si * uc[i]
-			}
-		})
-	})
+	if serial(len(gate), elemChunk) {
+		swiGLURange(y, gate, up, 0, len(gate))
+		return
+	}
+	Parallel(len(gate), elemChunk, func(lo, hi int) { swiGLURange(y, gate, up, lo, hi) })
+}
+
+// swiGLURange is SwiGLUForward on the elements [lo, hi), expChunk at a time.
+func swiGLURange(y, gate, up []float32, lo, hi int) {
+	var buf [expChunk]float32
+	for c0 := lo; c0 < hi; c0 += expChunk {
+		s := buf[:min(expChunk, hi-c0)]
+		expShiftSum(s, gate[c0:c0+len(s)], -1, 0) // s_i = exp(-gate_i)
+		gc, uc, yc := gate[c0:c0+len(s)], up[c0:c0+len(s)], y[c0:c0+len(s)]
+		for i, e := range s {
+			yc[i] = gc[i] * (1 / (1 + e)) * uc[i] // silu(gate) * up, the sigmoid as sigmoidChunks forms it
+		}
+	}
 }
 
 // SwiGLUBackward accumulates the gradients of y = silu(gate) * up:

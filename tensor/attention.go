@@ -74,6 +74,7 @@ func attentionForward(out, probs, stats, q, k, v, keyMask []float32, B, T, Hq, H
 			qOff := (b*T*Hq + h) * D         // q[b, 0, h, :]; rows Hq*D apart
 			kvOff := (b*T*Hkv + h/group) * D // k[b, 0, h/group, :]; rows Hkv*D apart
 			mask := keyMask[b*T : (b+1)*T]   // (T)
+			first, suffix := keySpan(mask)
 			// Causal: query rows [i0, i1) only need keys [0, i1), so work in row blocks.
 			for i0 := 0; i0 < T; i0 += attnBlock {
 				i1 := min(i0+attnBlock, T)
@@ -83,7 +84,7 @@ func attentionForward(out, probs, stats, q, k, v, keyMask []float32, B, T, Hq, H
 				}
 				attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
 				for i := i0; i < i1; i++ {
-					m, inv := maskedSoftmaxRow(pb[(i-i0)*T:(i-i0+1)*T], mask, i)
+					m, inv := maskedSoftmaxRow(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, suffix)
 					if stats != nil {
 						stats[(bh*T+i)*2], stats[(bh*T+i)*2+1] = m, inv
 					}
@@ -110,55 +111,89 @@ func attnScores(pb, q, k []float32, qOff, kvOff, i0, i1, T, Hq, Hkv, D int, scal
 	Gemm(false, true, i1-i0, i1, D, scale, q[qOff+i0*Hq*D:], Hq*D, k[kvOff:], Hkv*D, 0, pb, T)
 }
 
+// keySpan describes a key mask (T): first is its first valid key (T if none), and suffix
+// reports whether every key from first on is valid, as with left padding, where the masked
+// softmax of a row is a plain softmax over the contiguous keys [first, i].
+func keySpan(mask []float32) (first int, suffix bool) {
+	first = len(mask)
+	for j, v := range mask {
+		if v != 0 {
+			first = j
+			break
+		}
+	}
+	for _, v := range mask[first:] {
+		if v == 0 {
+			return first, false
+		}
+	}
+	return first, true
+}
+
 // maskedSoftmaxRow turns the scores row (T) of query i into attention weights in place: a
 // max-shifted softmax over keys j <= i with mask[j] != 0, exactly 0 for every other key, and
-// an all-zero row when query i is itself padding or has no valid key. It returns the row's
-// maximum and the reciprocal of its sum of exponentials, the statistics maskedSoftmaxRowAgain
-// needs, or (+Inf, 0) for an all-zero row.
-func maskedSoftmaxRow(row, mask []float32, i int) (m, inv float32) {
+// an all-zero row when query i is itself padding or has no valid key. first and suffix are
+// the mask's keySpan: with a suffix mask the valid keys are the run [first, i], which the
+// vector kernels handle directly, otherwise masked keys are set to -Inf (exp gives 0). It
+// returns the row's maximum and the reciprocal of its sum of exponentials, the statistics
+// maskedSoftmaxRowAgain needs, or (+Inf, 0) for an all-zero row.
+func maskedSoftmaxRow(row, mask []float32, i, first int, suffix bool) (m, inv float32) {
 	zero := float32(math.Inf(1))
 	if mask[i] == 0 {
 		clear(row)
 		return zero, 0
 	}
-	m = float32(math.Inf(-1))
-	for j := 0; j <= i; j++ {
-		if mask[j] != 0 && row[j] > m {
-			m = row[j]
+	lo := 0 // the softmax runs over row[lo:i+1]
+	if suffix {
+		lo = first
+		clear(row[:lo])
+		m = active.max(row[lo : i+1])
+	} else {
+		m = float32(math.Inf(-1))
+		for j := 0; j <= i; j++ {
+			if mask[j] != 0 && row[j] > m {
+				m = row[j]
+			}
+		}
+		for j := 0; j <= i; j++ {
+			if mask[j] == 0 {
+				row[j] = float32(math.Inf(-1)) // exp gives exactly 0
+			}
 		}
 	}
-	for j := 0; j <= i; j++ {
-		if mask[j] == 0 {
-			row[j] = float32(math.Inf(-1)) // exp gives exactly 0
-		}
-	}
-	sum := expShiftSum(row[:i+1], row[:i+1], 1, m) // row_j = exp(row_j - m)
+	sum := expShiftSum(row[lo:i+1], row[lo:i+1], 1, m) // row_j = exp(row_j - m)
 	clear(row[i+1:])
 	if sum == 0 || math.IsNaN(sum) || math.IsInf(float64(m), 1) {
 		clear(row[:i+1])
 		return zero, 0
 	}
 	inv = float32(1 / sum)
-	active.scal(inv, row[:i+1])
+	active.scal(inv, row[lo:i+1])
 	return m, inv
 }
 
 // maskedSoftmaxRowAgain recomputes from the same scores row (T) the weights maskedSoftmaxRow
 // produced, given the statistics it returned: the same operations in the same order, so the
 // same bits.
-func maskedSoftmaxRowAgain(row, mask []float32, i int, m, inv float32) {
+func maskedSoftmaxRowAgain(row, mask []float32, i, first int, suffix bool, m, inv float32) {
 	if math.IsInf(float64(m), 1) {
 		clear(row)
 		return
 	}
-	for j := 0; j <= i; j++ {
-		if mask[j] == 0 {
-			row[j] = float32(math.Inf(-1))
+	lo := 0
+	if suffix {
+		lo = first
+		clear(row[:lo])
+	} else {
+		for j := 0; j <= i; j++ {
+			if mask[j] == 0 {
+				row[j] = float32(math.Inf(-1))
+			}
 		}
 	}
-	expShiftSum(row[:i+1], row[:i+1], 1, m)
+	expShiftSum(row[lo:i+1], row[lo:i+1], 1, m)
 	clear(row[i+1:])
-	active.scal(inv, row[:i+1])
+	active.scal(inv, row[lo:i+1])
 }
 
 // AttentionBackward accumulates the gradients of AttentionForward given its saved probs.
@@ -217,6 +252,13 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 		for bg := lo; bg < hi; bg++ {
 			b, kh := bg/Hkv, bg%Hkv
 			kvOff := (b*T*Hkv + kh) * D // k[b, 0, kh, :]; rows Hkv*D apart
+			var mask []float32          // (T), for the recomputation of the weights
+			var first int
+			var suffix bool
+			if probs == nil {
+				mask = keyMask[b*T : (b+1)*T]
+				first, suffix = keySpan(mask)
+			}
 			for h := kh * group; h < (kh+1)*group; h++ {
 				bh := b*Hq + h
 				qOff := (b*T*Hq + h) * D // q[b, 0, h, :]; rows Hq*D apart
@@ -228,10 +270,9 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 						pb = probs[(bh*T+i0)*T:]
 					} else {
 						attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
-						mask := keyMask[b*T : (b+1)*T]
 						for i := i0; i < i1; i++ {
 							st := stats[(bh*T+i)*2:]
-							maskedSoftmaxRowAgain(pb[(i-i0)*T:(i-i0+1)*T], mask, i, st[0], st[1])
+							maskedSoftmaxRowAgain(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, suffix, st[0], st[1])
 						}
 					}
 					doutb := dout[qOff+i0*Hq*D:] // dout_h[i0:i1]

@@ -123,10 +123,12 @@ func TestAttentionStatsMatchesProbs(t *testing.T) {
 		name             string
 		B, T, Hq, Hkv, D int
 		pad              []int
+		holes            []int // keys of row 0 masked out after its padding (a mask that is no suffix)
 	}{
-		{"gqa-leftpad", 3, 9, 6, 2, 8, []int{0, 3, 9}},
-		{"blocks", 2, 2*attnBlock + 5, 4, 2, 4, []int{7, 0}},
-		{"mqa-one-token", 1, 1, 3, 1, 5, []int{0}},
+		{"gqa-leftpad", 3, 9, 6, 2, 8, []int{0, 3, 9}, nil},
+		{"blocks", 2, 2*attnBlock + 5, 4, 2, 4, []int{7, 0}, nil},
+		{"mqa-one-token", 1, 1, 3, 1, 5, []int{0}, nil},
+		{"midpad-blocks", 2, attnBlock + 9, 4, 2, 4, []int{2, 0}, []int{5, 6, attnBlock + 1}},
 	}
 	for _, tc := range cases {
 		for _, threads := range []int{1, 2} {
@@ -147,6 +149,9 @@ func TestAttentionStatsMatchesProbs(t *testing.T) {
 				for i := tc.pad[b]; i < T; i++ {
 					mask[b*T+i] = 1
 				}
+			}
+			for _, j := range tc.holes {
+				mask[j] = 0
 			}
 			probs, stats := make([]float32, B*Hq*T*T), make([]float32, B*Hq*T*2)
 			outP, outS := make([]float32, B*T*Hq*D), make([]float32, B*T*Hq*D)

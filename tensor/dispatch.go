@@ -45,8 +45,15 @@ type kernels struct {
 	// cols (<= 16) columns of an unpacked B, over k, 0 in the other columns; nil where the
 	// kernel set has none.
 	strip4x16 func(k int, a *[4][]float32, b []float32, ldb, cols int, out *[64]float32)
-	axpy      func(alpha float32, x, y []float32)
-	scal      func(alpha float32, x []float32)
+	// strip2x32: out[i*32+j] = sum_p a_i[p] * b[p*ldb+j], two rows of A against the first cols
+	// (<= 32) columns of an unpacked B, over k, 0 in the other columns; nil where the kernel
+	// set has none.
+	strip2x32 func(k int, a0, a1 []float32, b []float32, ldb, cols int, out *[64]float32)
+	// max returns the largest element of x ignoring NaN (-Inf if none), as rowMax does up to
+	// the sign of a zero maximum.
+	max  func(x []float32) float32
+	axpy func(alpha float32, x, y []float32)
+	scal func(alpha float32, x []float32)
 
 	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
 	// float64; len(y) == len(x), and y may be x (see expShiftSum).
@@ -62,6 +69,7 @@ var genericKernels = &kernels{
 	dot:        dotGeneric,
 	dot4:       dot4Generic,
 	dot4x2:     dot4x2Generic,
+	max:        rowMax,
 	axpy:       axpyGeneric,
 	scal:       scalGeneric,
 	expSum:     expSumGeneric,

@@ -18,6 +18,8 @@ var avx2Kernels = &kernels{
 	dot4:          dot4AVX2,
 	dot4x2:        dot4x2AVX2,
 	strip4x16:     strip4x16AVX2,
+	strip2x32:     strip2x32AVX2,
+	max:           maxAVX2,
 	axpy:          axpyAVX2,
 	scal:          scalAVX2,
 	expSum:        expSumAVX2,
@@ -34,6 +36,8 @@ var avx512Kernels = &kernels{
 	dot:        dotAVX512,
 	dot4x2:     dot4x2AVX2,
 	strip4x16:  strip4x16AVX2,
+	strip2x32:  strip2x32AVX2,
+	max:        maxAVX2,
 	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
 	axpy:       axpyAVX512,
 	scal:       scalAVX512,

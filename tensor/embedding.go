@@ -13,11 +13,18 @@ func EmbeddingForward(y, table []float32, ids []int, d int) {
 	vocab := embeddingRows("EmbeddingForward", table, d)
 	mustLen("EmbeddingForward", "y", y, len(ids)*d)
 	mustIDs("EmbeddingForward", "ids", ids, vocab)
-	Parallel(len(ids), rowChunk(d), func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			copy(y[t*d:(t+1)*d], table[ids[t]*d:(ids[t]+1)*d])
-		}
-	})
+	if serial(len(ids), rowChunk(d)) {
+		embedRows(y, table, ids, 0, len(ids), d)
+		return
+	}
+	Parallel(len(ids), rowChunk(d), func(lo, hi int) { embedRows(y, table, ids, lo, hi, d) })
+}
+
+// embedRows is EmbeddingForward on the tokens [lo, hi).
+func embedRows(y, table []float32, ids []int, lo, hi, d int) {
+	for t := lo; t < hi; t++ {
+		copy(y[t*d:(t+1)*d], table[ids[t]*d:(ids[t]+1)*d])
+	}
 }
 
 // EmbeddingBackward scatter-adds the output gradient into the table's gradient:

@@ -18,6 +18,29 @@ package tensor
 //	a:   (m, k) at stride lda, or (k, m) when transA
 //	dst: (ceil(mb/mr), kb, mr)
 func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha float32, mr int) {
+	if transA && mr == 6 && mb >= 12 {
+		// Full six-row panels of a transposed A row by row of the stored A: each row's run of
+		// op(A) columns is read once, front to back, its six-float pieces going to consecutive
+		// panels. Reading panel by panel instead touches kb rows lda apart for every panel.
+		full := mb / 6 * 6
+		for p := 0; p < kb; p++ {
+			row := a[(p0+p)*lda+i0:][:full]
+			for ir := 0; ir < full; ir += 6 {
+				in := row[ir : ir+6 : ir+6]
+				out := dst[ir*kb+p*6 : ir*kb+p*6+6 : ir*kb+p*6+6]
+				out[0] = alpha * in[0]
+				out[1] = alpha * in[1]
+				out[2] = alpha * in[2]
+				out[3] = alpha * in[3]
+				out[4] = alpha * in[4]
+				out[5] = alpha * in[5]
+			}
+		}
+		if full < mb {
+			packA(dst[full*kb:], a, lda, transA, i0+full, mb-full, p0, kb, alpha, mr)
+		}
+		return
+	}
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kb : ir*kb+mr*kb]
 		rows := min(mr, mb-ir)
@@ -137,10 +160,16 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 func gatherRuns(dst []float32, w int, src []float32, ld, rows, n int, scale float32) {
 	dst = dst[:n*w]
 	if w == 6 && rows == 6 {
-		// The avx2 tile's full panel in one pass: six neighbouring floats per p.
+		// The avx2 tile's full panel in one pass: six neighbouring floats per p, eight p at a
+		// time with pack6 where there is one, the rest here.
+		p0 := 0
+		if pack6 != nil {
+			p0 = n &^ 7
+			pack6(dst, src, ld, p0/8, scale)
+		}
 		r0, r1, r2 := src[:n], src[ld:][:n], src[2*ld:][:n]
 		r3, r4, r5 := src[3*ld:][:n], src[4*ld:][:n], src[5*ld:][:n]
-		for p := range r0 {
+		for p := p0; p < n; p++ {
 			out := dst[p*6 : p*6+6 : p*6+6]
 			out[0] = scale * r0[p]
 			out[1] = scale * r1[p]

@@ -33,6 +33,36 @@ func transpose8x8AVX(dst []float32, dstStride int, src []float32, srcStride int,
 	transpose8x8BlocksAVX(dst, dstStride, src, srcStride, blocks)
 }
 
+// pack6 is pack6AVX where the CPU has AVX2 (for the lane blend of the store mask), else nil.
+var pack6 = func() func(dst, src []float32, ld, blocks int, scale float32) {
+	if cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2) {
+		return pack6AVX
+	}
+	return nil
+}()
+
+// pack6AVX writes blocks*8 columns of six rows of src (ld floats apart), scaled, to dst six
+// floats per column, the avx2 tile's A micro-panel: it is equivalent to
+//
+//	for p := 0; p < blocks*8; p++ {
+//		for i := 0; i < 6; i++ {
+//			dst[p*6+i] = scale * src[i*ld+p]
+//		}
+//	}
+//
+// It panics if either slice is too short (checked here; the assembly does not check).
+func pack6AVX(dst, src []float32, ld, blocks int, scale float32) {
+	if blocks == 0 {
+		return
+	}
+	_ = dst[blocks*48-1]
+	_ = src[5*ld+blocks*8-1]
+	pack6BlocksAVX(dst, src, ld, blocks, scale)
+}
+
+//go:noescape
+func pack6BlocksAVX(dst, src []float32, ld, blocks int, scale float32)
+
 //go:noescape
 func transpose8x8BlocksAVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
 

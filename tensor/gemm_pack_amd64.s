@@ -122,3 +122,79 @@ tblock:
 
 tdone:
 	RET
+
+// func pack6BlocksAVX(dst []float32, src []float32, ld int, blocks int, scale float32)
+// Block b reads columns 8b..8b+7 of six rows of src (ld floats apart), scales them, and
+// writes them to dst[48b:48b+48] column by column, six floats per column: the 8x8 transpose
+// of transpose8x8BlocksAVX with rows 6 and 7 zero, each column stored with an 8-float move
+// that the next column's store partly overwrites, the last with a 6-float masked store.
+TEXT ·pack6BlocksAVX(SB), NOSPLIT, $0-68
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         ld+48(FP), R8
+	SHLQ         $2, R8              // row stride in bytes
+	MOVQ         blocks+56(FP), CX
+	VBROADCASTSS scale+64(FP), Y15
+	LEAQ         (R8)(R8*2), R9      // 3 rows
+	MOVL         $-1, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14            // all ones
+	VPXOR        X13, X13, X13
+	VPBLENDD     $0xC0, Y13, Y14, Y14 // lanes 0-5 set: the mask of a six-float store
+	TESTQ        CX, CX
+	JZ           p6done
+
+p6block:
+	MOVQ      SI, AX
+	VMULPS    (AX), Y15, Y0
+	VMULPS    (AX)(R8*1), Y15, Y1
+	VMULPS    (AX)(R8*2), Y15, Y2
+	VMULPS    (AX)(R9*1), Y15, Y3
+	LEAQ      (AX)(R8*4), AX
+	VMULPS    (AX), Y15, Y4
+	VMULPS    (AX)(R8*1), Y15, Y5
+	VXORPS    Y6, Y6, Y6
+	VXORPS    Y7, Y7, Y7
+
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y0 // zero rows 6, 7: the interleave of zeros is zero
+	VSHUFPS   $0x44, Y10, Y8, Y1 // r0-3[0] | r0-3[4]
+	VSHUFPS   $0xEE, Y10, Y8, Y2 // r0-3[1] | r0-3[5]
+	VSHUFPS   $0x44, Y11, Y9, Y3 // r0-3[2] | r0-3[6]
+	VSHUFPS   $0xEE, Y11, Y9, Y4 // r0-3[3] | r0-3[7]
+	VSHUFPS   $0x44, Y0, Y12, Y5 // r4-5[0] 0 0 | r4-5[4] 0 0
+	VSHUFPS   $0xEE, Y0, Y12, Y6 // r4-5[1] | r4-5[5]
+	VSHUFPS   $0x44, Y0, Y13, Y7 // r4-5[2] | r4-5[6]
+	VSHUFPS   $0xEE, Y0, Y13, Y8 // r4-5[3] | r4-5[7]
+
+	VPERM2F128 $0x20, Y5, Y1, Y9  // column 0
+	VPERM2F128 $0x20, Y6, Y2, Y10 // column 1
+	VPERM2F128 $0x20, Y7, Y3, Y11 // column 2
+	VPERM2F128 $0x20, Y8, Y4, Y12 // column 3
+	VMOVUPS    Y9, (DI)
+	VMOVUPS    Y10, 24(DI)
+	VMOVUPS    Y11, 48(DI)
+	VMOVUPS    Y12, 72(DI)
+	VPERM2F128 $0x31, Y5, Y1, Y9  // column 4
+	VPERM2F128 $0x31, Y6, Y2, Y10 // column 5
+	VPERM2F128 $0x31, Y7, Y3, Y11 // column 6
+	VPERM2F128 $0x31, Y8, Y4, Y12 // column 7
+	VMOVUPS    Y9, 96(DI)
+	VMOVUPS    Y10, 120(DI)
+	VMOVUPS    Y11, 144(DI)
+	VMASKMOVPS Y12, Y14, 168(DI)
+
+	ADDQ $32, SI  // next 8 columns
+	ADDQ $192, DI // next 48 floats
+	DECQ CX
+	JNZ  p6block
+
+	VZEROUPPER
+
+p6done:
+	RET

@@ -15,3 +15,6 @@ func copyStrided(dst []float32, dstStride int, src []float32, srcStride int, run
 
 // transpose8x8 is nil: without assembly, packB gathers transposed panels with gatherRuns.
 var transpose8x8 func(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
+
+// pack6 is nil: without assembly, gatherRuns packs six-row panels in Go.
+var pack6 func(dst, src []float32, ld, blocks int, scale float32)

@@ -11,10 +11,10 @@ import (
 // each step multiplies a few rows of activations by every weight and packing B on every call
 // would cost as much as the product. GemmPacked multiplies by it.
 //
-// The packing is a copy: writing to the B it was packed from does not change the PackedB, and
-// a PackedB packed from stale values gives stale products. Pack again after B changes.
-// The zero value is empty; Pack fills it. A PackedB is read-only while GemmPacked runs and may
-// then be shared by concurrent products.
+// The packing is a copy, but products of fewer rows than a register tile read the B it was
+// packed from directly (see GemmPacked), so after B changes a PackedB gives a mix of old and
+// new values: Pack again whenever B changes. The zero value is empty; Pack fills it. A PackedB
+// is read-only while GemmPacked runs and may then be shared by concurrent products.
 type PackedB struct {
 	ks     *kernels  // the kernel set whose tile and block sizes the layout follows
 	k, n   int       // op(B) is (k, n)
@@ -101,60 +101,137 @@ const gemmPackedTasksPerWorker = 4
 // It panics if pb is empty (never packed), a dimension is negative, a stride is smaller than its
 // row, or a slice is too short.
 func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
-	if pb.ks == nil {
-		panic("tensor.GemmPacked: the PackedB was never packed")
-	}
-	k, n := pb.k, pb.n
-	checkGemm(transA, false, m, n, k, len(a), lda, k*n, n, len(c), ldc)
-	if m == 0 || n == 0 {
+	GemmPackedMulti(transA, m, alpha, a, lda, []PackedProduct{{B: pb, Beta: beta, C: c, Ldc: ldc}})
+}
+
+// PackedProduct is one product of GemmPackedMulti: C = alpha*op(A)*op(B) + Beta*C, with op(B)
+// (k, n) packed in B and C (m, n) at row stride Ldc.
+type PackedProduct struct {
+	B    *PackedB
+	Beta float32
+	C    []float32
+	Ldc  int
+}
+
+// GemmPackedMulti computes several GemmPacked products of the same op(A) (m, k): a decoding
+// step's query, key and value projections of one input, or its gate and up projections. op(A)
+// is packed once and the column strips of every product run as one set of tasks, so the
+// products share one parallel region. Each C gets bit for bit what GemmPacked gives for its
+// product alone. It panics as GemmPacked does, or if the products' B differ in depth k.
+func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, prods []PackedProduct) {
+	if len(prods) == 0 {
 		return
 	}
-	if alpha == 0 || k == 0 {
-		scaleRows(beta, c, m, n, ldc)
+	k := -1
+	work := 0
+	for i := range prods {
+		pr := &prods[i]
+		pb := pr.B
+		if pb == nil || pb.ks == nil {
+			panic("tensor.GemmPacked: the PackedB was never packed")
+		}
+		if k >= 0 && pb.k != k {
+			panic(fmt.Sprintf("tensor.GemmPackedMulti: products of depth %d and %d", k, pb.k))
+		}
+		k = pb.k
+		checkGemm(transA, false, m, pb.n, k, len(a), lda, k*pb.n, pb.n, len(pr.C), pr.Ldc)
+		work += m * pb.n * k
+	}
+	ks := prods[0].B.ks
+	if m == 0 || alpha == 0 || k == 0 || m < ks.mr {
+		for _, pr := range prods {
+			pb := pr.B
+			switch {
+			case m == 0 || pb.n == 0:
+			case alpha == 0 || k == 0:
+				scaleRows(pr.Beta, pr.C, m, pb.n, pr.Ldc)
+			default: // fewer rows than a tile: the dot-product path on the unpacked B
+				gemmSmallRows(pb.ks, transA, pb.transB, m, pb.n, k, alpha, a, lda, pb.src, pb.ldb, pr.Beta, pr.C, pr.Ldc)
+			}
+		}
 		return
 	}
-	ks := pb.ks
-	if m < ks.mr {
-		gemmSmallRows(ks, transA, pb.transB, m, n, k, alpha, a, lda, pb.src, pb.ldb, beta, c, ldc)
+	for _, pr := range prods {
+		if pr.B.ks != ks {
+			panic("tensor.GemmPackedMulti: products packed for different kernel sets")
+		}
+	}
+	panels := 0
+	for _, pr := range prods {
+		panels += pr.B.panels
+	}
+	if panels == 0 { // every C is empty (n = 0)
 		return
 	}
-	mr, nr := ks.mr, ks.nr
+	mr, nr, kc := ks.mr, ks.nr, prods[0].B.kc
 	mPad := (m + mr - 1) / mr * mr
 	bufs := gemmBufferPool.Get().(*gemmBuffers)
 	defer gemmBufferPool.Put(bufs)
 	// packedA: the slice starting at depth pc is (mPad/mr, kb, mr) at packedA[mPad*pc:].
 	bufs.a = grow(bufs.a, mPad*k)
 	packedA := bufs.a
-	for pc := 0; pc < k; pc += pb.kc {
-		kb := min(pb.kc, k-pc)
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
 		packA(packedA[mPad*pc:], a, lda, transA, 0, m, pc, kb, alpha, mr)
 	}
 
-	w := max(1, min(workers, m*n*k/gemmPackedParallelMin, pb.panels))
-	// Row blocks of at most mc rows keep a block of packed A in L2; strips of whole panels.
+	w := max(1, min(workers, work/gemmPackedParallelMin, panels))
+	// Row blocks of at most mc rows keep a block of packed A in L2; each product's columns are
+	// cut into strips of whole panels, about gemmPackedTasksPerWorker tasks per worker in all.
 	mc := min(ks.mc, mPad)
 	rowBlocks := (m + mc - 1) / mc
-	strips := 1
+	want := 1
 	if w > 1 {
-		strips = min(pb.panels, max(1, (w*gemmPackedTasksPerWorker+rowBlocks-1)/rowBlocks))
+		want = max(1, (w*gemmPackedTasksPerWorker+rowBlocks-1)/rowBlocks)
 	}
-	overwrite := beta == 0 && ks.gemmKernelSet != nil
+	var stripsOf [8]int // strips of each product (products beyond 8 get one strip each)
+	tasks := 0
+	for i, pr := range prods {
+		strips := min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
+		if i < len(stripsOf) {
+			stripsOf[i] = strips
+		} else {
+			strips = 1
+		}
+		tasks += rowBlocks * strips
+	}
 	task := func(t int, tile []float32) {
+		i := 0 // the product of task t
+		for ; ; i++ {
+			strips := 1
+			if i < len(stripsOf) {
+				strips = stripsOf[i]
+			}
+			if t < rowBlocks*strips {
+				break
+			}
+			t -= rowBlocks * strips
+		}
+		pr := &prods[i]
+		pb := pr.B
+		strips := 1
+		if i < len(stripsOf) {
+			strips = stripsOf[i]
+		}
 		ic := t % rowBlocks * mc
 		s := t / rowBlocks
 		p0, p1 := s*pb.panels/strips, (s+1)*pb.panels/strips // micro-panels of the strip
 		j0 := p0 * nr
-		mb, sb := min(mc, m-ic), min(p1*nr, n)-j0
-		cblk := c[ic*ldc+j0:]
-		if !overwrite {
-			scaleRows(beta, cblk, mb, sb, ldc)
+		mb, sb := min(mc, m-ic), min(p1*nr, pb.n)-j0
+		if sb <= 0 {
+			return
 		}
-		for pc := 0; pc < k; pc += pb.kc {
-			kb := min(pb.kc, k-pc)
-			macroKernel(ks, mb, sb, kb, packedA[mPad*pc+ic*kb:], pb.data[pb.panels*nr*pc+j0*kb:], cblk, ldc, tile, overwrite && pc == 0)
+		cblk := pr.C[ic*pr.Ldc+j0:]
+		overwrite := pr.Beta == 0 && ks.gemmKernelSet != nil
+		if !overwrite {
+			scaleRows(pr.Beta, cblk, mb, sb, pr.Ldc)
+		}
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			macroKernel(ks, mb, sb, kb, packedA[mPad*pc+ic*kb:], pb.data[pb.panels*nr*pc+j0*kb:], cblk, pr.Ldc, tile, overwrite && pc == 0)
 		}
 	}
-	runTasks(w, rowBlocks*strips, mr*nr, task)
+	runTasks(w, tasks, mr*nr, task)
 }
 
 // tileBuffers holds one scratch tile per worker of runTasks, reused through tilePool.
@@ -174,6 +251,12 @@ func runTasks(w, tasks, tileLen int, task func(t int, tile []float32)) {
 	}
 	for i := range w {
 		tb.tiles[i] = grow(tb.tiles[i], tileLen)
+	}
+	if w == 1 {
+		for t := range tasks {
+			task(t, tb.tiles[0])
+		}
+		return
 	}
 	var next atomic.Int64
 	Parallel(w, 1, func(lo, hi int) {

@@ -151,3 +151,54 @@ func BenchmarkGemmPacked(b *testing.B) {
 		}
 	}
 }
+
+// TestGemmPackedMulti checks that products sharing op(A) through GemmPackedMulti give bit for
+// bit what each gives through GemmPacked alone: several widths (one empty, one narrower than a
+// panel), below and above one register tile of rows, on one and two workers, with beta 0 and 1.
+func TestGemmPackedMulti(t *testing.T) {
+	const k = 300
+	widths := []int{256, 0, 7, 688, 128}
+	for _, m := range []int{1, 5, 6, 16, 80} {
+		for _, threads := range []int{1, 2} {
+			for _, beta := range []float32{0, 1} {
+				name := fmt.Sprintf("m=%d/threads=%d/beta=%v", m, threads, beta)
+				r := rand.New(rand.NewPCG(uint64(m), 9))
+				a := fillMatrix(r, m, k, k)
+				pbs := make([]PackedB, len(widths))
+				prods := make([]PackedProduct, len(widths))
+				want := make([][]float32, len(widths))
+				for i, n := range widths {
+					w := fillMatrix(r, n, k, k)
+					pbs[i].Pack(true, k, n, w, k)
+					c0 := fillMatrix(r, m, n, n)[:m*n]
+					prods[i] = PackedProduct{B: &pbs[i], Beta: beta, C: append([]float32(nil), c0...), Ldc: max(n, 1)}
+					want[i] = append([]float32(nil), c0...)
+				}
+				old := SetWorkers(threads)
+				for i := range widths {
+					GemmPacked(false, m, 0.5, a, k, &pbs[i], beta, want[i], max(widths[i], 1))
+				}
+				GemmPackedMulti(false, m, 0.5, a, k, prods)
+				SetWorkers(old)
+				for i := range widths {
+					for j, v := range prods[i].C {
+						if math.Float32bits(v) != math.Float32bits(want[i][j]) {
+							t.Errorf("%s: product %d (n=%d): C[%d] = %v, want %v bit for bit", name, i, widths[i], j, v, want[i][j])
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	defer func() {
+		if msg, _ := recover().(string); len(msg) < 25 || msg[:25] != "tensor.GemmPackedMulti: p" {
+			t.Errorf("products of different depths: panic %q, want tensor.GemmPackedMulti: products ...", msg)
+		}
+	}()
+	var p1, p2 PackedB
+	buf := make([]float32, 64)
+	p1.Pack(true, 4, 2, buf, 4)
+	p2.Pack(true, 5, 2, buf, 5)
+	GemmPackedMulti(false, 8, 1, buf, 4, []PackedProduct{{B: &p1, C: buf, Ldc: 2}, {B: &p2, C: buf, Ldc: 2}})
+}

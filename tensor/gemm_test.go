@@ -183,9 +183,9 @@ func loopKernel(mr, nr int) func(k int, a, b, c []float32, ldc int) {
 // tested on every machine, including ones that cannot run the assembly.
 var tileTwins = []*kernels{
 	{name: "loop6x16", mr: 6, nr: 16, kc: 256, mc: 120, nc: 3072, gemmKernel: loopKernel(6, 16),
-		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, axpy: axpyGeneric, scal: scalGeneric},
+		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
 	{name: "loop12x32", mr: 12, nr: 32, kc: 160, mc: 144, nc: 3072, gemmKernel: loopKernel(12, 32),
-		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, axpy: axpyGeneric, scal: scalGeneric},
+		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
 }
 
 // gemmImpls lists every driver on every kernel set this machine supports, on one worker and on

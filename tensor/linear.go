@@ -1,7 +1,5 @@
 package tensor
 
-import "fmt"
-
 // LinearForward computes a fully connected layer as torch.nn.functional.linear does,
 // overwriting y:
 //
@@ -71,31 +69,4 @@ func rowChunk(d int) int {
 		return minWork
 	}
 	return max(1, minWork/d)
-}
-
-// LinearForwardPacked is LinearForward with the weight w (out, in) packed ahead of time
-// (pw.Pack(true, in, out, w, in)), for the repeated small products of decoding:
-//
-//	y (n, out) = x (n, in) @ w (out, in)^T + bias (out)
-//
-// The result equals LinearForward's up to float32 rounding (the order of each k-sum follows the
-// packed driver). bias may be nil. It panics if
-// pw does not hold an (in, out) matrix or a slice length does not match its dimensions.
-func LinearForwardPacked(y, x []float32, pw *PackedB, bias []float32, n, in, out int) {
-	mustDims("LinearForwardPacked", n, in, out)
-	if k, m := pw.Dims(); k != in || m != out {
-		panic(fmt.Sprintf("tensor.LinearForwardPacked: packed weight is (%d, %d)^T, want (%d, %d)^T", m, k, out, in))
-	}
-	mustLen("LinearForwardPacked", "y", y, n*out)
-	mustLen("LinearForwardPacked", "x", x, n*in)
-	mustLenOrNil("LinearForwardPacked", "bias", bias, out)
-	GemmPacked(false, n, 1, x, max(in, 1), pw, 0, y, max(out, 1))
-	if bias != nil {
-		for i := range n {
-			row := y[i*out : (i+1)*out] // (out)
-			for j, b := range bias {
-				row[j] += b
-			}
-		}
-	}
 }

@@ -18,20 +18,27 @@ func RMSNormForward(y, rstd, x, w []float32, n, d int, eps float32) {
 	mustLen("RMSNormForward", "rstd", rstd, n)
 	mustLen("RMSNormForward", "x", x, n*d)
 	mustLen("RMSNormForward", "w", w, d)
-	Parallel(n, rowChunk(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
-			var ss float64
-			for _, v := range xr {
-				ss += float64(v) * float64(v)
-			}
-			r := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
-			rstd[i] = r
-			for j, v := range xr {
-				yr[j] = w[j] * (v * r)
-			}
+	if serial(n, rowChunk(d)) {
+		rmsNormRows(y, rstd, x, w, 0, n, d, eps)
+		return
+	}
+	Parallel(n, rowChunk(d), func(lo, hi int) { rmsNormRows(y, rstd, x, w, lo, hi, d, eps) })
+}
+
+// rmsNormRows is RMSNormForward on rows [lo, hi).
+func rmsNormRows(y, rstd, x, w []float32, lo, hi, d int, eps float32) {
+	for i := lo; i < hi; i++ {
+		xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v) * float64(v)
 		}
-	})
+		r := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
+		rstd[i] = r
+		for j, v := range xr {
+			yr[j] = w[j] * (v * r)
+		}
+	}
 }
 
 // RMSNormBackward accumulates the gradients of RMSNormForward, given its saved rstd (n).

@@ -62,26 +62,34 @@ func (r *RoPE) Backward(dx []float32, positions []int, n, heads int) {
 // apply rotates every head vector of x by angle sign*a(position).
 func (r *RoPE) apply(fn string, x []float32, positions []int, n, heads int, sign float32) {
 	mustDims(fn, n, heads)
-	d, half := r.HeadDim, r.HeadDim/2
+	d := r.HeadDim
 	mustLen(fn, "x", x, n*heads*d)
 	if len(positions) != n {
 		panic(fmt.Sprintf("tensor.%s: positions has len %d, want %d", fn, len(positions), n))
 	}
 	mustIDs(fn, "positions", positions, r.MaxPos)
-	Parallel(n, rowChunk(heads*d), func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			p := positions[t]
-			cos, sin := r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half] // (D/2)
-			for h := 0; h < heads; h++ {
-				v := x[(t*heads+h)*d : (t*heads+h+1)*d] // (D)
-				x1, x2 := v[:half], v[half:]
-				for i, c := range cos {
-					s := sign * sin[i]
-					a, b := x1[i], x2[i]
-					x1[i] = a*c - b*s
-					x2[i] = b*c + a*s
-				}
+	if serial(n, rowChunk(heads*d)) {
+		r.rotateRows(x, positions, 0, n, heads, sign)
+		return
+	}
+	Parallel(n, rowChunk(heads*d), func(lo, hi int) { r.rotateRows(x, positions, lo, hi, heads, sign) })
+}
+
+// rotateRows is apply on the tokens [lo, hi).
+func (r *RoPE) rotateRows(x []float32, positions []int, lo, hi, heads int, sign float32) {
+	d, half := r.HeadDim, r.HeadDim/2
+	for t := lo; t < hi; t++ {
+		p := positions[t]
+		cos, sin := r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half] // (D/2)
+		for h := 0; h < heads; h++ {
+			v := x[(t*heads+h)*d : (t*heads+h+1)*d] // (D)
+			x1, x2 := v[:half], v[half:]
+			for i, c := range cos {
+				s := sign * sin[i]
+				a, b := x1[i], x2[i]
+				x1[i] = a*c - b*s
+				x2[i] = b*c + a*s
 			}
 		}
-	})
+	}
 }

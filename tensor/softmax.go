@@ -9,11 +9,18 @@ func SoftmaxForward(y, x []float32, n, d int) {
 	mustDims("SoftmaxForward", n, d)
 	mustLen("SoftmaxForward", "y", y, n*d)
 	mustLen("SoftmaxForward", "x", x, n*d)
-	Parallel(n, rowChunk(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			softmaxRow(y[i*d:(i+1)*d], x[i*d:(i+1)*d])
-		}
-	})
+	if serial(n, rowChunk(d)) {
+		softmaxRows(y, x, 0, n, d)
+		return
+	}
+	Parallel(n, rowChunk(d), func(lo, hi int) { softmaxRows(y, x, lo, hi, d) })
+}
+
+// softmaxRows is SoftmaxForward on rows [lo, hi).
+func softmaxRows(y, x []float32, lo, hi, d int) {
+	for i := lo; i < hi; i++ {
+		softmaxRow(y[i*d:(i+1)*d], x[i*d:(i+1)*d])
+	}
 }
 
 // SoftmaxBackward accumulates the gradient of y = softmax(x) given the forward output y:
@@ -92,7 +99,7 @@ func LogSoftmaxBackward(dx, dy, y []float32, n, d int) {
 // softmaxRow writes softmax(x) into y (both of length d), max-shifted, summing in float64.
 // A row whose entries are all -Inf yields zeros. y may be x.
 func softmaxRow(y, x []float32) {
-	m := rowMax(x)
+	m := active.max(x)
 	if math.IsInf(float64(m), -1) {
 		clear(y)
 		return

@@ -2,6 +2,8 @@
 
 package tensor
 
+import "math"
+
 // The assembly loops below handle a length that is a multiple of their vector width (8 floats
 // for AVX2, 16 for AVX-512); these wrappers finish the short tail in Go, so the assembly has no
 // partial-vector path.
@@ -91,6 +93,35 @@ func strip4x16AVX2(k int, a *[4][]float32, b []float32, ldb, cols int, out *[64]
 	cols = min(cols, 16)
 	_ = b[(k-1)*ldb+cols-1]
 	strip4x16BlocksAVX2(k, a[0][:k], a[1][:k], a[2][:k], a[3][:k], b, ldb, cols, out[:])
+}
+
+// strip2x32AVX2 is the kernels' strip2x32 with AVX2+FMA: out[i*32+j] = sum_p a[i][p] *
+// b[p*ldb+j] for the two rows a[0..1] (each at least k long) and the first cols (<= 32) columns
+// of b, 0 in the other columns of out.
+func strip2x32AVX2(k int, a0, a1 []float32, b []float32, ldb, cols int, out *[64]float32) {
+	if k == 0 || cols <= 0 {
+		*out = [64]float32{}
+		return
+	}
+	cols = min(cols, 32)
+	_ = b[(k-1)*ldb+cols-1]
+	strip2x32BlocksAVX2(k, a0[:k], a1[:k], b, ldb, cols, out[:])
+}
+
+// maxAVX2 is the kernels' max with AVX2: the largest element of x ignoring NaN, -Inf for an
+// empty x or one of NaN only.
+func maxAVX2(x []float32) float32 {
+	n := len(x) &^ 7
+	m := float32(math.Inf(-1))
+	if n > 0 {
+		m = maxBlocksAVX2(x[:n])
+	}
+	for _, v := range x[n:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }
 
 // dotAVX512 is Dot with AVX-512F.
@@ -200,6 +231,38 @@ func dot4x2BlocksAVX2(a []float32, lda int, b []float32, ldb, k int, out []float
 //
 //go:noescape
 func strip4x16BlocksAVX2(k int, a0, a1, a2, a3 []float32, b []float32, ldb, cols int, out []float32)
+
+// strip2x32BlocksAVX2 computes out[i*32+j] = sum_p a_i[p] * b[p*ldb+j] for i = 0-1 and
+// j < cols, and 0 for j >= cols, reading no element of b beyond column cols-1 of each row. The
+// caller guarantees 1 <= cols <= 32, len(a_i) >= k, len(b) >= (k-1)*ldb+cols and
+// len(out) >= 64. It is equivalent to
+//
+//	for i, ai := range [][]float32{a0, a1} {
+//		for j := 0; j < 32; j++ {
+//			var s float32
+//			for p := 0; p < k && j < cols; p++ {
+//				s += ai[p] * b[p*ldb+j]
+//			}
+//			out[i*32+j] = s
+//		}
+//	}
+//
+//go:noescape
+func strip2x32BlocksAVX2(k int, a0, a1 []float32, b []float32, ldb, cols int, out []float32)
+
+// maxBlocksAVX2 returns the largest element of x, len(x) a positive multiple of 8, ignoring
+// NaN (-Inf when every element is NaN). Up to the sign of a zero maximum it is equivalent to
+//
+//	m := float32(math.Inf(-1))
+//	for _, v := range x {
+//		if v > m {
+//			m = v
+//		}
+//	}
+//	return m
+//
+//go:noescape
+func maxBlocksAVX2(x []float32) float32
 
 // dotBlocksAVX512 returns the inner product of x and y, len(x) == len(y) a multiple of 16,
 // summed in four 16-wide partial sums. It is equivalent to

@@ -375,3 +375,156 @@ stripstore:
 	VMOVUPS Y7, 224(DX)
 	VZEROUPPER
 	RET
+
+// func strip2x32BlocksAVX2(k int, a0, a1 []float32, b []float32, ldb, cols int, out []float32)
+// out[i*32+j] = sum_p a_i[p] * b[p*ldb+j] for rows i = 0-1 and columns j < cols (0 for the
+// others): per step p the 32 floats of row p of b (Y8-Y11) are loaded once, with masked loads
+// when cols < 32, and a_0[p], a_1[p] broadcast once (Y12, Y13), eight FMAs into Y0-Y7 (row i
+// in Y(4i) ... Y(4i+3)).
+TEXT ·strip2x32BlocksAVX2(SB), NOSPLIT, $0-120
+	MOVQ   k+0(FP), CX
+	MOVQ   a0_base+8(FP), R9
+	MOVQ   a1_base+32(FP), R10
+	MOVQ   b_base+56(FP), DI
+	MOVQ   ldb+80(FP), R8
+	SHLQ   $2, R8
+	MOVQ   cols+88(FP), BX
+	MOVQ   out_base+96(FP), DX
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JZ     strip2store
+	CMPQ   BX, $32
+	JLT    strip2masked
+
+strip2loop:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VMOVUPS      64(DI), Y10
+	VMOVUPS      96(DI), Y11
+	VBROADCASTSS (R9)(AX*4), Y12
+	VBROADCASTSS (R10)(AX*4), Y13
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VFMADD231PS  Y8, Y13, Y4
+	VFMADD231PS  Y9, Y13, Y5
+	VFMADD231PS  Y10, Y13, Y6
+	VFMADD231PS  Y11, Y13, Y7
+	ADDQ         R8, DI
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          strip2loop
+	JMP          strip2store
+
+strip2masked:
+	VMOVQ        BX, X15
+	VPBROADCASTD X15, Y15            // cols in every lane
+	LEAQ         stripIota<>(SB), SI
+	VPCMPGTD     (SI), Y15, Y8       // columns 0-7: cols > j
+	VPCMPGTD     32(SI), Y15, Y9     // columns 8-15
+	SUBQ         $16, BX
+	VMOVQ        BX, X15
+	VPBROADCASTD X15, Y15            // cols-16 in every lane
+	VPCMPGTD     (SI), Y15, Y10      // columns 16-23
+	VPCMPGTD     32(SI), Y15, Y11    // columns 24-31
+	VMOVDQU      Y8, Y14
+	VMOVDQU      Y9, Y15
+
+strip2maskedloop:
+	VMASKMOVPS   (DI), Y14, Y8
+	VMASKMOVPS   32(DI), Y15, Y9
+	VBROADCASTSS (R9)(AX*4), Y12
+	VBROADCASTSS (R10)(AX*4), Y13
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y8, Y13, Y4
+	VFMADD231PS  Y9, Y13, Y5
+	VMASKMOVPS   64(DI), Y10, Y8
+	VMASKMOVPS   96(DI), Y11, Y9
+	VFMADD231PS  Y8, Y12, Y2
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         R8, DI
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          strip2maskedloop
+
+strip2store:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VZEROUPPER
+	RET
+
+// func maxBlocksAVX2(x []float32) float32
+// The largest element of x, len(x) a positive multiple of 8, ignoring NaN as the Go loop
+// "if v > m { m = v }" from -Inf does. VMAXPS returns its second source operand (Intel's
+// order; Go writes the operands reversed, so the first one listed) when either is NaN or both
+// are equal: that operand is always the running maximum, so a NaN of x never enters it. Four
+// accumulators for 32 floats a time, then a horizontal reduction; among zeros of either sign
+// the one returned may differ from the Go loop's.
+TEXT ·maxBlocksAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVL         $0xff800000, AX // -Inf
+	VMOVD        AX, X0
+	VBROADCASTSS X0, Y0
+	VMOVAPS      Y0, Y1
+	VMOVAPS      Y0, Y2
+	VMOVAPS      Y0, Y3
+	CMPQ         CX, $32
+	JLT          max8
+
+max32loop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS  Y0, Y4, Y0 // Intel vmaxps y0, y4, y0: y0 when y4 is NaN
+	VMAXPS  Y1, Y5, Y1
+	VMAXPS  Y2, Y6, Y2
+	VMAXPS  Y3, Y7, Y3
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	CMPQ    CX, $32
+	JGE     max32loop
+
+max8:
+	TESTQ CX, CX
+	JZ    maxreduce
+
+max8loop:
+	VMOVUPS (SI), Y4
+	VMAXPS  Y0, Y4, Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     max8loop
+
+maxreduce:
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -44,7 +44,7 @@ func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
 	}
 }
 
-// TestVecKernels checks Dot, dot4, dot4x2, strip4x16, Axpy and Scal of every kernel set this machine supports against
+// TestVecKernels checks Dot, dot4, dot4x2, strip4x16, strip2x32, Axpy and Scal of every kernel set this machine supports against
 // plain Go loops, over lengths 0..70 and longer, at unaligned offsets, with NaN guards.
 func TestVecKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -138,6 +138,39 @@ func TestVecKernels(t *testing.T) {
 								}
 								if got := out[i*16+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
 									t.Errorf("%s/cols=%d: strip4x16 out[%d][%d] = %v, want %v", name, cols, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+
+				// strip2x32: two rows of length n against the first cols columns of an
+				// (n, cols) B at stride ldb, NaN in the slack of each B row and after each A row.
+				if ks.strip2x32 != nil {
+					for _, cols := range []int{32, 1, 7, 8, 15, 16, 17, 24, 31} {
+						ldb := cols + off + 1
+						sbuf, _ := guarded(r, 0, off+max(n-1, 0)*ldb+cols)
+						for p := 0; p < n; p++ {
+							for j := 0; j < cols; j++ {
+								sbuf[off+p*ldb+j] = 2*r.Float32() - 1
+							}
+						}
+						var rows [2][]float32
+						for i := range rows {
+							_, rows[i] = guarded(r, n, off)
+						}
+						var out [64]float32
+						ks.strip2x32(n, rows[0], rows[1], sbuf[off:], ldb, cols, &out)
+						for i := range rows {
+							for j := 0; j < 32; j++ {
+								var want, mag float64
+								for p := 0; p < n && j < cols; p++ {
+									prod := float64(rows[i][p]) * float64(sbuf[off+p*ldb+j])
+									want += prod
+									mag += math.Abs(prod)
+								}
+								if got := out[i*32+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
+									t.Errorf("%s/cols=%d: strip2x32 out[%d][%d] = %v, want %v", name, cols, i, j, got, want)
 								}
 							}
 						}
@@ -245,6 +278,45 @@ func TestSelectKernels(t *testing.T) {
 		honoured := strings.TrimSpace(strings.ToLower(tc.want)) == tc.name || tc.want == ""
 		if got := warn.String(); honoured != (got == "") {
 			t.Errorf("selectKernels(%q) warned %q", tc.want, got)
+		}
+	}
+}
+
+// TestMaxKernels checks every kernel set's max against rowMax over lengths around the vector
+// widths, with NaN (which both ignore), infinities and all-NaN rows.
+func TestMaxKernels(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, ks := range supportedKernels {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 64, 100, 257} {
+			for variant := range 5 {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = 20*r.Float32() - 10
+				}
+				if n > 0 {
+					switch variant {
+					case 1: // NaN at the front, the maximum behind it
+						x[0] = nan
+					case 2: // NaN everywhere but one element
+						for i := range x {
+							x[i] = nan
+						}
+						x[r.IntN(n)] = -3
+					case 3: // every element NaN: -Inf
+						for i := range x {
+							x[i] = nan
+						}
+					case 4: // infinities
+						x[r.IntN(n)] = -inf
+						x[r.IntN(n)] = inf
+					}
+				}
+				got, want := ks.max(x), rowMax(x)
+				if got != want && !(got == 0 && want == 0) {
+					t.Errorf("impl=%s/n=%d/variant=%d: max = %v, want %v", ks.name, n, variant, got, want)
+				}
+			}
 		}
 	}
 }
