@@ -74,3 +74,47 @@ func TestDecoderFollowsWeightChanges(t *testing.T) {
 	}
 	check("all rows empty", 1, before)
 }
+
+// TestDecoderUnpacked checks the path of models too large to pack (decoderPackLimit): the same
+// logits as the packed path up to float32 rounding, after a prefill and several batched steps.
+func TestDecoderUnpacked(t *testing.T) {
+	cfg := tinyConfig(false)
+	m := newTestModel(t, cfg, 43)
+	rng := rand.New(rand.NewPCG(44, 44))
+	prompt := make([]int, 11)
+	for i := range prompt {
+		prompt[i] = rng.IntN(cfg.VocabSize)
+	}
+	decode := func() [][]float32 {
+		const rows = 7 // above one register tile: the packed products run
+		d := m.NewDecoder(rows, 40)
+		var out [][]float32
+		ids, next := make([]int, rows), make([]int, rows)
+		for r := range rows {
+			d.Append(r, prompt[:4+r])
+			ids[r], next[r] = r, (r*5)%cfg.VocabSize
+		}
+		for range 5 {
+			for r, logits := range d.Step(ids, next) {
+				out = append(out, append([]float32(nil), logits...))
+				next[r] = (next[r] + 3) % cfg.VocabSize
+			}
+		}
+		if d.packed.valid == (decoderPackLimit == 0) {
+			t.Fatalf("decoderPackLimit %d: packed = %v", decoderPackLimit, d.packed.valid)
+		}
+		return out
+	}
+	packed := decode()
+	defer func(old int) { decoderPackLimit = old }(decoderPackLimit)
+	decoderPackLimit = 0
+	unpacked := decode()
+	for s := range packed {
+		for i, want := range packed[s] {
+			if got := unpacked[s][i]; math.Abs(float64(got-want)) > 1e-5*(1+math.Abs(float64(want))) {
+				t.Errorf("step row %d: logit %d unpacked %v, packed %v", s, i, got, want)
+				break
+			}
+		}
+	}
+}

@@ -3,8 +3,10 @@
 // checkpoints.
 //
 // It is written in the manner of llm.c. The parameters are named tensors with their Hugging
-// Face names in one allocation (params.go); a Workspace holds every activation of a batch
-// shape and is reused across steps (workspace.go); each decoder layer has an explicit forward
+// Face names in one allocation (params.go); a Workspace holds the activations of a batch shape
+// that backward needs, recomputing the cheap ones (and, for long rows, the attention weights)
+// rather than keeping them, and is reused across steps (workspace.go); each decoder layer has
+// an explicit forward
 // and backward pass side by side (layer.go); the output head is fused with the log-probability
 // and entropy reductions that reinforcement learning needs, so the (B, T, V) logits are never
 // materialised (head.go). The kernels themselves (matrix products, RMSNorm, RoPE, attention,
@@ -16,7 +18,8 @@
 // Critic (critic.go) is the same trunk with a scalar value head, as verl's critic.
 //
 // Inference runs through a Decoder (decoder.go): per-row KV caches, prefill with Append
-// (prompts and, between turns, tool observations), batched Step, and Sampler (sampler.go) for
+// (prompts and, between turns, tool observations), batched Step, weight matrices packed once
+// for the step's small products (decoder_weights.go), and Sampler (sampler.go) for
 // temperature, top-k, top-p or greedy sampling with the log-prob of each sampled token.
 //
 // Checkpoints are Hugging Face folders: config.json (config.go) and safetensors files

@@ -58,7 +58,7 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 	eps := float32(cfg.RMSNormEps)
 	p := &m.layers[l]
 	a := ws.view(l)
-	norm, act := ws.norm[:N*C], ws.act[:N*I] // shared by all layers; backward recomputes them
+	norm := ws.norm[:N*C] // shared by all layers; backward recomputes it
 
 	// Attention branch. In a lean pass x may be this slot's resid2: it is read for the last
 	// time by the copy into resid1, before resid2 is written.
@@ -81,11 +81,21 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2
 	tensor.LinearForward(a.gate, norm, p.gate.Data, nil, N, C, I)
 	tensor.LinearForward(a.up, norm, p.up.Data, nil, N, C, I)
-	tensor.SwiGLUForward(act, a.gate, a.up)
-	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T
+	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T, act = silu(gate) * up formed
+	// mlpChunk rows at a time in a buffer shared by all layers.
 	copy(a.resid2, a.resid1)
-	tensor.Gemm(false, true, N, C, I, 1, act, I, p.down.Data, I, 1, a.resid2, C)
+	for r0 := 0; r0 < N; r0 += mlpChunk {
+		n := min(mlpChunk, N-r0)
+		act := ws.act[:n*I] // (n, I)
+		tensor.SwiGLUForward(act, a.gate[r0*I:(r0+n)*I], a.up[r0*I:(r0+n)*I])
+		tensor.Gemm(false, true, n, C, I, 1, act, I, p.down.Data, I, 1, a.resid2[r0*C:], C)
+	}
 }
+
+// mlpChunk is the number of rows the MLP's SwiGLU product and its backward pass handle at a
+// time: their (rows, I) buffers, four of them in backward, would otherwise hold every row of a
+// long batch (40 rows x 600 tokens x I) at once. A variable so that tests can make it small.
+var mlpChunk = 4096
 
 // layerBackward back-propagates through decoder layer l, whose input was x (N, C). On entry
 // ws.dres (N, C) holds d(loss)/d(resid2); on return it holds d(loss)/d(x). Parameter gradients
@@ -99,27 +109,34 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	eps := float32(cfg.RMSNormEps)
 	p := &m.layers[l]
 	a := ws.view(l)
-	norm, act := ws.norm[:N*C], ws.act[:N*I]
+	norm := ws.norm[:N*C]
 	dres := ws.dres[:N*C]
 	dnorm := ws.dnorm[:N*C]
 	dq, dk, dv, dattn := ws.dq[:N*Q], ws.dk[:N*K], ws.dv[:N*K], ws.dattn[:N*Q]
-	dgate, dup, dact := ws.dgate[:N*I], ws.dup[:N*I], ws.dact[:N*I]
 
-	// MLP branch, in reverse; the residual passes dres through unchanged. Its RMSNorm output
-	// n2 and SwiGLU product are recomputed, bit for bit as the forward pass made them.
-	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2
-	tensor.SwiGLUForward(act, a.gate, a.up)
-	// dact (N, I) = dres (N, C) @ down_proj (C, I)
-	tensor.Gemm(false, false, N, I, C, 1, dres, C, p.down.Data, I, 0, dact, I)
-	tensor.LinearBackward(nil, p.down.Grad, nil, dres, act, p.down.Data, N, I, C)
-	clear(dgate)
-	clear(dup)
-	tensor.SwiGLUBackward(dgate, dup, dact, a.gate, a.up)
-	// dnorm (N, C) = dgate (N, I) @ gate_proj (I, C) + dup @ up_proj
-	tensor.Gemm(false, false, N, C, I, 1, dgate, I, p.gate.Data, C, 0, dnorm, C)
-	tensor.LinearBackward(dnorm, p.up.Grad, nil, dup, norm, p.up.Data, N, C, I)
-	tensor.LinearBackward(nil, p.gate.Grad, nil, dgate, norm, p.gate.Data, N, C, I)
-	tensor.RMSNormBackward(dres, p.postNorm.Grad, dnorm, a.resid1, p.postNorm.Data, a.rstd2, N, C)
+	// MLP branch, in reverse, mlpChunk rows at a time; the residual passes dres through
+	// unchanged. The chunk's RMSNorm output n2 and SwiGLU product are recomputed, bit for bit
+	// as the forward pass made them.
+	for r0 := 0; r0 < N; r0 += mlpChunk {
+		n := min(mlpChunk, N-r0)
+		resid1, rstd2 := a.resid1[r0*C:(r0+n)*C], a.rstd2[r0:r0+n] // (n, C), (n)
+		gate, up := a.gate[r0*I:(r0+n)*I], a.up[r0*I:(r0+n)*I]     // (n, I)
+		dresC, dnormC, normC := dres[r0*C:(r0+n)*C], dnorm[r0*C:(r0+n)*C], norm[r0*C:(r0+n)*C]
+		act, dgate, dup, dact := ws.act[:n*I], ws.dgate[:n*I], ws.dup[:n*I], ws.dact[:n*I]
+		tensor.RMSNormForward(normC, rstd2, resid1, p.postNorm.Data, n, C, eps) // n2
+		tensor.SwiGLUForward(act, gate, up)
+		// dact (n, I) = dres (n, C) @ down_proj (C, I)
+		tensor.Gemm(false, false, n, I, C, 1, dresC, C, p.down.Data, I, 0, dact, I)
+		tensor.LinearBackward(nil, p.down.Grad, nil, dresC, act, p.down.Data, n, I, C)
+		clear(dgate)
+		clear(dup)
+		tensor.SwiGLUBackward(dgate, dup, dact, gate, up)
+		// dnorm (n, C) = dgate (n, I) @ gate_proj (I, C) + dup @ up_proj
+		tensor.Gemm(false, false, n, C, I, 1, dgate, I, p.gate.Data, C, 0, dnormC, C)
+		tensor.LinearBackward(dnormC, p.up.Grad, nil, dup, normC, p.up.Data, n, C, I)
+		tensor.LinearBackward(nil, p.gate.Grad, nil, dgate, normC, p.gate.Data, n, C, I)
+		tensor.RMSNormBackward(dresC, p.postNorm.Grad, dnormC, resid1, p.postNorm.Data, rstd2, n, C)
+	}
 
 	// Attention branch, in reverse; dres now holds d(loss)/d(resid1).
 	// dattn (N, Q) = dres (N, C) @ o_proj (C, Q)

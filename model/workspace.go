@@ -49,7 +49,7 @@ type Workspace struct {
 	embedded []float32   // (N, C) token embeddings, the residual stream entering layer 0
 	layers   []layerActs // per layer when keep, else one slot every layer reuses
 	norm     []float32   // (N, C) an RMSNorm output, shared by all layers (recomputed in backward)
-	act      []float32   // (N, I) silu(gate) * up, shared by all layers (recomputed in backward)
+	act      []float32   // (min(N, mlpChunk), I) silu(gate) * up of one chunk of rows, shared by all layers
 	final    []float32   // (N, C) model.norm output: the final hidden states
 	finalR   []float32   // (N) model.norm reciprocal RMS
 
@@ -65,9 +65,9 @@ type Workspace struct {
 	dk     []float32 // (N, K)
 	dv     []float32 // (N, K)
 	dattn  []float32 // (N, Q) d(loss)/d(attention output)
-	dgate  []float32 // (N, I)
-	dup    []float32 // (N, I)
-	dact   []float32 // (N, I)
+	dgate  []float32 // (min(N, mlpChunk), I), one chunk of rows of the MLP's backward pass
+	dup    []float32 // (min(N, mlpChunk), I)
+	dact   []float32 // (min(N, mlpChunk), I)
 	dfinal []float32 // (N, C) d(loss)/d(final hidden states)
 }
 
@@ -143,7 +143,7 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 		ws.positions = make([]int, n)
 		ws.embedded = make([]float32, n*C)
 		ws.norm = make([]float32, n*C)
-		ws.act = make([]float32, n*I)
+		ws.act = make([]float32, min(n, mlpChunk)*I)
 		ws.final = make([]float32, n*C)
 		ws.finalR = make([]float32, n)
 		ws.dres, ws.dnorm, ws.dfinal = nil, nil, nil // backward buffers grow lazily
@@ -184,9 +184,9 @@ func (ws *Workspace) prepareBackward() {
 	ws.dk = grow(ws.dk, N*K)
 	ws.dv = grow(ws.dv, N*K)
 	ws.dattn = grow(ws.dattn, N*Q)
-	ws.dgate = grow(ws.dgate, N*I)
-	ws.dup = grow(ws.dup, N*I)
-	ws.dact = grow(ws.dact, N*I)
+	ws.dgate = grow(ws.dgate, min(N, mlpChunk)*I)
+	ws.dup = grow(ws.dup, min(N, mlpChunk)*I)
+	ws.dact = grow(ws.dact, min(N, mlpChunk)*I)
 }
 
 // sameArch reports whether two configurations have the same buffer shapes.

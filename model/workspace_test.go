@@ -101,3 +101,44 @@ func TestLeanWorkspace(t *testing.T) {
 		same(fmt.Sprintf("critic grad %d", i), leanCrit[i], keptCrit[i])
 	}
 }
+
+// TestMLPChunks checks that running the MLP's SwiGLU product and backward pass in chunks of
+// rows (with a short last chunk) gives the log-probs and gradients of the unchunked pass, up to
+// the rounding of sums taken in a different order, with (chunk, I) scratch instead of (N, I).
+func TestMLPChunks(t *testing.T) {
+	cfg := tinyConfig(true)
+	rng := rand.New(rand.NewPCG(51, 52))
+	B, T := 3, 20
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{20, 9, 14})
+	a, c := lossWeights(rng, mask, B, T)
+	run := func(chunk int) (logp []float32, grads [][]float32, scratch int) {
+		defer func(old int) { mlpChunk = old }(mlpChunk)
+		mlpChunk = chunk
+		m := newTestModel(t, cfg, 53)
+		ws := NewWorkspace()
+		lp, _ := m.Forward(ws, tokens, mask, B, T)
+		logp = append([]float32(nil), lp...)
+		m.Backward(ws, a, c)
+		for _, p := range m.Params {
+			grads = append(grads, append([]float32(nil), p.Grad...))
+		}
+		return logp, grads, len(ws.act) + len(ws.dgate) + len(ws.dup) + len(ws.dact)
+	}
+	wantLogp, wantGrads, whole := run(1 << 30)
+	gotLogp, gotGrads, chunked := run(7) // 60 rows: 8 chunks of 7 and one of 4
+	close := func(field string, got, want []float32) {
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Errorf("%s[%d]: chunked %v, unchunked %v", field, i, got[i], want[i])
+				return
+			}
+		}
+	}
+	close("logp", gotLogp, wantLogp)
+	for i := range wantGrads {
+		close(fmt.Sprintf("grad %d", i), gotGrads[i], wantGrads[i])
+	}
+	if want := 4 * 7 * cfg.IntermediateSize; chunked != want || whole != 4*B*T*cfg.IntermediateSize {
+		t.Errorf("MLP scratch: %d floats chunked (want %d), %d unchunked (want %d)", chunked, want, whole, 4*B*T*cfg.IntermediateSize)
+	}
+}

@@ -37,6 +37,11 @@ type kernels struct {
 	// beta = 0, which then never clears or reads C. Without it the driver clears C first.
 	gemmKernelSet func(k int, a, b, c []float32, ldc int)
 
+	// gemmKernel4 and gemmKernel4Set, when not nil, are gemmKernel and gemmKernelSet for the
+	// first four rows of an mr-row A panel only, C(4, nr): the driver uses them for a last
+	// row panel of four rows instead of a full tile through the scratch tile.
+	gemmKernel4, gemmKernel4Set func(k int, a, b, c []float32, ldc int)
+
 	dot  func(x, y []float32) float32
 	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
 	// dot4x2: out[c*4+r] = row r of a (stride lda) . row c of b (stride ldb), first k elements

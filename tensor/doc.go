@@ -13,9 +13,13 @@
 //
 // Where things are: tensor.go (the Tensor type), matmul.go and linear.go (over Gemm),
 // elementwise.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),
-// rope.go, attention.go, embedding.go, loss.go (log-probs, entropy, masked cross entropy,
-// masked mean), optim.go (AdamW, ClipGradNorm), exp.go (the exponential of the softmax loops),
-// golden*.go (the PyTorch reference cases of testdata/golden/torch_ops.json). Large kernels
-// split rows, columns or heads across Workers() goroutines with Parallel, always so that each
-// goroutine owns the gradient elements it writes.
+// rope.go, attention.go (training attention, keeping the weights or only per-row statistics),
+// attention_decode.go (one decoding position against a KV cache), embedding.go, loss.go
+// (log-probs, entropy, masked cross entropy, masked mean), optim.go (AdamW, ClipGradNorm),
+// exp.go (the exponential of the softmax loops), gemm*.go (Gemm's drivers, packing, and
+// PackedB/GemmPacked for a B packed once and reused), golden*.go (the PyTorch reference cases
+// of testdata/golden/torch_ops.json). Large kernels split rows, columns or heads across
+// Workers() goroutines with Parallel (the caller and a pool of long-lived helpers), always so
+// that each goroutine owns the gradient elements it writes and the split depends only on the
+// sizes and Workers(), so results are the same from run to run.
 package tensor

@@ -63,3 +63,33 @@ func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
 //
 //go:noescape
 func gemmKernel6x16SetAVX2(k int, a, b, c []float32, ldc int)
+
+// gemmKernel4of6x16AVX2 is gemmKernel6x16AVX2 for the first four rows of the six-row A panel
+// only, the tile's last row panel when a product has 4 rows left (a decoding step's 16 rows:
+// 6 + 6 + 4): C(4, 16) += Apanel(rows 0-3, k) * Bpanel(k, 16). It is equivalent to
+//
+//	var acc [4][16]float32
+//	for p := 0; p < k; p++ {
+//		for i := 0; i < 4; i++ {
+//			for j := 0; j < 16; j++ {
+//				acc[i][j] += a[p*6+i] * b[p*16+j] // one fused multiply-add
+//			}
+//		}
+//	}
+//	for i := 0; i < 4; i++ {
+//		for j := 0; j < 16; j++ {
+//			c[i*ldc+j] += acc[i][j]
+//		}
+//	}
+//
+// The caller guarantees len(a) >= 6*k, len(b) >= 16*k and that c holds 4 rows of 16 at stride
+// ldc: the assembly does not check.
+//
+//go:noescape
+func gemmKernel4of6x16AVX2(k int, a, b, c []float32, ldc int)
+
+// gemmKernel4of6x16SetAVX2 is gemmKernel4of6x16AVX2 that overwrites the four rows of C with the
+// product instead of adding to them.
+//
+//go:noescape
+func gemmKernel4of6x16SetAVX2(k int, a, b, c []float32, ldc int)

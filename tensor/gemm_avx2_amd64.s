@@ -180,3 +180,85 @@ setstore:
 	AVX2_SETROW(Y10, Y11)
 	VZEROUPPER
 	RET
+
+// AVX2_STEP4 is AVX2_STEP for the first four rows of the six-row A panel: the A step is still
+// 6 floats (24 bytes) at aoff(SI), rows 4 and 5 are not read; row i in Y(2i), Y(2i+1).
+#define AVX2_STEP4(aoff, boff) \
+	VMOVUPS      boff(DI), Y12;    \
+	VMOVUPS      boff+32(DI), Y13; \
+	VBROADCASTSS aoff(SI), Y14;    \
+	VFMADD231PS  Y12, Y14, Y0;     \
+	VFMADD231PS  Y13, Y14, Y1;     \
+	VBROADCASTSS aoff+4(SI), Y15;  \
+	VFMADD231PS  Y12, Y15, Y2;     \
+	VFMADD231PS  Y13, Y15, Y3;     \
+	VBROADCASTSS aoff+8(SI), Y14;  \
+	VFMADD231PS  Y12, Y14, Y4;     \
+	VFMADD231PS  Y13, Y14, Y5;     \
+	VBROADCASTSS aoff+12(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y6;     \
+	VFMADD231PS  Y13, Y15, Y7
+
+// GEMM4_BODY runs the k loop of the four-row kernels into Y0-Y7, then jumps to label store.
+#define GEMM4_BODY(loop4, tail, loop1, store) \
+	MOVQ   k+0(FP), CX;      \
+	MOVQ   a_base+8(FP), SI; \
+	MOVQ   b_base+32(FP), DI; \
+	MOVQ   c_base+56(FP), DX; \
+	MOVQ   ldc+80(FP), R8;   \
+	SHLQ   $2, R8;           \
+	VXORPS Y0, Y0, Y0;       \
+	VXORPS Y1, Y1, Y1;       \
+	VXORPS Y2, Y2, Y2;       \
+	VXORPS Y3, Y3, Y3;       \
+	VXORPS Y4, Y4, Y4;       \
+	VXORPS Y5, Y5, Y5;       \
+	VXORPS Y6, Y6, Y6;       \
+	VXORPS Y7, Y7, Y7;       \
+	MOVQ   CX, BX;           \
+	SHRQ   $2, BX;           \
+	ANDQ   $3, CX;           \
+	TESTQ  BX, BX;           \
+	JZ     tail;             \
+loop4:;                          \
+	AVX2_STEP4(0, 0);        \
+	AVX2_STEP4(24, 64);      \
+	AVX2_STEP4(48, 128);     \
+	AVX2_STEP4(72, 192);     \
+	ADDQ   $96, SI;          \
+	ADDQ   $256, DI;         \
+	DECQ   BX;               \
+	JNZ    loop4;            \
+tail:;                           \
+	TESTQ  CX, CX;           \
+	JZ     store;            \
+loop1:;                          \
+	AVX2_STEP4(0, 0);        \
+	ADDQ   $24, SI;          \
+	ADDQ   $64, DI;          \
+	DECQ   CX;               \
+	JNZ    loop1
+
+// func gemmKernel4of6x16AVX2(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel4of6x16AVX2(SB), NOSPLIT, $0-88
+	GEMM4_BODY(g4loop4, g4tail, g4loop1, g4store)
+
+g4store:
+	AVX2_ROW(Y0, Y1)
+	AVX2_ROW(Y2, Y3)
+	AVX2_ROW(Y4, Y5)
+	AVX2_ROW(Y6, Y7)
+	VZEROUPPER
+	RET
+
+// func gemmKernel4of6x16SetAVX2(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel4of6x16SetAVX2(SB), NOSPLIT, $0-88
+	GEMM4_BODY(g4sloop4, g4stail, g4sloop1, g4sstore)
+
+g4sstore:
+	AVX2_SETROW(Y0, Y1)
+	AVX2_SETROW(Y2, Y3)
+	AVX2_SETROW(Y4, Y5)
+	AVX2_SETROW(Y6, Y7)
+	VZEROUPPER
+	RET

@@ -209,8 +209,9 @@ func grow(s []float32, n int) []float32 {
 
 // macroKernel adds packed A block (mb, kb) times packed B block (kb, nb) to C(mb, nb), or with
 // overwrite (which needs ks.gemmKernelSet) stores the product into C without reading it, one
-// register tile at a time. Full tiles are updated in place; edge tiles are computed whole into
-// the zeroed scratch tile and only their valid part is added to (or stored into) C, so nothing
+// register tile at a time. Full tiles are updated in place, and so are full-width tiles of four
+// rows where the kernel set has gemmKernel4; other edge tiles are computed whole into the
+// zeroed scratch tile and only their valid part is added to (or stored into) C, so nothing
 // outside C's (mb, nb) region is touched.
 //
 //	ap: (ceil(mb/mr), kb, mr), bp: (ceil(nb/nr), kb, nr), c: (mb, nb) at stride ldc, tile: (mr, nr)
@@ -227,6 +228,14 @@ func macroKernel(ks *kernels, mb, nb, kb int, ap, bp, c []float32, ldc int, tile
 					ks.gemmKernelSet(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
 				} else {
 					ks.gemmKernel(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+				}
+				continue
+			}
+			if rows == 4 && cols == nr && ks.gemmKernel4 != nil {
+				if overwrite {
+					ks.gemmKernel4Set(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+				} else {
+					ks.gemmKernel4(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
 				}
 				continue
 			}

@@ -36,6 +36,9 @@ type Config struct {
 	// TrainWorld and Worlds-1 more of the same size and split with other seeds (0 or 1: only
 	// TrainWorld). A policy trained on one small world can memorise its facts instead of
 	// reading the search results; across several worlds only reading answers the questions.
+	// At the default budget one world is better: with 8, the 700-step SFT base reached EM
+	// 0.04 held-out / 0.02 unseen against 0.17 / 0.01 with one (the policy has not learnt to
+	// read by then, and memorising one world is what it can do).
 	Worlds        int
 	HeldOut       int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
 	EvalQuestions int // questions of EvalWorld evaluated ("unseen"; 0: all)

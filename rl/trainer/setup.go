@@ -160,6 +160,9 @@ func (s *Setup) Describe() string {
 			maxAction = max(maxAction, len(t.Action))
 		}
 	}
+	if len(s.Worlds) > 1 {
+		fmt.Fprintf(&b, "%d training worlds (demonstrations and RL questions from all; held-out questions from the first); ", len(s.Worlds))
+	}
 	fmt.Fprintf(&b, "train world: %d passages, %d training questions; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f): EM %.3f, format %.3f, %.2f searches",
 		len(s.TrainWorld.Passages), len(s.Train), s.evalSetsText(), len(s.EvalWorld.Passages), s.Tokenizer.VocabSize(),
 		maxPrompt, demoTokens, maxAction, s.Config.DemoNoise, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
