@@ -238,13 +238,15 @@ func (d *Decoder) forward(tokens []int) {
 		kc, vc := d.kCache[l], d.vCache[l]
 		for i := range n {
 			for g := range Hkv {
-				line := (d.rowOf[i]*Hkv + g) * d.kLine // kCache[row, g]
-				for dd := range D {
-					kc[line+tensor.KeyCacheIndex(pos[i], dd, D)] = k[i*K+g*D+dd]
+				// Key dimension dd of this position sits KeyTile apart from dd-1; value
+				// dimensions run in blocks of ValueBlock, maxLen*ValueBlock apart.
+				at := (d.rowOf[i]*Hkv+g)*d.kLine + tensor.KeyCacheIndex(pos[i], 0, D)
+				for dd, x := range k[i*K+g*D : i*K+(g+1)*D] {
+					kc[at+dd*tensor.KeyTile] = x
 				}
-				line = (d.rowOf[i]*Hkv + g) * d.vLine // vCache[row, g]
-				for dd := range D {
-					vc[line+tensor.ValueCacheIndex(pos[i], dd, d.maxLen)] = v[i*K+g*D+dd]
+				at = (d.rowOf[i]*Hkv+g)*d.vLine + tensor.ValueCacheIndex(pos[i], 0, d.maxLen)
+				for b0 := 0; b0 < D; b0 += tensor.ValueBlock {
+					copy(vc[at+b0*d.maxLen:][:min(tensor.ValueBlock, D-b0)], v[i*K+g*D+b0:i*K+g*D+min(b0+tensor.ValueBlock, D)])
 				}
 			}
 		}

@@ -101,6 +101,7 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 	if err := loadParams(f, path, "policy/", t.Policy.Params); err != nil {
 		return err
 	}
+	t.Policy.MarkWeightsChanged() // a decoder of the policy repacks its weights
 	if err := loadMoments(f, path, "opt/", &t.Opt, t.Policy.Params, meta.OptStep); err != nil {
 		return err
 	}
@@ -108,6 +109,7 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 		if err := loadParams(f, path, "ref/", t.Ref.Params); err != nil {
 			return err
 		}
+		t.Ref.MarkWeightsChanged()
 	}
 	if t.Critic != nil {
 		if err := loadParams(f, path, "critic/", t.Critic.Params); err != nil {
@@ -121,6 +123,9 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 	return nil
 }
 
+// loadParams copies the checkpoint's tensors under prefix into params, checking names and
+// shapes. It writes Param.Data directly: the caller marks the model's weights changed
+// (model.Model.MarkWeightsChanged) so that its decoders repack them.
 func loadParams(f *CheckpointFile, path, prefix string, params []*model.Param) error {
 	for _, p := range params {
 		nt := f.Tensor(prefix + p.Name)

@@ -286,6 +286,7 @@ func copyParams(dst, src *model.Model, from string) error {
 		}
 		copy(p.Data, q.Data)
 	}
+	dst.MarkWeightsChanged() // its decoders repack the new weights
 	return nil
 }
 

@@ -96,6 +96,7 @@ func (st *sftState) load(path string) error {
 	if err := loadParams(f, path, "policy/", st.policy.Params); err != nil {
 		return err
 	}
+	st.policy.MarkWeightsChanged()
 	if err := loadMoments(f, path, "opt/", &st.opt, st.policy.Params, meta.OptStep); err != nil {
 		return err
 	}
