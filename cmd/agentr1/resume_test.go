@@ -55,6 +55,19 @@ func TestKillAndResume(t *testing.T) {
 	if len(want) != 40 {
 		t.Fatalf("uninterrupted run logged %d RL steps, want 40", len(want))
 	}
+	// The human lines: one per RL step with its time left, the last at 0s.
+	stepLines := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "rl step ") && strings.Contains(line, "  ETA ") {
+			stepLines++
+			if strings.HasPrefix(line, "rl step  40/40") && !strings.HasSuffix(line, "ETA 0s") {
+				t.Errorf("last RL step line: %q, want it to end with ETA 0s", line)
+			}
+		}
+	}
+	if stepLines != 40 {
+		t.Errorf("%d RL step lines with an ETA, want 40:\n%s", stepLines, out.String())
+	}
 
 	cmd := exec.Command(os.Args[0], tinyRunArgs(killed)...)
 	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")

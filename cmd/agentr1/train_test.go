@@ -48,11 +48,22 @@ func TestTrainSettingsLayering(t *testing.T) {
 	}
 }
 
+// TestEvalUsageErrors checks that eval refuses each out-of-range flag up front by name,
+// before any model or data is read, and names a missing data file.
 func TestEvalUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{}, {"--model", "x", "--topk", "0"}} {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--model is required"},
+		{[]string{"--model", "x", "--topk", "0"}, "--topk 0, want >= 1"},
+		{[]string{"--model", "x", "--n", "-1"}, "--n -1, want >= 0"},
+		{[]string{"--model", "x", "--max-len", "8"}, "--max-len 8, want >= 16"},
+		{[]string{"--model", "x", "--batch", "0"}, "--batch 0, want >= 1"},
+	} {
 		var stdout, stderr bytes.Buffer
-		if code := run(append([]string{"eval"}, args...), &stdout, &stderr); code != 2 {
-			t.Errorf("eval %v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		if code := run(append([]string{"eval"}, c.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("eval %v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
 		}
 	}
 	var stdout, stderr bytes.Buffer

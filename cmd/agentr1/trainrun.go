@@ -31,6 +31,8 @@ type trainRun struct {
 	evals   []*trainer.EvalMetrics
 	logErr  error
 	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
+	rlStart time.Time            // when the first RL step of this process began
+	rlFrom  int                  // RL steps done before it (a resumed run)
 }
 
 func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun, error) {
@@ -42,6 +44,23 @@ func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun
 }
 
 func (r *trainRun) close() { r.metrics.Close() }
+
+// rlETA is the time the RL phase has left after step v, at the mean rate of the steps this
+// process ran (a resumed run counts from the step it resumed at); the evaluations between
+// steps are in the rate.
+func (r *trainRun) rlETA(v trainer.StepMetrics) string {
+	done := v.Step + 1
+	if r.rlStart.IsZero() {
+		r.rlStart = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
+		r.rlFrom = v.Step
+	}
+	left := r.args.cfg.RL.Steps - done
+	if left <= 0 {
+		return "0s"
+	}
+	per := time.Since(r.rlStart) / time.Duration(done-r.rlFrom)
+	return formatDuration(per * time.Duration(left))
+}
 
 // log is the trainer.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
@@ -77,10 +96,10 @@ func (r *trainRun) log(kind string, rec any) {
 		r.sftBar.update(v.Step+1, fmt.Sprintf("loss %.3f", float64(v.Loss)))
 	case trainer.StepMetrics:
 		r.writeMetric(v)
-		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs\n",
+		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs  ETA %s\n",
 			v.Phase, v.Step+1, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
-			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal))
+			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal), r.rlETA(v))
 	case *trainer.EvalMetrics:
 		r.evals = append(r.evals, v)
 		printEvalLine(r.stdout, v)
