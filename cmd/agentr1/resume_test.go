@@ -65,6 +65,12 @@ func TestKillAndResume(t *testing.T) {
 			}
 		}
 	}
+	// The closing summary: one row per evaluation set, before and after RL and the baselines.
+	for _, want := range []string{"EM (F1)    SFT base         after RL         Base Tool Call   Naive RAG        closed book", "\nheldout  ", "\nunseen   "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
 	if stepLines != 40 {
 		t.Errorf("%d RL step lines with an ETA, want 40:\n%s", stepLines, out.String())
 	}

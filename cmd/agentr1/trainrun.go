@@ -223,26 +223,50 @@ func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[strin
 }
 
 func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPath string) {
-	em := func(key string) string {
-		if m, ok := ev[key].(*trainer.EvalMetrics); ok && m != nil {
-			return fmt.Sprintf("EM %.3f  F1 %.3f", float64(m.EM), float64(m.F1))
-		}
-		return "n/a"
-	}
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
-	set, before := evalSetKey+" world", "SFT base"
+	before := "SFT base"
 	if !trainer.IsWorldData(r.args.cfg.Data) {
-		set, before = r.args.cfg.Data+" held-out questions", "pretrained"
+		before = "pretrained"
 	}
-	fmt.Fprintf(w, "held-out (%s)  %s: %s\n", set, before, em("base"))
-	fmt.Fprintf(w, "held-out (%s)  after RL: %s\n", set, em("final"))
-	if bl, ok := ev["baselines"].(map[string]any); ok {
-		for _, key := range []string{"base_tool_call", "naive_rag", "closed_book"} {
-			if m, ok := bl[key].(*trainer.EvalMetrics); ok {
-				fmt.Fprintf(w, "baseline %-15s EM %.3f  F1 %.3f\n", key, float64(m.EM), float64(m.F1))
+	// One row per evaluation set: EM (F1) before RL, after it, and of each baseline.
+	byName := map[string]*trainer.EvalMetrics{}
+	if sets, ok := ev["sets"].(map[string]any); ok {
+		for name, m := range sets {
+			if m, ok := m.(*trainer.EvalMetrics); ok {
+				byName[name] = m
 			}
 		}
+	}
+	suffix := func(ms []*trainer.EvalMetrics, set string) *trainer.EvalMetrics {
+		for _, m := range ms {
+			if strings.HasSuffix(m.Name, "/"+set) {
+				return m
+			}
+		}
+		return nil
+	}
+	cell := func(m *trainer.EvalMetrics) string {
+		if m == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.3f (%.3f)", float64(m.EM), float64(m.F1))
+	}
+	row := func(first string, cells []string) {
+		line := fmt.Sprintf("%-9s", first)
+		for _, c := range cells {
+			line += fmt.Sprintf("  %-15s", c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	row("EM (F1)", []string{before, "after RL", "Base Tool Call", "Naive RAG", "closed book"})
+	for _, fin := range res.Final {
+		set := fin.Name[strings.LastIndex(fin.Name, "/")+1:]
+		var cells []string
+		for _, m := range []*trainer.EvalMetrics{suffix(res.SFTEval, set), fin, byName["base-tool-call/"+set], byName["naive-rag/"+set], byName["closed-book/"+set]} {
+			cells = append(cells, cell(m))
+		}
+		row(set, cells)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !trainer.IsWorldData(r.args.cfg.Data) {

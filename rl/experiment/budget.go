@@ -16,9 +16,10 @@ type Rates struct {
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
 
-// DefaultRates are measured on the default `agentr1 train` run (README: SFT 1.21 steps/s, a
-// GRPO step of 80 trajectories 12.4 s, evaluation and setup a few seconds).
-var DefaultRates = Rates{Prepare: 5, SFTStep: 0.83, RLRow: 0.155, EvalQuestion: 0.1}
+// DefaultRates are measured on `agentr1 experiment --preset paper-mini --quick` (README: the
+// 900-step SFT in 7m54s, a 6-step GRPO run of 80 trajectories a step with its evaluation of
+// 100 questions in 41-44 s, the SFT base's evaluation of 100 questions in 2-3 s).
+var DefaultRates = Rates{Prepare: 5, SFTStep: 0.53, RLRow: 0.085, EvalQuestion: 0.03}
 
 // criticFactor is the extra cost of a PPO step (critic forward, backward and update).
 const criticFactor = 1.25
