@@ -11,63 +11,46 @@ import (
 // and the attention scores of one head group, C(2, L) = q(2, 32) * K(32, L) with K's rows 256
 // apart, with the strip4x16 kernel and with axpys only.
 func BenchmarkGemmSmallRows(b *testing.B) {
-	benchSmallRowsScores(b)
-	r := rand.New(rand.NewPCG(1, 2))
+	r := rand.New(rand.NewPCG(3, 4))
+	const qm, qk, ldk = 2, 32, 256
+	for _, n := range []int{40, 150, 250} {
+		a, kc := randFloats(r, qm*qk), randFloats(r, qk*ldk) // (2, 32), (32, 256)
+		axpyOnly := *active
+		axpyOnly.strip4x16 = nil
+		benchSmallRows(b, "strip4x16", active, false, qm, n, qk, a, qk, kc, ldk)
+		benchSmallRows(b, "axpy", &axpyOnly, false, qm, n, qk, a, qk, kc, ldk)
+	}
+	r = rand.New(rand.NewPCG(1, 2))
 	for _, shape := range []struct{ n, k int }{{688, 256}, {256, 688}, {4096, 256}} {
 		m, n, k := 16, shape.n, shape.k
-		a, w, c := make([]float32, m*k), make([]float32, n*k), make([]float32, m*n)
-		for i := range a {
-			a[i] = r.Float32()
-		}
-		for i := range w {
-			w[i] = r.Float32()
-		}
+		a, w := randFloats(r, m*k), randFloats(r, n*k) // (m, k), (n, k)
 		single := *active
 		single.dot4x2 = nil
-		for _, ks := range []*kernels{active, &single} {
-			name := "dot4x2"
-			if ks.dot4x2 == nil {
-				name = "dot4"
-			}
-			b.Run(fmt.Sprintf("impl=%s/kernel=%s/m=%d/n=%d/k=%d", active.name, name, m, n, k), func(b *testing.B) {
-				old := SetWorkers(1)
-				defer SetWorkers(old)
-				for b.Loop() {
-					gemmSmallRows(ks, false, true, m, n, k, 1, a, k, w, k, 0, c, n)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-		}
+		benchSmallRows(b, "dot4x2", active, true, m, n, k, a, k, w, k)
+		benchSmallRows(b, "dot4", &single, true, m, n, k, a, k, w, k)
 	}
 }
 
-// benchSmallRowsScores is the non-transposed half of BenchmarkGemmSmallRows.
-func benchSmallRowsScores(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const m, k, ldb = 2, 32, 256
-	for _, n := range []int{40, 150, 250} {
-		a, kc, c := make([]float32, m*k), make([]float32, k*ldb), make([]float32, m*n)
-		for i := range a {
-			a[i] = r.Float32()
+// benchSmallRows runs one sub-benchmark of gemmSmallRows with kernel set ks (named kernel) on
+// one worker: C(m, n) = A(m, k) * B, B (n, k) transposed when transB, else (k, n), with leading
+// dimensions lda and ldb.
+func benchSmallRows(b *testing.B, kernel string, ks *kernels, transB bool, m, n, k int, a []float32, lda int, bm []float32, ldb int) {
+	c := make([]float32, m*n) // (m, n)
+	b.Run(fmt.Sprintf("impl=%s/kernel=%s/m=%d/n=%d/k=%d", active.name, kernel, m, n, k), func(b *testing.B) {
+		old := SetWorkers(1)
+		defer SetWorkers(old)
+		for b.Loop() {
+			gemmSmallRows(ks, false, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, n)
 		}
-		for i := range kc {
-			kc[i] = r.Float32()
-		}
-		axpyOnly := *active
-		axpyOnly.strip4x16 = nil
-		for _, ks := range []*kernels{active, &axpyOnly} {
-			name := "strip4x16"
-			if ks.strip4x16 == nil {
-				name = "axpy"
-			}
-			b.Run(fmt.Sprintf("impl=%s/kernel=%s/m=%d/n=%d/k=%d", active.name, name, m, n, k), func(b *testing.B) {
-				old := SetWorkers(1)
-				defer SetWorkers(old)
-				for b.Loop() {
-					gemmSmallRows(ks, false, false, m, n, k, 1, a, k, kc, ldb, 0, c, n)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-		}
+		b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+}
+
+// randFloats returns n uniform values in [0, 1) from r.
+func randFloats(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.Float32()
 	}
+	return x
 }
