@@ -149,8 +149,12 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if a.cfg.SFTCheckpointEvery == 0 {
 		a.cfg.SFTCheckpointEvery = max(1, a.cfg.SFT.Steps/10)
 	}
-	a.cfg.BasePolicy = ""
-	if trainer.IsWorldData(a.cfg.Data) {
+	// The SFT base lives in the run directory unless --base-policy names one to share between
+	// runs (loaded when it holds a model, else trained and saved there).
+	switch {
+	case !trainer.IsWorldData(a.cfg.Data):
+		a.cfg.BasePolicy = ""
+	case !set["base-policy"]:
 		a.cfg.BasePolicy = filepath.Join(a.out, "sft-base")
 	}
 	if err := a.cfg.Validate(); err != nil {

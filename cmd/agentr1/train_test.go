@@ -46,6 +46,11 @@ func TestTrainSettingsLayering(t *testing.T) {
 	if a.cfg.CheckpointDir != filepath.Join(dir, "checkpoints") || a.cfg.BasePolicy != filepath.Join(dir, "sft-base") {
 		t.Errorf("run directory layout: %q %q", a.cfg.CheckpointDir, a.cfg.BasePolicy)
 	}
+	shared := filepath.Join(dir, "shared-base")
+	a, err = parseTrainArgs([]string{"--out", dir, "--base-policy", shared}, &bytes.Buffer{})
+	if err != nil || a.cfg.BasePolicy != shared {
+		t.Errorf("--base-policy %s: got %q (%v), want it kept", shared, a.cfg.BasePolicy, err)
+	}
 }
 
 // TestEvalUsageErrors checks that eval refuses each out-of-range flag up front by name,
