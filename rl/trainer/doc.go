@@ -27,7 +27,9 @@
 //
 // The pipeline (Prepare, SFT, Run, Evaluate, Baselines) builds a generated world (env/world),
 // trains a BPE tokenizer on its text, indexes its passages for BM25 search, makes the scripted
-// agent's noisy demonstrations, warm-starts the policy on them and trains it with RL, logging
+// agent's noisy demonstrations (from Config.Worlds worlds), warm-starts the policy on them (the
+// agent tokens at weight 1 and, with SFTConfig.ContextWeight, the tool responses at that weight:
+// a policy trained from scratch must first model the passages it is to read) and trains it with RL, logging
 // one record per step through a Logger. Checkpoints are single files written atomically with
 // a SHA-256 checksum; every random choice derives from (seed, step), so the same seed and
 // worker count give the same run, resumed or not.
