@@ -32,6 +32,26 @@ func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp strin
 	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid")
 }
 
+// flagMin is an integer flag and the least value it accepts.
+type flagMin struct {
+	flag     string
+	val, min int
+}
+
+// check refuses a missing --model and any shared flag below its least value (--topk below
+// minTopK), then any of the command's own flags in more, naming the first one out of range.
+func (a *agentFlags) check(minTopK int, more ...flagMin) error {
+	if a.model == "" {
+		return fmt.Errorf("%w: --model is required", errUsage)
+	}
+	for _, c := range append([]flagMin{{"topk", a.topK, minTopK}, {"max-turns", a.maxTurns, 1}, {"turn-tokens", a.turnTokens, 1}, {"max-len", a.maxLen, 16}}, more...) {
+		if c.val < c.min {
+			return fmt.Errorf("%w: --%s %d, want >= %d", errUsage, c.flag, c.val, c.min)
+		}
+	}
+	return nil
+}
+
 // loadAgent loads the checkpoint folder a.model with its tokenizer and special token ids, and
 // lowers a.maxLen to the model's max_position_embeddings when it is larger (saying so on
 // stderr).

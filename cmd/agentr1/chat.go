@@ -61,13 +61,14 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if err := a.check(0); err != nil {
+		return err
+	}
 	switch {
-	case a.model == "":
-		return fmt.Errorf("%w: --model is required", errUsage)
 	case fs.NArg() > 0:
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
-	case a.topK < 0, a.maxTurns < 1, a.turnTokens < 1, a.maxLen < 16, a.temperature < 0:
-		return fmt.Errorf("%w: --topk >= 0, --max-turns, --turn-tokens >= 1, --max-len >= 16 and --temperature >= 0 are required", errUsage)
+	case a.temperature < 0:
+		return fmt.Errorf("%w: --temperature %g, want >= 0", errUsage, a.temperature)
 	case a.world != "eval" && a.world != "train":
 		return fmt.Errorf("%w: --world %q: want eval or train", errUsage, a.world)
 	}

@@ -52,17 +52,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	switch {
-	case a.model == "":
-		return fmt.Errorf("%w: --model is required", errUsage)
-	}
-	for _, c := range []struct {
-		flag     string
-		val, min int
-	}{{"n", a.n, 0}, {"topk", a.topK, 1}, {"max-turns", a.maxTurns, 1}, {"turn-tokens", a.turnTokens, 1}, {"batch", a.batch, 1}, {"max-len", a.maxLen, 16}} {
-		if c.val < c.min {
-			return fmt.Errorf("%w: --%s %d, want >= %d", errUsage, c.flag, c.val, c.min)
-		}
+	if err := a.check(1, flagMin{"n", a.n, 0}, flagMin{"batch", a.batch, 1}); err != nil {
+		return err
 	}
 	qs, err := loadQuestions(a.data)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestTrainSettingsLayering(t *testing.T) {
 	}
 }
 
-// TestEvalUsageErrors checks that eval refuses each out-of-range flag up front by name,
+// TestEvalUsageErrors checks that eval and chat refuse each out-of-range flag up front by name,
 // before any model or data is read, and names a missing data file.
 func TestEvalUsageErrors(t *testing.T) {
 	for _, c := range []struct {
@@ -65,10 +65,19 @@ func TestEvalUsageErrors(t *testing.T) {
 		{[]string{"--model", "x", "--n", "-1"}, "--n -1, want >= 0"},
 		{[]string{"--model", "x", "--max-len", "8"}, "--max-len 8, want >= 16"},
 		{[]string{"--model", "x", "--batch", "0"}, "--batch 0, want >= 1"},
+		// chat shares the agent flags' checks (--topk 0 is allowed there: the default)
+		{[]string{"chat"}, "--model is required"},
+		{[]string{"chat", "--model", "x", "--topk", "-1"}, "--topk -1, want >= 0"},
+		{[]string{"chat", "--model", "x", "--max-turns", "0"}, "--max-turns 0, want >= 1"},
+		{[]string{"chat", "--model", "x", "--temperature", "-1"}, "--temperature -1, want >= 0"},
 	} {
+		args := append([]string{"eval"}, c.args...)
+		if len(c.args) > 0 && c.args[0] == "chat" {
+			args = c.args
+		}
 		var stdout, stderr bytes.Buffer
-		if code := run(append([]string{"eval"}, c.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
-			t.Errorf("eval %v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", args, code, stderr.String(), c.want)
 		}
 	}
 	var stdout, stderr bytes.Buffer
