@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"agentr1/rl/experiment"
 )
@@ -31,25 +29,12 @@ func TestExperimentInterruptResume(t *testing.T) {
 		t.Fatalf("uninterrupted experiment: exit %d\n%s", code, out.String())
 	}
 
-	cmd := exec.Command(os.Args[0], args(stopped)...)
-	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
-	var sub bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &sub, &sub
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sub := startMain(t, args(stopped))
 	marker := filepath.Join(stopped, "seed-1", "base-tool-call", experiment.ResultFile)
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if _, err := os.Stat(marker); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no %s after 3 minutes:\n%s", marker, sub.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, cmd, sub, marker, func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(sub.String(), "continue with: agentr1 experiment") {

@@ -75,23 +75,12 @@ func TestKillAndResume(t *testing.T) {
 		t.Errorf("%d RL step lines with an ETA, want 40:\n%s", stepLines, out.String())
 	}
 
-	cmd := exec.Command(os.Args[0], tinyRunArgs(killed)...)
-	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
-	var sub bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &sub, &sub
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sub := startMain(t, tinyRunArgs(killed))
 	// Wait for a checkpoint (of step 1 to 20), then kill at a random moment within the next steps.
 	target := 1 + rand.IntN(20)
-	deadline := time.Now().Add(3 * time.Minute)
-	for countCheckpoints(filepath.Join(killed, "checkpoints")) < target {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no checkpoint %d after 3 minutes:\n%s", target, sub.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, cmd, sub, fmt.Sprintf("checkpoint %d", target), func() bool {
+		return countCheckpoints(filepath.Join(killed, "checkpoints")) >= target
+	})
 	time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -212,26 +201,13 @@ func TestInterruptDuringSFT(t *testing.T) {
 		t.Fatalf("uninterrupted run logged %d SFT steps, want 150", len(wantSFT))
 	}
 
-	cmd := exec.Command(os.Args[0], args(stopped)...)
-	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
-	var sub bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &sub, &sub
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sub := startMain(t, args(stopped))
 	target := 5 + rand.IntN(60)
 	metrics := filepath.Join(stopped, "metrics.jsonl")
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if _, err := os.Stat(metrics); err == nil && len(stepRecords(t, metrics, "sft")) >= target {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("fewer than %d SFT steps after 3 minutes:\n%s", target, sub.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, cmd, sub, fmt.Sprintf("%d SFT steps", target), func() bool {
+		_, err := os.Stat(metrics)
+		return err == nil && len(stepRecords(t, metrics, "sft")) >= target
+	})
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(sub.String(), "interrupted after SFT step") {
@@ -279,21 +255,10 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 		t.Skip("runs a short training")
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], tinyRunArgs(out)...)
-	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
-	var sub bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &sub, &sub
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for countCheckpoints(filepath.Join(out, "checkpoints")) < 2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no checkpoint after 3 minutes:\n%s", sub.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	cmd, sub := startMain(t, tinyRunArgs(out))
+	waitUntil(t, cmd, sub, "second checkpoint", func() bool {
+		return countCheckpoints(filepath.Join(out, "checkpoints")) >= 2
+	})
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -305,5 +270,33 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "checkpoints", fmt.Sprintf("step-%06d.ckpt", steps))); err != nil {
 		t.Errorf("no checkpoint of the last logged step %d: %v", steps, err)
+	}
+}
+
+// startMain runs this test binary as the agentr1 command with args (TestMain dispatches on
+// AGENTR1_TEST_MAIN), its stdout and stderr gathered in the returned buffer.
+func startMain(t *testing.T, args []string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1")
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// waitUntil polls ready every millisecond until it holds; after 3 minutes it kills cmd and fails
+// the test, saying what it waited for and what cmd printed.
+func waitUntil(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, what string, ready func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !ready() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no %s after 3 minutes:\n%s", what, out.String())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
