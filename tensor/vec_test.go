@@ -111,69 +111,23 @@ func TestVecKernels(t *testing.T) {
 					}
 				}
 
-				// strip4x16: four rows of length n against the first cols columns of an (n, cols)
-				// B at stride ldb, NaN in the slack of each B row and after each A row.
+				// strip4x16 and strip2x32: four (two) rows of length n against the first cols
+				// columns of an (n, cols) B at stride ldb, NaN in the slack of each B row and
+				// after each A row.
 				if ks.strip4x16 != nil {
 					for _, cols := range []int{16, 1, 7, 8, 9, 15} {
-						ldb := cols + off + 1
-						sbuf, _ := guarded(r, 0, off+max(n-1, 0)*ldb+cols)
-						for p := 0; p < n; p++ {
-							for j := 0; j < cols; j++ {
-								sbuf[off+p*ldb+j] = 2*r.Float32() - 1
-							}
-						}
-						var rows [4][]float32
-						for i := range rows {
-							_, rows[i] = guarded(r, n, off)
-						}
+						rows, b, ldb := stripInputs(r, 4, n, cols, off)
 						var out [64]float32
-						ks.strip4x16(n, &rows, sbuf[off:], ldb, cols, &out)
-						for i := range rows {
-							for j := 0; j < 16; j++ {
-								var want, mag float64
-								for p := 0; p < n && j < cols; p++ {
-									prod := float64(rows[i][p]) * float64(sbuf[off+p*ldb+j])
-									want += prod
-									mag += math.Abs(prod)
-								}
-								if got := out[i*16+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
-									t.Errorf("%s/cols=%d: strip4x16 out[%d][%d] = %v, want %v", name, cols, i, j, got, want)
-								}
-							}
-						}
+						ks.strip4x16(n, (*[4][]float32)(rows), b, ldb, cols, &out)
+						checkStrip(t, fmt.Sprintf("%s/cols=%d: strip4x16", name, cols), rows, b, ldb, cols, 16, out[:])
 					}
 				}
-
-				// strip2x32: two rows of length n against the first cols columns of an
-				// (n, cols) B at stride ldb, NaN in the slack of each B row and after each A row.
 				if ks.strip2x32 != nil {
 					for _, cols := range []int{32, 1, 7, 8, 15, 16, 17, 24, 31} {
-						ldb := cols + off + 1
-						sbuf, _ := guarded(r, 0, off+max(n-1, 0)*ldb+cols)
-						for p := 0; p < n; p++ {
-							for j := 0; j < cols; j++ {
-								sbuf[off+p*ldb+j] = 2*r.Float32() - 1
-							}
-						}
-						var rows [2][]float32
-						for i := range rows {
-							_, rows[i] = guarded(r, n, off)
-						}
+						rows, b, ldb := stripInputs(r, 2, n, cols, off)
 						var out [64]float32
-						ks.strip2x32(n, rows[0], rows[1], sbuf[off:], ldb, cols, &out)
-						for i := range rows {
-							for j := 0; j < 32; j++ {
-								var want, mag float64
-								for p := 0; p < n && j < cols; p++ {
-									prod := float64(rows[i][p]) * float64(sbuf[off+p*ldb+j])
-									want += prod
-									mag += math.Abs(prod)
-								}
-								if got := out[i*32+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
-									t.Errorf("%s/cols=%d: strip2x32 out[%d][%d] = %v, want %v", name, cols, i, j, got, want)
-								}
-							}
-						}
+						ks.strip2x32(n, rows[0], rows[1], b, ldb, cols, &out)
+						checkStrip(t, fmt.Sprintf("%s/cols=%d: strip2x32", name, cols), rows, b, ldb, cols, 32, out[:])
 					}
 				}
 
@@ -316,6 +270,44 @@ func TestMaxKernels(t *testing.T) {
 				if got != want && !(got == 0 && want == 0) {
 					t.Errorf("impl=%s/n=%d/variant=%d: max = %v, want %v", ks.name, n, variant, got, want)
 				}
+			}
+		}
+	}
+}
+
+// stripInputs returns the operands of a strip kernel test: nrows rows of length n, each
+// followed by NaNs, and an (n, cols) B at stride ldb = cols+off+1 whose slack is NaN (b starts
+// at its first value).
+func stripInputs(r *rand.Rand, nrows, n, cols, off int) (rows [][]float32, b []float32, ldb int) {
+	ldb = cols + off + 1
+	buf, _ := guarded(r, 0, off+max(n-1, 0)*ldb+cols)
+	for p := 0; p < n; p++ {
+		for j := 0; j < cols; j++ {
+			buf[off+p*ldb+j] = 2*r.Float32() - 1
+		}
+	}
+	rows = make([][]float32, nrows)
+	for i := range rows {
+		_, rows[i] = guarded(r, n, off)
+	}
+	return rows, buf[off:], ldb
+}
+
+// checkStrip compares a strip kernel's out (len(rows) x width) with float64 sums: out[i][j] is
+// row i . column j of B for j < cols and 0 beyond, within (n+1) ulp-scale of the magnitudes.
+func checkStrip(t *testing.T, label string, rows [][]float32, b []float32, ldb, cols, width int, out []float32) {
+	t.Helper()
+	for i, row := range rows {
+		n := len(row)
+		for j := 0; j < width; j++ {
+			var want, mag float64
+			for p := 0; p < n && j < cols; p++ {
+				prod := float64(row[p]) * float64(b[p*ldb+j])
+				want += prod
+				mag += math.Abs(prod)
+			}
+			if got := out[i*width+j]; !(math.Abs(float64(got)-want) <= float64(n+1)*6e-8*mag) {
+				t.Errorf("%s out[%d][%d] = %v, want %v", label, i, j, got, want)
 			}
 		}
 	}
