@@ -27,18 +27,7 @@ func packedImpls() []namedGemm {
 
 // TestGemmPacked checks GemmPacked on every kernel set against gemmGeneric on every shape,
 // transpose and scalar pair, with NaN guards around C.
-func TestGemmPacked(t *testing.T) {
-	impls := packedImpls()
-	for _, tc := range gemmShapes {
-		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-			for _, s := range gemmScalars {
-				name := fmt.Sprintf("%dx%dx%d/pad=%d,%d,%d/transA=%v/transB=%v/alpha=%v/beta=%v",
-					tc.m, tc.k, tc.n, tc.padA, tc.padB, tc.padC, tr[0], tr[1], s.alpha, s.beta)
-				checkGemmAgainstGeneric(t, name, tc, tr[0], tr[1], s.alpha, s.beta, impls)
-			}
-		}
-	}
-}
+func TestGemmPacked(t *testing.T) { checkEveryGemmCase(t, packedImpls()) }
 
 // TestGemmPackedMatchesGemm checks that GemmPacked gives bit for bit what the unpacked driver
 // of the same kernel set gives (gemmBlocked, or gemmSmallRows below one register tile), on one

@@ -222,8 +222,12 @@ func gemmImpls() []namedGemm {
 
 // TestGemmKernels checks both drivers of every kernel set this machine supports, on one and
 // several workers, against gemmGeneric on every shape, transpose and scalar pair.
-func TestGemmKernels(t *testing.T) {
-	impls := gemmImpls()
+func TestGemmKernels(t *testing.T) { checkEveryGemmCase(t, gemmImpls()) }
+
+// checkEveryGemmCase checks impls against gemmGeneric on every shape of gemmShapes, every
+// transpose pair and every scalar pair of gemmScalars.
+func checkEveryGemmCase(t *testing.T, impls []namedGemm) {
+	t.Helper()
 	for _, tc := range gemmShapes {
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			for _, s := range gemmScalars {
