@@ -187,14 +187,7 @@ func TestRunLimitsHold(t *testing.T) {
 		name := fmt.Sprintf("seed %d %+v", seed, cfg)
 		// Logits depend on the history; the stop tokens are likely enough that turns end.
 		dec := newScriptDecoder(6, func(_ int, h []int) []float32 {
-			l := make([]float32, fakeVocab)
-			sum := 0
-			for i, x := range h {
-				sum += (i + 1) * x
-			}
-			for v := range l {
-				l[v] = float32((sum*(v+5))%11) * 0.25
-			}
+			l := historyLogits(h, 5, 11, 0.25)
 			l[fakeToolEnd] += 1.2
 			l[fakeImEnd] += 0.3
 			return l

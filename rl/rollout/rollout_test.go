@@ -179,14 +179,7 @@ func randomRun(t *testing.T, seed uint64, workers int, copyRows bool) []*Sample 
 	t.Helper()
 	// Logits depend on the whole history, so any cache corruption changes the samples.
 	dec := newScriptDecoder(12, func(_ int, h []int) []float32 {
-		l := make([]float32, fakeVocab)
-		sum := 0
-		for i, x := range h {
-			sum += (i + 1) * x
-		}
-		for v := range l {
-			l[v] = float32((sum*(v+3))%7) * 0.3
-		}
+		l := historyLogits(h, 3, 7, 0.3)
 		l[fakeImEnd] += 0.5
 		return l
 	})
@@ -325,4 +318,19 @@ func TestRunBatchesSteps(t *testing.T) {
 	if dec.steps != 4 {
 		t.Errorf("batched steps = %d, want 4", dec.steps)
 	}
+}
+
+// historyLogits are fake next-token logits (fakeVocab) that depend on the whole history h:
+// logit v is ((Σ (i+1)·h[i]) · (v+shift) mod mod) · scale, so any change to the cached
+// history changes what is sampled next.
+func historyLogits(h []int, shift, mod int, scale float32) []float32 {
+	l := make([]float32, fakeVocab)
+	sum := 0
+	for i, x := range h {
+		sum += (i + 1) * x
+	}
+	for v := range l {
+		l[v] = float32((sum*(v+shift))%mod) * scale
+	}
+	return l
 }
