@@ -17,11 +17,14 @@ func TestForwardMatchesLogits(t *testing.T) {
 		name string
 		tied bool
 		lens []int
-		kept int // Workspace.MaxKeptProbs
+		kept int     // Workspace.MaxKeptProbs
+		temp float32 // Workspace.Temperature
 	}{
-		{"tied/kept", true, []int{7, 4, 1}, 0},
-		{"untied/kept", false, []int{7, 7}, 0},
-		{"tied/recompute", true, []int{7, 5, 3}, 1},
+		{"tied/kept", true, []int{7, 4, 1}, 0, 0},
+		{"untied/kept", false, []int{7, 7}, 0, 0},
+		{"tied/recompute", true, []int{7, 5, 3}, 1, 0},
+		{"tied/temperature0.5", true, []int{7, 4, 1}, 0, 0.5},
+		{"untied/temperature1.7", false, []int{7, 6}, 0, 1.7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig(tc.tied)
@@ -29,11 +32,14 @@ func TestForwardMatchesLogits(t *testing.T) {
 			rng := rand.New(rand.NewPCG(2, 2))
 			B, T, V := len(tc.lens), 7, cfg.VocabSize
 			tokens, mask := leftPadded(rng, V, T, tc.lens)
-			ws := &Workspace{MaxKeptProbs: tc.kept}
+			ws := &Workspace{MaxKeptProbs: tc.kept, Temperature: tc.temp}
 			logp, ent := m.Forward(ws, tokens, mask, B, T)
 			logp = append([]float32(nil), logp...)
 			ent = append([]float32(nil), ent...)
 			logits := m.ForwardLogits(NewWorkspace(), tokens, mask, B, T)
+			if tc.temp != 0 {
+				tensor.Scal(1/tc.temp, logits) // the reference: softmax(logits / τ)
+			}
 			N := B * T
 			wantLogp := make([]float32, N)
 			wantEnt := make([]float32, N)
@@ -130,7 +136,9 @@ func TestGradientsFiniteDifference(t *testing.T) {
 		name string
 		tied bool
 		kept int
-	}{{"tied", true, 0}, {"untied", false, 0}, {"tied/recompute", true, 1}} {
+		temp float32
+	}{{"tied", true, 0, 0}, {"untied", false, 0, 0}, {"tied/recompute", true, 1, 0},
+		{"tied/temperature0.6", true, 0, 0.6}, {"untied/recompute/temperature1.5", false, 1, 1.5}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig(tc.tied)
 			m := newTestModel(t, cfg, 3)
@@ -138,7 +146,7 @@ func TestGradientsFiniteDifference(t *testing.T) {
 			B, T := 3, 6
 			tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{6, 4, 2})
 			a, c := lossWeights(rng, mask, B, T)
-			ws := &Workspace{MaxKeptProbs: tc.kept}
+			ws := &Workspace{MaxKeptProbs: tc.kept, Temperature: tc.temp}
 			loss := func() float64 {
 				logp, ent := m.Forward(ws, tokens, mask, B, T)
 				var s float64

@@ -16,7 +16,7 @@ import (
 // chunk by chunk otherwise; Backward also skips rows whose upstream gradient is zero (prompt
 // tokens in reinforcement learning).
 //
-// For a row with logits z (V), p = softmax(z), label y and entropy H = -sum_j p_j log p_j,
+// For a row with logits z (V) (divided by Workspace.Temperature when it is set), p = softmax(z), label y and entropy H = -sum_j p_j log p_j,
 //
 //	logp = z_y - logsumexp(z)            H = logsumexp(z) - sum_j p_j z_j
 //	dL/dz_j = dlogp (1[j=y] - p_j) - dH p_j (log p_j + H)
@@ -55,9 +55,13 @@ func headChunk(V int) int { return min(1024, max(32, (1<<22)/max(V, 1))) }
 //
 // for every t >= 1 with mask[b,t-1] = mask[b,t] = 1, and 0 elsewhere (t = 0, padding, and the
 // first real token of a row, which has no real context). The results are views into ws, valid
-// until its next Forward. It panics if a length does not match B*T, a token is outside the
-// vocabulary or T exceeds max_position_embeddings.
+// until its next Forward. With ws.Temperature set, both are those of softmax(logits/τ). It
+// panics if a length does not match B*T, a token is outside the vocabulary, T exceeds
+// max_position_embeddings or ws.Temperature is negative or not finite.
 func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (logp, entropy []float32) {
+	if τ := float64(ws.Temperature); τ < 0 || math.IsNaN(τ) || math.IsInf(τ, 0) {
+		panic(fmt.Sprintf("model.Forward: Workspace.Temperature = %v, want > 0 (or 0 for none)", ws.Temperature))
+	}
 	m.forwardTrunk(ws, tokens, attentionMask, B, T)
 	ws.owner, ws.pass = m, passLogp
 	h := &ws.head
@@ -124,6 +128,9 @@ func (m *Model) headProbs(ws *Workspace, rows, labels []int, probs []float32, re
 	hidden := ws.gatherFinal(rows) // (n, C)
 	z := h.z[:n*V]
 	tensor.LinearForward(z, hidden, m.lmHead.Data, nil, n, C, V)
+	if s := ws.logitScale(); s != 1 {
+		tensor.Scal(s, z) // z = logits / Temperature
+	}
 	tensor.SoftmaxForward(probs, z, n, V)
 	if !record {
 		return
@@ -144,6 +151,14 @@ func (m *Model) headProbs(ws *Workspace, rows, labels []int, probs []float32, re
 			h.entropy[r] = float32(lse - float64(tensor.Dot(pr, zr)))
 		}
 	})
+}
+
+// logitScale is the factor the head multiplies its logits by: 1/Temperature, or 1.
+func (ws *Workspace) logitScale() float32 {
+	if ws.Temperature == 0 || ws.Temperature == 1 {
+		return 1
+	}
+	return 1 / ws.Temperature
 }
 
 // consecutive reports whether rows (ascending, distinct) are a run r, r+1, ..., so that their
@@ -245,6 +260,9 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 				d[labels[i]] += g
 			}
 		})
+		if s := ws.logitScale(); s != 1 {
+			tensor.Scal(s, dl) // dL/dlogits = dL/dz / Temperature, with z = logits / Temperature
+		}
 		hidden := ws.gatherFinal(rows)
 		tensor.LinearBackward(nil, m.lmHead.Grad, nil, dl, hidden, m.lmHead.Data, n, C, V)
 		if consecutive(rows) {

@@ -18,6 +18,7 @@ func TestPanics(t *testing.T) {
 		{"forward lengths", func() { m.Forward(NewWorkspace(), []int{1, 2}, []float32{1}, 1, 2) }, "model.Forward"},
 		{"forward token", func() { m.Forward(NewWorkspace(), []int{1, 99}, []float32{1, 1}, 1, 2) }, "vocabulary"},
 		{"forward too long", func() { m.Forward(NewWorkspace(), make([]int, 65), make([]float32, 65), 1, 65) }, "max_position_embeddings"},
+		{"forward temperature", func() { m.Forward(&Workspace{Temperature: -1}, []int{1, 2}, []float32{1, 1}, 1, 2) }, "Temperature"},
 		{"backward without forward", func() { m.Backward(NewWorkspace(), nil, nil) }, "model.Backward"},
 		{"backward other model", func() {
 			ws := NewWorkspace()

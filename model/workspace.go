@@ -33,6 +33,13 @@ type Workspace struct {
 	// products again. 0 means 1<<22 (16 MB per layer).
 	MaxKeptAttention int
 
+	// Temperature divides the logits before Model.Forward takes their log-probabilities and
+	// entropies, so that a policy sampled at temperature τ is scored by the distribution it
+	// was sampled from, softmax(logits/τ), as verl's dp_actor (_forward_micro_batch,
+	// logits.div_(temperature)) scores rollouts; Backward differentiates through the
+	// division. 0 and 1 both mean no division. ForwardLogits ignores it.
+	Temperature float32
+
 	cfg   Config // configuration the buffers were sized for
 	owner any    // the *Model or *Critic whose forward pass the buffers hold
 	pass  pass   // which forward pass they hold
@@ -114,7 +121,7 @@ func grow[S ~[]E, E any](s S, n int) S {
 func (ws *Workspace) prepare(cfg Config, B, T int) {
 	ws.owner, ws.pass = nil, passNone
 	if !sameArch(ws.cfg, cfg) {
-		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, cfg: cfg, keep: ws.keep}
+		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, Temperature: ws.Temperature, cfg: cfg, keep: ws.keep}
 	}
 	ws.B, ws.T = B, T
 	N := B * T

@@ -21,13 +21,13 @@ type RLConfig struct {
 	MaxTurnTokens int     // generated tokens per turn
 	MaxLen        int     // prompt + response tokens per trajectory
 	MaxObsTokens  int     // tokens kept of one observation (0: all)
-	Temperature   float64 // sampling temperature of training rollouts (evaluation is greedy)
+	Temperature   float64 // sampling temperature τ of training rollouts; the update scores tokens by softmax(logits/τ), as verl (evaluation is greedy)
 	TopP          float64 // nucleus filter (0: off)
 	TopK          int     // top-k filter (0: off)
 
 	// Old log-probs of the PPO ratio: "recompute" runs the policy over the batch before the
 	// update, as verl does; "sampled" takes the log-probs the rollout sampled with, which are
-	// the same numbers (token-in, token-out, temperature 1: logp_diff_max ~1e-6) at a third less
+	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a third less
 	// cost, and still recomputes every CheckOldEvery steps to log the drift.
 	OldLogProbs   string
 	CheckOldEvery int

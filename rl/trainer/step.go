@@ -238,12 +238,12 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 
 // recomputeOld reports whether this step recomputes the old log-probs with a forward pass:
 // always in "recompute" mode; in "sampled" mode when the sampled log-probs are not the
-// policy's (temperature ≠ 1 or a top-k/top-p filter), when observation tokens are trained on
-// (NoLossMask: they have no sampled log-prob), and every CheckOldEvery steps to measure the
-// drift.
+// tempered policy's (a top-k/top-p filter truncates the distribution sampled from), when
+// observation tokens are trained on (NoLossMask: they have no sampled log-prob), and every
+// CheckOldEvery steps to measure the drift.
 func (t *Trainer) recomputeOld() bool {
 	c := &t.Config
-	if c.OldLogProbs != "sampled" || c.Temperature != 1 || c.TopK > 0 || (c.TopP > 0 && c.TopP < 1) || c.NoLossMask {
+	if c.OldLogProbs != "sampled" || c.TopK > 0 || (c.TopP > 0 && c.TopP < 1) || c.NoLossMask {
 		return true
 	}
 	return c.CheckOldEvery > 0 && t.StepsDone%c.CheckOldEvery == 0

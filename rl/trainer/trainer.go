@@ -73,9 +73,15 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 			return nil, fmt.Errorf("trainer: training problem %d: its prompt has %d tokens, leaving no room for a response under MaxLen (--rl.max-len) %d", i, len(p.Prompt), cfg.MaxLen)
 		}
 	}
+	// The policy and the reference score tokens by the distribution the rollout samples
+	// from, softmax(logits / Temperature), as verl's actor and reference do (dp_actor
+	// _forward_micro_batch divides the logits by the rollout temperature): the PPO ratio
+	// compares tempered policies, and the sampled log-probs are the old ones at any
+	// temperature.
 	t := &Trainer{
 		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train,
-		ws: model.NewWorkspace(), wsRef: model.NewWorkspace(), wsCritic: model.NewWorkspace(),
+		ws:    &model.Workspace{Temperature: float32(cfg.Temperature)},
+		wsRef: &model.Workspace{Temperature: float32(cfg.Temperature)}, wsCritic: model.NewWorkspace(),
 	}
 	if cfg.KLMode() != "none" {
 		t.Ref = policy.Clone()

@@ -184,34 +184,42 @@ func TestSameSeedSameRun(t *testing.T) {
 }
 
 // TestSampledOldLogProbs checks that taking the old log-probs from the rollout (no recompute
-// pass) trains as the recomputed ones do: the same updates up to float32 rounding.
+// pass) trains as the recomputed ones do: the same updates up to float32 rounding, at
+// temperature 1 and below it (the update scores tokens by softmax(logits/τ), the distribution
+// the rollout sampled from, so the sampled log-probs are the old ones at any temperature).
 func TestSampledOldLogProbs(t *testing.T) {
-	run := func(check int) [][]float32 {
-		cfg := tinyRLConfig(GRPO)
-		cfg.CheckOldEvery = check
-		policy := tinyModel(t, 1)
-		tr, err := New(cfg, 5, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
-		if err != nil {
-			t.Fatal(err)
+	for _, temp := range []float64{1, 0.6} {
+		run := func(check int) [][]float32 {
+			cfg := tinyRLConfig(GRPO)
+			cfg.CheckOldEvery = check
+			cfg.Temperature = temp
+			policy := tinyModel(t, 1)
+			tr, err := New(cfg, 5, policy, fakeEncoder{}, fakeSpecials, fakeProblems(6))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := tr.Step(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if recomputed := !math.IsNaN(float64(m.LogpDiffMax)); recomputed != (check == 1) {
+				t.Errorf("temperature %g, CheckOldEvery %d: recomputed = %v", temp, check, recomputed)
+			}
+			if check == 1 && float64(m.LogpDiffMax) > 1e-3 {
+				t.Errorf("temperature %g: recomputed log-probs differ from the sampled ones by %g", temp, m.LogpDiffMax)
+			}
+			return paramsSnapshot(policy)
 		}
-		m, err := tr.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
+		a, b := run(1), run(0)
+		worst := 0.0
+		for i := range a {
+			for j := range a[i] {
+				worst = math.Max(worst, math.Abs(float64(a[i][j]-b[i][j])))
+			}
 		}
-		if recomputed := !math.IsNaN(float64(m.LogpDiffMax)); recomputed != (check == 1) {
-			t.Errorf("CheckOldEvery %d: recomputed = %v", check, recomputed)
+		if worst > 1e-4 {
+			t.Errorf("temperature %g: sampled vs recomputed old log-probs: parameters differ by %g", temp, worst)
 		}
-		return paramsSnapshot(policy)
-	}
-	a, b := run(1), run(0)
-	worst := 0.0
-	for i := range a {
-		for j := range a[i] {
-			worst = math.Max(worst, math.Abs(float64(a[i][j]-b[i][j])))
-		}
-	}
-	if worst > 1e-4 {
-		t.Errorf("sampled vs recomputed old log-probs: parameters differ by %g", worst)
 	}
 }
 
