@@ -39,9 +39,15 @@ type Config struct {
 	// At the default budget one world is better: with 8, the 700-step SFT base reached EM
 	// 0.04 held-out / 0.02 unseen against 0.17 / 0.01 with one (the policy has not learnt to
 	// read by then, and memorising one world is what it can do).
-	Worlds        int
-	HeldOut       int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
-	EvalQuestions int // questions of EvalWorld evaluated ("unseen"; 0: all)
+	Worlds  int
+	HeldOut int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
+	// RLOnDemoQuestions puts the demonstrations' questions in the RL set too. By default RL
+	// trains only on questions SFT never showed (the training worlds' questions after the
+	// demonstrations' and before the held-out tail): the policy has memorised the answers to
+	// the demonstrated ones, so rewards on them teach nothing that carries over to new
+	// questions.
+	RLOnDemoQuestions bool
+	EvalQuestions     int // questions of EvalWorld evaluated ("unseen"; 0: all)
 
 	// Tokenizer, search, environment.
 	// VocabSize is the BPE vocabulary size, specials included. The generated world's text runs

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -67,8 +68,8 @@ func TestPipeline(t *testing.T) {
 			}
 		}
 	}
-	if got := len(res.Setup.Train); got != cfg.TrainWorld.Questions-cfg.HeldOut {
-		t.Errorf("%d training problems, want %d", got, cfg.TrainWorld.Questions-cfg.HeldOut)
+	if got, want := len(res.Setup.Train), cfg.TrainWorld.Questions-cfg.HeldOut-cfg.Demos; got != want {
+		t.Errorf("%d training problems, want %d", got, want)
 	}
 	s := res.Setup
 	if got := s.Tokenizer.Decode(s.Train[0].Prompt); !strings.Contains(got, "<|im_start|>assistant\n") || !strings.Contains(got, "Question:") {
@@ -122,8 +123,9 @@ func TestPrepareWorlds(t *testing.T) {
 	if len(s.Demos) != cfg.Demos || s.DemoSummary.N != cfg.Demos {
 		t.Errorf("%d demonstrations (summary of %d), want %d", len(s.Demos), s.DemoSummary.N, cfg.Demos)
 	}
+	// Demonstrations 4, 3 and 3 of worlds 0, 1 and 2; RL gets the rest but the held-out tail.
 	q := cfg.TrainWorld.Questions
-	if want := q - cfg.HeldOut + 2*q; len(s.Train) != want {
+	if want := (q - cfg.HeldOut - 4) + 2*(q-3); len(s.Train) != want {
 		t.Errorf("%d RL problems, want %d", len(s.Train), want)
 	}
 	if a, b := s.Worlds[0].Entities[0].Name, s.Worlds[1].Entities[0].Name; a == b {
@@ -139,5 +141,73 @@ func TestPrepareWorlds(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("last demonstration's prompt names no entity of world 2: %q", last)
+	}
+}
+
+// TestRLQuestions checks which questions RL trains on: by default none that a demonstration
+// showed or the held-out set holds; with RLOnDemoQuestions the demonstrated ones too; and a
+// world whose questions are all demonstrated or held out is refused with a message naming
+// the flags.
+func TestRLQuestions(t *testing.T) {
+	key := func(ids []int) string { return fmt.Sprint(ids) }
+	for _, onDemos := range []bool{false, true} {
+		cfg := tinyConfig(t)
+		cfg.RLOnDemoQuestions = onDemos
+		s, err := Prepare(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := cfg.TrainWorld.Questions
+		want := q - cfg.HeldOut - cfg.Demos
+		if onDemos {
+			want = q - cfg.HeldOut
+		}
+		if len(s.Train) != want {
+			t.Errorf("RLOnDemoQuestions %v: %d RL problems, want %d", onDemos, len(s.Train), want)
+		}
+		demos, rl := map[string]bool{}, map[string]bool{}
+		for _, d := range s.Demos {
+			demos[key(d.Prompt)] = true
+		}
+		for _, p := range s.Train {
+			rl[key(p.Prompt)] = true
+		}
+		shared := 0
+		for k := range demos {
+			if rl[k] {
+				shared++
+			}
+		}
+		if wantShared := map[bool]int{false: 0, true: len(demos)}[onDemos]; shared != wantShared {
+			t.Errorf("RLOnDemoQuestions %v: %d demonstrated questions among the RL problems, want %d", onDemos, shared, wantShared)
+		}
+		for _, p := range s.EvalSets[0].Problems {
+			if rl[key(p.Prompt)] || demos[key(p.Prompt)] {
+				t.Errorf("RLOnDemoQuestions %v: a held-out question is trained on", onDemos)
+			}
+		}
+	}
+	cfg := tinyConfig(t)
+	cfg.Demos = cfg.TrainWorld.Questions
+	if _, err := Prepare(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--rl-on-demo-questions") {
+		t.Errorf("every question demonstrated: err = %v, want one naming --rl-on-demo-questions", err)
+	}
+	// More demonstrations asked for than there are questions: the held-out tail stays out.
+	cfg.RLOnDemoQuestions = true
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cfg.TrainWorld.Questions - cfg.HeldOut; len(s.Demos) != want {
+		t.Errorf("Demos = all %d questions: %d demonstrations, want %d", cfg.Demos, len(s.Demos), want)
+	}
+	demos := map[string]bool{}
+	for _, d := range s.Demos {
+		demos[key(d.Prompt)] = true
+	}
+	for _, p := range s.EvalSets[0].Problems {
+		if demos[key(p.Prompt)] {
+			t.Errorf("Demos = all questions: a held-out question is demonstrated")
+		}
 	}
 }

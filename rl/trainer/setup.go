@@ -82,12 +82,19 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	qcfg := cfg.QAConfig()
 	var demos []world.Demo
 	var sums []world.Summary
+	demoQs := make([]int, nw) // per world, how many of its first questions are demonstrated
+	held := min(max(cfg.HeldOut, 0), len(s.TrainWorld.Tasks)-1)
 	for k, w := range s.Worlds {
 		n := cfg.Demos / nw
 		if k < cfg.Demos%nw {
 			n++
 		}
-		tasks := w.Tasks[:min(n, len(w.Tasks))]
+		avail := len(w.Tasks)
+		if k == 0 {
+			avail -= held // the held-out tail is never demonstrated
+		}
+		tasks := w.Tasks[:min(n, avail)]
+		demoQs[k] = len(tasks)
 		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k][0], tasks, cfg.DemoNoise, cfg.Seed+uint64(k))
 		if err != nil {
 			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
@@ -117,19 +124,27 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		s.Demos = append(s.Demos, &t)
 	}
 
-	// RL questions: every question of every training world but world 0's held-out tail.
+	// RL questions: the training worlds' questions but world 0's held-out tail and, unless
+	// RLOnDemoQuestions, the demonstrated ones.
 	trainQs := s.TrainWorld.Questions()
-	held := min(max(cfg.HeldOut, 0), len(trainQs)-1)
 	heldQs := trainQs[len(trainQs)-held:]
-	if s.Train, err = QAProblems(trainQs[:len(trainQs)-held], qcfg, s.TrainTools, s.Tokenizer); err != nil {
-		return nil, err
-	}
-	for k, w := range s.Worlds[1:] {
-		probs, err := QAProblems(w.Questions(), qcfg, s.WorldTools[k+1], s.Tokenizer)
+	for k, w := range s.Worlds {
+		qs := w.Questions()
+		if k == 0 {
+			qs = trainQs[:len(trainQs)-held]
+		}
+		if !cfg.RLOnDemoQuestions {
+			qs = qs[min(demoQs[k], len(qs)):]
+		}
+		probs, err := QAProblems(qs, qcfg, s.WorldTools[k], s.Tokenizer)
 		if err != nil {
 			return nil, err
 		}
 		s.Train = append(s.Train, probs...)
+	}
+	if len(s.Train) == 0 {
+		return nil, fmt.Errorf("no RL questions: the training world's %d questions are all demonstrated (Demos %d) or held out (HeldOut %d); raise --train-world.questions or set --rl-on-demo-questions",
+			len(trainQs), cfg.Demos, held)
 	}
 	unseenQs := s.EvalWorld.Questions()
 	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseenQs) {
