@@ -16,7 +16,8 @@ import (
 // chunk by chunk otherwise; Backward also skips rows whose upstream gradient is zero (prompt
 // tokens in reinforcement learning).
 //
-// For a row with logits z (V) (divided by Workspace.Temperature when it is set), p = softmax(z), label y and entropy H = -sum_j p_j log p_j,
+// For a row with logits z (V) (divided by Workspace.Temperature when it is set), p = softmax(z),
+// label y and entropy H = -sum_j p_j log p_j,
 //
 //	logp = z_y - logsumexp(z)            H = logsumexp(z) - sum_j p_j z_j
 //	dL/dz_j = dlogp (1[j=y] - p_j) - dH p_j (log p_j + H)

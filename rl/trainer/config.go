@@ -17,13 +17,18 @@ type RLConfig struct {
 	N         int       // samples per prompt, the GRPO group (paper: 5)
 
 	// Rollout.
-	MaxTurns      int     // agent turns per episode (paper: 5-10)
-	MaxTurnTokens int     // generated tokens per turn
-	MaxLen        int     // prompt + response tokens per trajectory
-	MaxObsTokens  int     // tokens kept of one observation (0: all)
-	Temperature   float64 // sampling temperature τ of training rollouts; the update scores tokens by softmax(logits/τ), as verl (evaluation is greedy)
-	TopP          float64 // nucleus filter (0: off)
-	TopK          int     // top-k filter (0: off)
+	MaxTurns      int // agent turns per episode (paper: 5-10)
+	MaxTurnTokens int // generated tokens per turn
+	MaxLen        int // prompt + response tokens per trajectory
+	MaxObsTokens  int // tokens kept of one observation (0: all)
+	// Temperature τ of training rollouts (paper and verl: 1.0); the update scores tokens by
+	// softmax(logits/τ), as verl does. Evaluation is greedy. At τ = 1 the ~1M-parameter policy's
+	// samples were well formed only half the time (greedy: 0.9), so GRPO's groups differed
+	// mostly in format; at 0.6 the samples are as well formed as greedy decoding and differ in
+	// what they found (measured: sampled format 0.5-0.7 at 1.0, 0.85-0.98 at 0.6).
+	Temperature float64
+	TopP        float64 // nucleus filter (0: off)
+	TopK        int     // top-k filter (0: off)
 
 	// Old log-probs of the PPO ratio: "recompute" runs the policy over the batch before the
 	// update, as verl does; "sampled" takes the log-probs the rollout sampled with, which are
@@ -93,7 +98,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		MaxTurnTokens: 96,
 		MaxLen:        600,
 		MaxObsTokens:  160,
-		Temperature:   1.0,
+		Temperature:   0.6,
 		OldLogProbs:   "sampled",
 		CheckOldEvery: 10,
 		Epochs:        1,

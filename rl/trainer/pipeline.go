@@ -66,7 +66,12 @@ type Config struct {
 	Model ModelConfig
 
 	// Demonstrations from the scripted agent (SFT warm start).
-	Demos     int     // demonstrations (questions of the training world)
+	// Demos is how many of the training world's first questions are demonstrated. The rest,
+	// but the held-out tail, are the RL questions (RLOnDemoQuestions). The default 600 of
+	// 1,000 leaves RL 300 questions the policy has not memorised; with 800 it had 100, and
+	// 60 GRPO steps on them raised their sampled EM from 0.15 to 0.35 while held-out EM went
+	// 0.23, 0.27, 0.20 (steps 0, 20, 40): RL memorised them.
+	Demos     int
 	DemoNoise float64 // probability the scripted agent makes a mistake at each decision
 	SFT       SFTConfig
 	// BasePolicy, when set, caches the SFT base: if the directory holds a saved model it is
@@ -106,7 +111,7 @@ func DefaultConfig() Config {
 		CompactPrompt: true,
 		ProcessRew:    0.2,
 		Model:         ModelConfig{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, InitRange: 0.02},
-		Demos:         800,
+		Demos:         600,
 		DemoNoise:     0.15,
 		SFT:           DefaultSFTConfig(),
 		RL:            DefaultRLConfig(GRPO),

@@ -44,10 +44,11 @@ const extraWorldSeedStride = 1_000_003
 
 // Prepare builds the worlds, indexes their passages for search, runs the noisy scripted agent
 // on the first Demos training questions, trains the tokenizer on the demonstrations' text and
-// the training passages, and renders every problem's prompt. The last HeldOut questions of the
-// training world are never trained on: they form the "heldout" evaluation set (in-domain:
-// entities seen in training, questions new); the first EvalQuestions of the evaluation world
-// form the "unseen" set (every name new, so only search can answer).
+// the training passages, and renders every problem's prompt. RL trains on the questions the
+// demonstrations did not show (all of them with RLOnDemoQuestions). The last HeldOut
+// questions of the training world are never trained on: they form the "heldout" evaluation
+// set (in-domain: entities seen in training, questions new); the first EvalQuestions of the
+// evaluation world form the "unseen" set (every name new, so only search can answer).
 func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
