@@ -319,10 +319,10 @@ func TestNumericGuardSkipsNonFiniteUpdates(t *testing.T) {
 	poison := true
 	tr.onBackward = func(_ *view, dlogp []float32) {
 		if poison {
+			// Every position, not only those with a non-zero gradient: a mini-batch whose
+			// groups all tied has none, and its entropy and KL terms would still update.
 			for k := range dlogp {
-				if dlogp[k] != 0 {
-					dlogp[k] = float32(math.NaN())
-				}
+				dlogp[k] = float32(math.NaN())
 			}
 		}
 	}
