@@ -45,6 +45,10 @@ func NewAgent(w *World, noise float64, seed uint64) *Agent {
 type DemoTurn struct {
 	Action      string
 	Observation string
+	// Mistake marks an action in which the agent erred on purpose (Noise): it searched for a
+	// wrong entity, wrote a malformed call or answered wrongly. The turns after it are the
+	// recovery; a warm start can imitate those without imitating the mistake.
+	Mistake bool
 }
 
 // Demo is one episode's transcript in the exact format of a rollout: tokenise Prompt and each
@@ -83,9 +87,9 @@ func (a *Agent) otherName(not string) string {
 // is whatever tool e offers under the name "search".
 func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 	d := Demo{Task: t, Prompt: e.Reset(t.Question)}
-	step := func(text string) qa.Step {
+	step := func(text string, mistake bool) qa.Step {
 		s := e.Step(ctx, text)
-		d.Turns = append(d.Turns, DemoTurn{Action: text, Observation: s.Observation})
+		d.Turns = append(d.Turns, DemoTurn{Action: text, Observation: s.Observation, Mistake: mistake})
 		r := 0.0
 		for _, x := range s.ProcessRewards {
 			r += x
@@ -113,7 +117,8 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 			if a.chance() {
 				query = a.otherName(subject)
 			}
-			s := step("<think>" + think + "</think>\n" + a.call(query))
+			call, malformed := a.call(query)
+			s := step("<think>"+think+"</think>\n"+call, malformed || query != subject)
 			switch v, ok := ReadFact(s.Observation, subject, h.Rel); {
 			case ok:
 				values[i] = v
@@ -130,22 +135,23 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		return d
 	}
 	answer := a.conclude(t.Plan, values)
-	if a.chance() {
+	wrong := a.chance()
+	if wrong {
 		answer = a.otherName(answer)
 	}
 	summary := strings.Join(notes, " ")
 	if summary == "" {
 		summary = "I could not find it."
 	}
-	step("<think>" + summary + "</think>\n<answer>" + answer + "</answer>" + env.ImEnd)
+	step("<think>"+summary+"</think>\n<answer>"+answer+"</answer>"+env.ImEnd, wrong)
 	d.Score = e.Score()
 	return d
 }
 
-// call writes a search call for query, malformed with probability Noise.
-func (a *Agent) call(query string) string {
+// call writes a search call for query, malformed with probability Noise (reported).
+func (a *Agent) call(query string) (call string, malformed bool) {
 	name, key, quote := "search", "query", `"`
-	if a.chance() {
+	if malformed = a.chance(); malformed {
 		switch a.rng.IntN(3) {
 		case 0:
 			quote = "" // bad JSON: an unquoted string
@@ -156,7 +162,7 @@ func (a *Agent) call(query string) string {
 		}
 	}
 	return fmt.Sprintf("<tool_call>\n{\"name\": \"%s\", \"arguments\": {\"%s\": %s%s%s}}\n</tool_call>",
-		name, key, quote, query, quote)
+		name, key, quote, query, quote), malformed
 }
 
 // conclude derives the answer from the hop values; a missing value gives a guess.

@@ -179,6 +179,32 @@ func TestScriptedAgent(t *testing.T) {
 		if s.EM < c.minEM || s.EM > c.maxEM {
 			t.Errorf("noise %v: EM %.3f outside [%v, %v]", c.noise, s.EM, c.minEM, c.maxEM)
 		}
+		// Mistakes are marked where they are made: a malformed call (a format error in its
+		// observation), a search for an entity the plan does not reach, or a wrong answer.
+		marked, clean := 0, 0
+		for _, d := range demos {
+			for i, turn := range d.Turns {
+				last := i == len(d.Turns)-1
+				formatErr := strings.Contains(turn.Observation, "Error:")
+				if !turn.Mistake {
+					clean++
+					if formatErr {
+						t.Errorf("noise %v: %s turn %d has a malformed call but is not marked a mistake:\n%s", c.noise, d.Task.ID, i, turn.Action)
+					}
+					continue
+				}
+				marked++
+				if c.noise == 0 {
+					t.Errorf("noise 0: %s turn %d marked a mistake:\n%s", d.Task.ID, i, turn.Action)
+				}
+				if last && d.Score.EM != 0 && d.Score.Format == 1 {
+					t.Errorf("noise %v: %s: the answer is marked a mistake but is right: %q", c.noise, d.Task.ID, d.Score.Answer)
+				}
+			}
+		}
+		if c.noise > 0 && (marked == 0 || clean == 0) {
+			t.Errorf("noise %v: %d turns marked mistakes, %d not; want both", c.noise, marked, clean)
+		}
 		if c.noise == 0 {
 			for _, d := range demos {
 				if d.Score.Reward != 1 || d.Score.ProcessReward == 0 {

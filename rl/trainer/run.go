@@ -254,6 +254,7 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		OnResume: func(path string, step int) {
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
+		ActionWeights: mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
 	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {
@@ -271,6 +272,22 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		}
 	}
 	return nil
+}
+
+// mistakeWeights turns each demonstration's mistake marks into its turns' action weights:
+// weight on a mistake, 1 elsewhere.
+func mistakeWeights(mistakes [][]bool, weight float64) [][]float64 {
+	out := make([][]float64, len(mistakes))
+	for i, m := range mistakes {
+		out[i] = make([]float64, len(m))
+		for k, isMistake := range m {
+			out[i][k] = 1
+			if isMistake {
+				out[i][k] = weight
+			}
+		}
+	}
+	return out
 }
 
 // copyParams copies src's parameter values into dst, which must have the same parameters

@@ -24,19 +24,22 @@ type EvalSet struct {
 // tokenizer trained on the training world's text, the training problems, the evaluation sets
 // and the scripted agent's demonstrations.
 type Setup struct {
-	Config      Config
-	Worlds      []*world.World // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
-	WorldTools  [][]env.Tool   // search over each training world's passages
-	TrainWorld  *world.World
-	EvalWorld   *world.World
-	TrainTools  []env.Tool // search over the training world's passages
-	EvalTools   []env.Tool // search over the evaluation world's passages
-	Tokenizer   *tokenizer.Tokenizer
-	Specials    Specials
-	Train       []Problem         // the training world's questions but the held-out ones
-	EvalSets    []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
-	Demos       []*mdp.Trajectory // the scripted agent's transcripts, tokenised
-	DemoSummary world.Summary     // how well the (noisy) scripted agent did
+	Config     Config
+	Worlds     []*world.World // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
+	WorldTools [][]env.Tool   // search over each training world's passages
+	TrainWorld *world.World
+	EvalWorld  *world.World
+	TrainTools []env.Tool // search over the training world's passages
+	EvalTools  []env.Tool // search over the evaluation world's passages
+	Tokenizer  *tokenizer.Tokenizer
+	Specials   Specials
+	Train      []Problem         // the training world's questions but the held-out ones
+	EvalSets   []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
+	Demos      []*mdp.Trajectory // the scripted agent's transcripts, tokenised
+	// DemoMistakes marks, per demonstration and turn, the actions in which the noisy agent
+	// erred on purpose (world.DemoTurn.Mistake).
+	DemoMistakes [][]bool
+	DemoSummary  world.Summary // how well the (noisy) scripted agent did
 }
 
 // extraWorldSeedStride separates the seeds of the extra training worlds (Config.Worlds).
@@ -123,6 +126,11 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	for i := range demos {
 		t := demos[i].Trajectory(s.Tokenizer.Encode, cfg.ProcessRew > 0)
 		s.Demos = append(s.Demos, &t)
+		mistakes := make([]bool, len(demos[i].Turns))
+		for k, turn := range demos[i].Turns {
+			mistakes[k] = turn.Mistake
+		}
+		s.DemoMistakes = append(s.DemoMistakes, mistakes)
 	}
 
 	// RL questions: the training worlds' questions but world 0's held-out tail and, unless

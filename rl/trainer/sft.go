@@ -27,6 +27,11 @@ type SFTConfig struct {
 	// ContextWeight weights the next-token loss on observation tokens (tool responses)
 	// against 1 on agent tokens; 0 is the paper's masked loss on agent tokens only.
 	ContextWeight float64
+	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
+	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
+	// recoveries that follow a mistake without learning to make it; 1 imitates the agent,
+	// mistakes and all.
+	MistakeWeight float64
 }
 
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy. ContextWeight
@@ -34,7 +39,7 @@ type SFTConfig struct {
 // 0.12 to 0.17 at 700 steps in a measured A/B (README); the base still improves steeply with
 // steps (0.10 at 500, 0.17 at 700), so the default spends on SFT what the 15-minute budget leaves.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 900, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5}
+	return SFTConfig{Steps: 900, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
 }
 
 // Validate reports the first invalid setting.
@@ -44,6 +49,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.ContextWeight < 0 || c.ContextWeight > 1 {
 		return fmt.Errorf("sft config: ContextWeight %g, want 0..1", c.ContextWeight)
+	}
+	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
+		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
 	}
 	return Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
 }
@@ -57,6 +65,9 @@ type SFTOptions struct {
 	Resume          bool              // continue from the latest SFT checkpoint in CheckpointDir, if any
 	OnCheckpoint    func(path string) // called after each checkpoint is written; may be nil
 	OnResume        func(path string, step int)
+	// ActionWeights holds, per demonstration and turn, the loss weight of that turn's action
+	// tokens (nil, or a short or nil entry: 1).
+	ActionWeights [][]float64
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
@@ -79,13 +90,22 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if len(demos) == 0 {
 		return fmt.Errorf("sft: no demonstrations")
 	}
+	if opt.ActionWeights != nil && len(opt.ActionWeights) != len(demos) {
+		return fmt.Errorf("sft: %d action weight lists for %d demonstrations", len(opt.ActionWeights), len(demos))
+	}
 	rows := make([]mdp.Row, len(demos))
+	weights := make([][]float64, len(demos)) // per row (T): the loss weight of each token
 	for i, d := range demos {
 		r, err := mdp.Flatten(d, 0)
 		if err != nil {
 			return fmt.Errorf("sft: demonstration %d: %w", i, err)
 		}
 		rows[i] = r
+		var aw []float64
+		if opt.ActionWeights != nil {
+			aw = opt.ActionWeights[i]
+		}
+		weights[i] = tokenWeights(d, aw, cfg.ContextWeight, len(r.Tokens))
 	}
 	st := &sftState{
 		cfg: cfg, seed: seed, policy: policy,
@@ -132,14 +152,16 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			st.batches = sftBatches(rows, cfg.Batch, rand.New(rand.NewPCG(seed, uint64(step))))
 		}
 		batch := make([]mdp.Row, 0, len(st.batches[0]))
+		batchWeights := make([][]float64, 0, len(st.batches[0]))
 		for _, i := range st.batches[0] {
 			if i < 0 || i >= len(rows) {
 				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step, i, len(rows))
 			}
 			batch = append(batch, rows[i])
+			batchWeights = append(batchWeights, weights[i])
 		}
 		st.batches = st.batches[1:]
-		m, err := sftStep(ws, policy, &st.opt, batch, padID, cfg.GradClip, cfg.ContextWeight, sched.LR(step))
+		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, sched.LR(step))
 		if err != nil {
 			return fmt.Errorf("sft step %d: %w", step, err)
 		}
@@ -159,11 +181,11 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	return nil
 }
 
-// sftStep runs one optimiser step of the masked next-token loss on batch at learning rate lr.
-// The returned metrics' TokensPerSec holds the token count (the caller divides by the time).
-// With contextWeight > 0 observation tokens are trained on too, at that weight (sftWeights);
-// the reported loss is always the agent tokens' own.
-func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch []mdp.Row, padID int, gradClip, contextWeight, lr float64) (SFTMetrics, error) {
+// sftStep runs one optimiser step of the weighted next-token loss on batch at learning rate
+// lr, weights[i] (len(batch[i].Tokens)) giving each token's weight (tokenWeights). The
+// returned metrics' TokensPerSec holds the token count (the caller divides by the time). The
+// reported loss is always the agent tokens' own, unweighted.
+func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch []mdp.Row, weights [][]float64, padID int, gradClip, lr float64) (SFTMetrics, error) {
 	b := mdp.Collate(batch, padID)
 	all := make([]int, b.B)
 	for i := range all {
@@ -178,11 +200,8 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 	for k := range logp.Data {
 		negLogp.Data[k] = -logp.Data[k]
 	}
-	weights := mask
-	if contextWeight > 0 {
-		weights = v.gather(sftWeights(b, contextWeight)) // (B, L)
-	}
-	_, grad, err := rl.AggLoss(negLogp, weights, rl.TokenMean, rl.AggOptions{})
+	w := v.gather(responseWeights(b, batch, weights)) // (B, L)
+	_, grad, err := rl.AggLoss(negLogp, w, rl.TokenMean, rl.AggOptions{})
 	if err != nil {
 		return SFTMetrics{}, err
 	}

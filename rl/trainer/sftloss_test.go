@@ -7,17 +7,19 @@ import (
 	"agentr1/mdp"
 )
 
-// TestSFTWeights checks the SFT loss weights on a two-row batch: 1 on agent tokens, the
-// context weight on observation tokens, 0 on the padding after a shorter response.
+// TestSFTWeights checks the SFT loss weights on a two-row batch: 1 on agent tokens (or the
+// turn's action weight), the context weight on observation tokens, 0 on the prompt and on the
+// padding after a shorter response.
 func TestSFTWeights(t *testing.T) {
 	long := mdp.Trajectory{Prompt: []int{1, 2}, Turns: []mdp.Turn{
 		{Action: []int{3, 4}, ActionLogProbs: make([]float32, 2), Observation: []int{5, 6, 7}},
 		{Action: []int{8}, ActionLogProbs: make([]float32, 1)},
 	}}
 	short := mdp.Trajectory{Prompt: []int{1}, Turns: []mdp.Turn{{Action: []int{9}, ActionLogProbs: make([]float32, 1)}}}
+	demos := []*mdp.Trajectory{&long, &short}
 	var rows []mdp.Row
-	for _, tr := range []mdp.Trajectory{long, short} {
-		r, err := mdp.Flatten(&tr, 0)
+	for _, tr := range demos {
+		r, err := mdp.Flatten(tr, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,15 +27,40 @@ func TestSFTWeights(t *testing.T) {
 	}
 	b := mdp.Collate(rows, 0)
 	for _, c := range []struct {
-		name string
-		cw   float64
-		want []float64 // (2, 6)
+		name    string
+		cw      float64
+		actions [][]float64 // per demonstration and turn (nil: 1)
+		want    []float64   // (2, 6)
 	}{
-		{"masked", 0, []float64{1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
-		{"context 0.5", 0.5, []float64{1, 1, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
+		{"masked", 0, nil, []float64{1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
+		{"context 0.5", 0.5, nil, []float64{1, 1, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
+		{"first action a mistake", 0.5, [][]float64{{0, 1}, nil}, []float64{0, 0, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
+		{"short weight lists", 0, [][]float64{{0.25}, {}}, []float64{0.25, 0.25, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
 	} {
-		if got := sftWeights(b, c.cw); !slices.Equal(got, c.want) {
+		weights := make([][]float64, len(rows))
+		for i, d := range demos {
+			var aw []float64
+			if c.actions != nil {
+				aw = c.actions[i]
+			}
+			weights[i] = tokenWeights(d, aw, c.cw, len(rows[i].Tokens))
+			if len(weights[i]) != len(rows[i].Tokens) {
+				t.Fatalf("%s: row %d: %d weights for %d tokens", c.name, i, len(weights[i]), len(rows[i].Tokens))
+			}
+		}
+		if got := responseWeights(b, rows, weights); !slices.Equal(got, c.want) {
 			t.Errorf("%s: weights %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMistakeWeights checks that a mistake gets the given weight and every other turn 1.
+func TestMistakeWeights(t *testing.T) {
+	got := mistakeWeights([][]bool{{false, true, false}, {}, {true}}, 0.25)
+	want := [][]float64{{1, 0.25, 1}, {}, {0.25}}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("demonstration %d: %v, want %v", i, got[i], want[i])
 		}
 	}
 }
