@@ -30,7 +30,9 @@ type SFTConfig struct {
 	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
 	// recoveries that follow a mistake without learning to make it; 1 imitates the agent,
-	// mistakes and all.
+	// mistakes and all. Measured on the default run (held-out EM, SFT base -> after 20 GRPO
+	// steps): 1 gives 0.18 -> 0.20, 0 gives 0.22 -> 0.21 (format 0.89 and 0.94 at the base);
+	// the default stays 1, as the difference is one standard error.
 	MistakeWeight float64
 }
 
