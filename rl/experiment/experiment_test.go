@@ -188,8 +188,8 @@ func TestPlanMethods(t *testing.T) {
 	for _, m := range p.Methods {
 		if m.Kind == KindRL {
 			switches[m.Name] = [2]bool{m.RL.NoAdvantageMask, m.RL.NoLossMask}
-			if m.RL.Steps != 6 {
-				t.Errorf("%s: %d RL steps in --quick, want 6", m.Name, m.RL.Steps)
+			if m.RL.Steps != 12 {
+				t.Errorf("%s: %d RL steps in --quick, want 12", m.Name, m.RL.Steps)
 			}
 		}
 	}

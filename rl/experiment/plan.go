@@ -58,7 +58,7 @@ var Presets = []string{"paper-mini", "tiny"}
 //
 //   - paper-mini: the defaults; evaluation only at the end of each RL run; checkpoints every
 //     quarter of a run. With quick, a budget for about an hour on 2 cores: one SFT base
-//     shared by the seeds (SharedSFT), 6 RL steps per run, 50 questions per evaluation set.
+//     shared by the seeds (SharedSFT), 12 RL steps per run, 50 questions per evaluation set.
 //   - tiny: a world and a policy small enough for a test (seconds per unit).
 //
 // Seeds are DefaultConfig().Seed, +1, ... (seeds 1, 2, 3 for three). Workers sets
@@ -76,7 +76,7 @@ func NewPlan(req Request) (*Plan, error) {
 	switch req.Preset {
 	case "paper-mini":
 		if req.Quick {
-			cfg.RL.Steps = 6
+			cfg.RL.Steps = 12
 			cfg.HeldOut = min(cfg.HeldOut, 50)
 			cfg.EvalQuestions = min(cfg.EvalQuestions, 50)
 		}
