@@ -55,23 +55,14 @@ func TestDecoderMatchesForward(t *testing.T) {
 				record(r, logits)
 				seqs[r] = append(seqs[r], toks...)
 			}
-			randToks := func(n int) []int {
-				s := make([]int, n)
-				for i := range s {
-					s[i] = rng.IntN(V)
-				}
-				return s
-			}
+			randToks := func(n int) []int { return randomTokens(rng, V, n) }
 			// Prompts of different lengths; row 3 longer than a prefill chunk.
 			feed(0, randToks(5))
 			feed(1, randToks(1))
 			feed(2, randToks(9))
 			feed(3, randToks(prefillChunk+17))
 			step := func(rs []int) {
-				toks := make([]int, len(rs))
-				for i := range toks {
-					toks[i] = rng.IntN(V)
-				}
+				toks := randomTokens(rng, V, len(rs))
 				out := d.Step(rs, toks)
 				for i, r := range rs {
 					seqs[r] = append(seqs[r], toks[i])

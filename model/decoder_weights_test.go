@@ -16,10 +16,7 @@ func TestDecoderFollowsWeightChanges(t *testing.T) {
 	cfg := tinyConfig(true)
 	m := newTestModel(t, cfg, 41)
 	rng := rand.New(rand.NewPCG(42, 42))
-	prompt := make([]int, 9)
-	for i := range prompt {
-		prompt[i] = rng.IntN(cfg.VocabSize)
-	}
+	prompt := randomTokens(rng, cfg.VocabSize, 9)
 	const rows = 3
 	d := m.NewDecoder(rows, 32)
 	for r := range rows {
@@ -81,10 +78,7 @@ func TestDecoderUnpacked(t *testing.T) {
 	cfg := tinyConfig(false)
 	m := newTestModel(t, cfg, 43)
 	rng := rand.New(rand.NewPCG(44, 44))
-	prompt := make([]int, 11)
-	for i := range prompt {
-		prompt[i] = rng.IntN(cfg.VocabSize)
-	}
+	prompt := randomTokens(rng, cfg.VocabSize, 11)
 	decode := func() [][]float32 {
 		const rows = 7 // above one register tile: the packed products run
 		d := m.NewDecoder(rows, 40)

@@ -38,6 +38,15 @@ func newTestModel(t *testing.T, cfg Config, seed uint64) *Model {
 	return m
 }
 
+// randomTokens returns n token ids drawn uniformly from [0, V).
+func randomTokens(rng *rand.Rand, V, n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = rng.IntN(V)
+	}
+	return s
+}
+
 // leftPadded returns a batch (B, T) of random tokens where row b has lens[b] real tokens at the
 // end, and its attention mask.
 func leftPadded(rng *rand.Rand, V, T int, lens []int) (tokens []int, mask []float32) {
