@@ -26,14 +26,8 @@ func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha flo
 		for p := 0; p < kb; p++ {
 			row := a[(p0+p)*lda+i0:][:full]
 			for ir := 0; ir < full; ir += 6 {
-				in := row[ir : ir+6 : ir+6]
-				out := dst[ir*kb+p*6 : ir*kb+p*6+6 : ir*kb+p*6+6]
-				out[0] = alpha * in[0]
-				out[1] = alpha * in[1]
-				out[2] = alpha * in[2]
-				out[3] = alpha * in[3]
-				out[4] = alpha * in[4]
-				out[5] = alpha * in[5]
+				o := ir*kb + p*6
+				scale6(dst[o:o+6:o+6], row[ir:ir+6:ir+6], alpha)
 			}
 		}
 		if full < mb {
@@ -94,6 +88,18 @@ func packB(dst, b []float32, ldb int, transB bool, p0, kb, j0, nb int, nr int) {
 	}
 }
 
+// scale6 sets out[0:6] = s * in[0:6], unrolled: the six-float run of the avx2 tile's panels,
+// short enough that a loop's overhead would dominate. Small enough to be inlined.
+func scale6(out, in []float32, s float32) {
+	out, in = out[:6:6], in[:6:6]
+	out[0] = s * in[0]
+	out[1] = s * in[1]
+	out[2] = s * in[2]
+	out[3] = s * in[3]
+	out[4] = s * in[4]
+	out[5] = s * in[5]
+}
+
 // copyRuns copies runs runs of width floats, scaled by scale, from src at stride ld into dst at
 // stride w, zero-padding each run to w:
 //
@@ -116,14 +122,7 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 	if width == 6 && w == 6 {
 		// The avx2 tile's full panel: six floats per run, unrolled.
 		for r := 0; r < runs; r++ {
-			in := src[r*ld : r*ld+6 : r*ld+6]
-			out := dst[r*6 : r*6+6 : r*6+6]
-			out[0] = scale * in[0]
-			out[1] = scale * in[1]
-			out[2] = scale * in[2]
-			out[3] = scale * in[3]
-			out[4] = scale * in[4]
-			out[5] = scale * in[5]
+			scale6(dst[r*6:r*6+6:r*6+6], src[r*ld:r*ld+6:r*ld+6], scale)
 		}
 		return
 	}
