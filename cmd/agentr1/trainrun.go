@@ -141,15 +141,12 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 	if err := res.Policy.Save(final); err != nil {
 		return err
 	}
-	base := r.args.cfg.BasePolicy // the SFT base; for real data the pretrained model
-	saveTok := []string{final, base}
+	base := r.args.cfg.BasePolicy // the SFT base (SFTBase saved its tokenizer); for real data the pretrained model
 	if !trainer.IsWorldData(r.args.cfg.Data) {
-		base, saveTok = r.args.cfg.InitModel, []string{final}
+		base = r.args.cfg.InitModel
 	}
-	for _, dir := range saveTok {
-		if err := res.Setup.Tokenizer.Save(dir); err != nil {
-			return err
-		}
+	if err := res.Setup.Tokenizer.Save(final); err != nil {
+		return err
 	}
 	baselines := []*trainer.EvalMetrics{}
 	if basePolicy, err := model.Load(base); err == nil {

@@ -279,10 +279,6 @@ func (r *runner) sft(ctx context.Context, u Unit, cfg trainer.Config, setup *tra
 	if err != nil {
 		return err
 	}
-	// The tokenizer first: the weights file marks the unit done, so it is written last.
-	if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
-		return err
-	}
 	return trainer.SFTBase(ctx, cfg, setup, policy, true, log)
 }
 

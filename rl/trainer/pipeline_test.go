@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentr1/env/world"
+	"agentr1/tokenizer"
 )
 
 // tinyConfig is the whole pipeline shrunk to seconds: a small world, a small vocabulary, a
@@ -209,5 +211,54 @@ func TestRLQuestions(t *testing.T) {
 		if demos[key(p.Prompt)] {
 			t.Errorf("Demos = all questions: a held-out question is demonstrated")
 		}
+	}
+}
+
+// TestSFTBaseChecksTokenizer loads a saved SFT base only if its tokenizer.json is the run's
+// tokenizer: a base saved with another tokenizer (here the same text with digits grouped in
+// threes) is an error naming the file, since its token ids mean other things.
+func TestSFTBaseChecksTokenizer(t *testing.T) {
+	var texts []string
+	for i := range 200 {
+		texts = append(texts, fmt.Sprintf("Reku was founded in %d and has %d thousand people.", 1800+i, 100+i))
+	}
+	qwen, err := TrainTokenizer(texts, 320, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grouped, err := TrainTokenizer(texts, 320, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := ModelConfig{Hidden: 16, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 32, InitRange: 0.02}
+	base, err := NewPolicy(mc, qwen, 64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := base.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.BasePolicy = dir
+	load := func(tok *tokenizer.Tokenizer) error {
+		policy, err := NewPolicy(mc, tok, 64, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SFTBase(context.Background(), cfg, &Setup{Tokenizer: tok}, policy, false, func(string, any) {})
+	}
+	if err := grouped.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	err = load(qwen)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "tokenizer.json")) || !strings.Contains(err.Error(), "digit group 3") {
+		t.Errorf("base saved with the grouped tokenizer, run with Qwen's: err %v, want one naming the file and the digit group", err)
+	}
+	if err := qwen.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := load(qwen); err != nil {
+		t.Errorf("base saved with the run's tokenizer: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"agentr1/model"
 	"agentr1/tensor"
+	"agentr1/tokenizer"
 )
 
 // Logger receives a run's records: kind "info" with a string, "warn" with a string (something
@@ -230,7 +231,10 @@ func rlLoop(ctx context.Context, cfg Config, tr *Trainer, setup *Setup, evalCfg 
 // SFTBase turns policy into the SFT base in place: it loads cfg.BasePolicy when that folder
 // holds a saved model, else runs SFT on setup.Demos (checkpointing into cfg.CheckpointDir every
 // cfg.SFTCheckpointEvery steps and when interrupted; with resume, continuing from the latest
-// SFT checkpoint there) and saves the result to cfg.BasePolicy when set.
+// SFT checkpoint there) and saves the result, with the run's tokenizer, to cfg.BasePolicy when
+// set. A saved base whose tokenizer.json differs from the run's tokenizer is an error: the
+// run's settings (demonstrations, VocabSize, DigitGroup) retrain the tokenizer, and a policy
+// read through another tokenizer's ids answers nonsense without any other sign.
 func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model, resume bool, log Logger) error {
 	if cfg.BasePolicy != "" {
 		if _, err := os.Stat(filepath.Join(cfg.BasePolicy, model.WeightsFile)); err == nil {
@@ -240,6 +244,16 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 			}
 			if m.Config.VocabSize != setup.Tokenizer.VocabSize() {
 				return fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
+			}
+			tokPath := filepath.Join(cfg.BasePolicy, tokenizerFile)
+			if _, err := os.Stat(tokPath); err == nil {
+				saved, err := tokenizer.Load(tokPath)
+				if err != nil {
+					return fmt.Errorf("base policy: %w", err)
+				}
+				if err := sameTokenizer(saved, setup.Tokenizer); err != nil {
+					return fmt.Errorf("base policy %s: %w; the run's settings (demonstrations, VocabSize, DigitGroup) train a different tokenizer than the base's", tokPath, err)
+				}
 			}
 			if err := copyParams(policy, m, cfg.BasePolicy); err != nil {
 				return err
@@ -261,6 +275,10 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		return err
 	}
 	if cfg.BasePolicy != "" {
+		// The tokenizer first: the weights file marks the base as done.
+		if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
+			return err
+		}
 		if err := policy.Save(cfg.BasePolicy); err != nil {
 			return err
 		}
@@ -288,6 +306,25 @@ func mistakeWeights(mistakes [][]bool, weight float64) [][]float64 {
 		}
 	}
 	return out
+}
+
+// tokenizerFile is the Hugging Face name of a tokenizer saved beside a model.
+const tokenizerFile = "tokenizer.json"
+
+// sameTokenizer reports the first difference between two tokenizers' vocabularies and
+// pre-tokenizers, or nil.
+func sameTokenizer(a, b *tokenizer.Tokenizer) error {
+	if a.VocabSize() != b.VocabSize() || a.DigitGroup() != b.DigitGroup() {
+		return fmt.Errorf("tokenizer with %d tokens and digit group %d, want %d and %d", a.VocabSize(), a.DigitGroup(), b.VocabSize(), b.DigitGroup())
+	}
+	for id := range a.VocabSize() {
+		x, _ := a.Token(id)
+		y, _ := b.Token(id)
+		if x != y {
+			return fmt.Errorf("token %d is %q, want %q", id, x, y)
+		}
+	}
+	return nil
 }
 
 // copyParams copies src's parameter values into dst, which must have the same parameters
