@@ -13,7 +13,6 @@ type model struct {
 	added        []AddedToken
 	ignoreMerges bool
 	nfc          bool
-	digits       int    // pre-tokenizer digit group (DigitsPattern); 0 means 1
 	eosToken     string // "" for none
 	padToken     string // "" for none
 	config       []byte // tokenizer_config.json, nil for none
@@ -58,7 +57,6 @@ func build(m model) (*Tokenizer, error) {
 		mergeList:    m.merges,
 		ignoreMerges: m.ignoreMerges,
 		nfc:          m.nfc,
-		digits:       max(m.digits, 1),
 		eos:          -1,
 		pad:          -1,
 		config:       m.config,

@@ -185,7 +185,7 @@ func parseTokenizerJSON(raw []byte) (model, error) {
 	if m.nfc, err = parseNormalizer(f.Normalizer); err != nil {
 		return m, err
 	}
-	if m.digits, err = checkPreTokenizer(f.PreTokenizer); err != nil {
+	if err := checkPreTokenizer(f.PreTokenizer); err != nil {
 		return m, err
 	}
 	var dec typed
@@ -276,18 +276,17 @@ func parseNormalizer(raw json.RawMessage) (nfc bool, err error) {
 }
 
 // checkPreTokenizer accepts the Qwen2 layout: a Sequence of Split(Qwen2Pattern, Isolated) and
-// ByteLevel without its own regex and without a prefix space, or the same with the digits
-// grouped (DigitsPattern(n)). It returns the digit group n (1 for Qwen2Pattern).
-func checkPreTokenizer(raw json.RawMessage) (digits int, err error) {
+// ByteLevel without its own regex and without a prefix space.
+func checkPreTokenizer(raw json.RawMessage) error {
 	var seq struct {
 		Type          string            `json:"type"`
 		PreTokenizers []json.RawMessage `json:"pretokenizers"`
 	}
 	if err := json.Unmarshal(orNull(raw), &seq); err != nil {
-		return 0, fmt.Errorf("pre_tokenizer: %w", err)
+		return fmt.Errorf("pre_tokenizer: %w", err)
 	}
 	if seq.Type != "Sequence" || len(seq.PreTokenizers) != 2 {
-		return 0, fmt.Errorf("pre_tokenizer: type %q with %d parts, want a Sequence of Split and ByteLevel (the Qwen2 pre-tokenizer)", seq.Type, len(seq.PreTokenizers))
+		return fmt.Errorf("pre_tokenizer: type %q with %d parts, want a Sequence of Split and ByteLevel (the Qwen2 pre-tokenizer)", seq.Type, len(seq.PreTokenizers))
 	}
 	var split struct {
 		Type    string `json:"type"`
@@ -298,23 +297,15 @@ func checkPreTokenizer(raw json.RawMessage) (digits int, err error) {
 		Invert   bool   `json:"invert"`
 	}
 	if err := json.Unmarshal(seq.PreTokenizers[0], &split); err != nil {
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[0]: %w", err)
+		return fmt.Errorf("pre_tokenizer.pretokenizers[0]: %w", err)
 	}
 	switch {
 	case split.Type != "Split":
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[0].type %q, want \"Split\"", split.Type)
-	case split.Pattern.Regex == nil:
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern.Regex is missing")
+		return fmt.Errorf("pre_tokenizer.pretokenizers[0].type %q, want \"Split\"", split.Type)
+	case split.Pattern.Regex == nil || *split.Pattern.Regex != Qwen2Pattern:
+		return fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern.Regex is not the Qwen2 pattern %q", Qwen2Pattern)
 	case split.Behavior != "Isolated" || split.Invert:
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[0]: behavior %q invert %v, want \"Isolated\" false", split.Behavior, split.Invert)
-	}
-	for n := 1; n <= MaxDigitGroup && digits == 0; n++ {
-		if *split.Pattern.Regex == DigitsPattern(n) {
-			digits = n
-		}
-	}
-	if digits == 0 {
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern.Regex is not the Qwen2 pattern %q (or it with \\p{N}{1,n} for \\p{N}, n <= %d)", Qwen2Pattern, MaxDigitGroup)
+		return fmt.Errorf("pre_tokenizer.pretokenizers[0]: behavior %q invert %v, want \"Isolated\" false", split.Behavior, split.Invert)
 	}
 	var bl struct {
 		Type           string `json:"type"`
@@ -322,17 +313,17 @@ func checkPreTokenizer(raw json.RawMessage) (digits int, err error) {
 		UseRegex       *bool  `json:"use_regex"`
 	}
 	if err := json.Unmarshal(seq.PreTokenizers[1], &bl); err != nil {
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[1]: %w", err)
+		return fmt.Errorf("pre_tokenizer.pretokenizers[1]: %w", err)
 	}
 	switch {
 	case bl.Type != "ByteLevel":
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[1].type %q, want \"ByteLevel\"", bl.Type)
+		return fmt.Errorf("pre_tokenizer.pretokenizers[1].type %q, want \"ByteLevel\"", bl.Type)
 	case bl.AddPrefixSpace:
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[1].add_prefix_space true is not supported")
+		return fmt.Errorf("pre_tokenizer.pretokenizers[1].add_prefix_space true is not supported")
 	case bl.UseRegex == nil || *bl.UseRegex:
-		return 0, fmt.Errorf("pre_tokenizer.pretokenizers[1].use_regex must be false (the Split does the splitting)")
+		return fmt.Errorf("pre_tokenizer.pretokenizers[1].use_regex must be false (the Split does the splitting)")
 	}
-	return digits, nil
+	return nil
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {

@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -12,25 +10,6 @@ import (
 // ("behavior": "Isolated": every match is a pre-token). Go's regexp has no lookahead, so
 // nextPreToken implements it by hand.
 const Qwen2Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-
-// MaxDigitGroup is the largest DigitsPattern group nextPreToken implements.
-const MaxDigitGroup = 9
-
-// DigitsPattern returns the pre-tokenizer pattern whose number rule takes up to n digits at
-// once: Qwen2Pattern for n = 1 (every digit alone, as Qwen does for arithmetic), and for
-// n = 2..MaxDigitGroup the same pattern with \p{N}{1,n} (OpenAI's cl100k_base pattern groups
-// digits in threes this way: "2026" is "202" + "6"). A tiny model copies a number out of its
-// context far more easily in a few distinct tokens than in a run of single digits, where
-// "which 8 comes next" is ambiguous (see rl/trainer.Config.DigitGroup). n out of range: "".
-func DigitsPattern(n int) string {
-	switch {
-	case n == 1:
-		return Qwen2Pattern
-	case n < 1 || n > MaxDigitGroup:
-		return ""
-	}
-	return strings.Replace(Qwen2Pattern, `|\p{N}|`, fmt.Sprintf(`|\p{N}{1,%d}|`, n), 1)
-}
 
 // Character classes of the pattern, for one rune:
 //
@@ -105,11 +84,10 @@ func isSpaceClass(c int) bool { return c == classSpace || c == classNewline }
 func isPunctClass(c int) bool { return c == classOther }
 
 // nextPreToken returns the end of the pre-token that starts at s[i] (i < len(s)): the match of
-// DigitsPattern(digits) (Qwen2Pattern for digits = 1) that Oniguruma finds at i, alternatives
-// tried in order and the first that matches wins (leftmost-first, with backtracking worked out
-// by hand). Every position starts some alternative's match, so the pre-tokens tile the text
-// with no gaps.
-func nextPreToken(s string, i, digits int) int {
+// Qwen2Pattern that Oniguruma finds at i, alternatives tried in order and the first that matches
+// wins (leftmost-first, with backtracking worked out by hand). Every position starts some
+// alternative's match, so the pre-tokens tile the text with no gaps.
+func nextPreToken(s string, i int) int {
 	r, c8, w := runeAt(s, i)
 	c := int(c8)
 
@@ -135,18 +113,9 @@ func nextPreToken(s string, i, digits int) int {
 		}
 	}
 
-	// Rule 3, \p{N} (Qwen2) or \p{N}{1,digits}: one number character, or greedily up to digits
-	// of them ("2026" is four pre-tokens in Qwen2, "202" + "6" with digits = 3).
+	// Rule 3, \p{N}: one number character; digits never group ("2026" is four pre-tokens).
 	if c == classNumber {
-		j := i + w
-		for n := 1; n < digits; n++ {
-			c2, w2 := classAt(s, j)
-			if c2 != classNumber {
-				break
-			}
-			j += w2
-		}
-		return j
+		return i + w
 	}
 
 	// Rule 4, ` ?[^\s\p{L}\p{N}]+[\r\n]*`: an optional space (U+0020 only), a run of
@@ -266,12 +235,12 @@ func contractionLen(s string, j int) int {
 }
 
 // PreTokenize splits NFC-normalised text into the pre-tokens of the Qwen2 pattern, as Hugging
-// Face's Split pre-tokenizer does. It is what Encode does between added tokens (for a tokenizer
-// whose DigitGroup is 1, as Qwen's), exposed for tests and for people checking the splits.
+// Face's Split pre-tokenizer does. It is what Encode does between added tokens, exposed for
+// tests and for people checking the splits.
 func PreTokenize(text string) []string {
 	var out []string
 	for i := 0; i < len(text); {
-		j := nextPreToken(text, i, 1)
+		j := nextPreToken(text, i)
 		out = append(out, text[i:j])
 		i = j
 	}

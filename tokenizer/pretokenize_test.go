@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -71,58 +70,6 @@ func TestPreTokenizeTiles(t *testing.T) {
 					t.Errorf("PreTokenize(%q) cut a character: %q", in, got)
 				}
 			}
-		}
-	}
-}
-
-// TestDigitsPattern checks the grouped-digit pre-tokenizer: the number rule takes up to n
-// digits, left to right, as \p{N}{1,n} does (cl100k_base with n = 3), and nothing else moves.
-func TestDigitsPattern(t *testing.T) {
-	if DigitsPattern(1) != Qwen2Pattern {
-		t.Errorf("DigitsPattern(1) is not Qwen2Pattern")
-	}
-	if p := DigitsPattern(3); !strings.Contains(p, `|\p{N}{1,3}|`) || strings.Replace(p, `{1,3}`, "", 1) != Qwen2Pattern {
-		t.Errorf("DigitsPattern(3) = %q, want Qwen2Pattern with \\p{N}{1,3}", p)
-	}
-	for _, n := range []int{0, -1, MaxDigitGroup + 1} {
-		if p := DigitsPattern(n); p != "" {
-			t.Errorf("DigitsPattern(%d) = %q, want \"\"", n, p)
-		}
-	}
-	split := func(s string, digits int) []string {
-		var out []string
-		for i := 0; i < len(s); {
-			j := nextPreToken(s, i, digits)
-			out = append(out, s[i:j])
-			i = j
-		}
-		return out
-	}
-	cases := []struct {
-		in     string
-		digits int
-		want   []string
-	}{
-		{"founded in 1884.", 3, []string{"founded", " in", " ", "188", "4", "."}},
-		{"2026-11-29 3.14", 3, []string{"202", "6", "-", "11", "-", "29", " ", "3", ".", "14"}},
-		{"1234567", 3, []string{"123", "456", "7"}},
-		{"1234567", 2, []string{"12", "34", "56", "7"}},
-		{"x12y", 3, []string{"x", "12", "y"}},
-		{"\u3000１２３４", 3, []string{"\u3000", "１２３", "４"}},
-		{"Ⅻ½7", 3, []string{"Ⅻ½7"}},
-	}
-	for _, tc := range cases {
-		if got := split(tc.in, tc.digits); strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("digits %d: %q split as %q, want %q", tc.digits, tc.in, got, tc.want)
-		}
-	}
-	// Text without digits splits exactly as Qwen2Pattern does.
-	for _, tc := range preTokenizeCases {
-		if strings.ContainsFunc(tc.in, unicode.IsNumber) {
-			continue
-		}
-		if got := split(tc.in, 3); strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("%s: digits 3 split %q as %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
 }

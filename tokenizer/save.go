@@ -64,7 +64,7 @@ func (t *Tokenizer) writeTokenizerJSON(b *bytes.Buffer) {
 		w.WriteString("  \"normalizer\": null,\n")
 	}
 	fmt.Fprintf(w, "  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": %s}, \"behavior\": \"Isolated\", \"invert\": false}, %s]},\n",
-		jsonString(DigitsPattern(t.digits)), byteLevelJSON)
+		jsonString(Qwen2Pattern), byteLevelJSON)
 	fmt.Fprintf(w, "  \"post_processor\": %s,\n  \"decoder\": %s,\n", byteLevelJSON, byteLevelJSON)
 	fmt.Fprintf(w, "  \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, \"continuing_subword_prefix\": \"\", \"end_of_word_suffix\": \"\", \"fuse_unk\": false, \"byte_fallback\": false, \"ignore_merges\": %t,\n", t.ignoreMerges)
 	w.WriteString("    \"vocab\": {")

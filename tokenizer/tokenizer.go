@@ -29,8 +29,6 @@ type Tokenizer struct {
 	ignoreMerges bool
 	// nfc: the normalizer is NFC (true for Qwen); otherwise text is not normalised.
 	nfc bool
-	// digits is the most digits one pre-token holds: 1 for Qwen2Pattern, n for DigitsPattern(n).
-	digits int
 
 	added   []AddedToken // in id order
 	matcher addedMatcher
@@ -55,10 +53,6 @@ type AddedToken struct {
 	LStrip, RStrip, SingleWord bool
 	Normalized                 bool // kept for Save; matching is always on the raw text
 }
-
-// DigitGroup returns the most digits one pre-token holds: 1 for Qwen's pattern (every digit
-// alone), n for DigitsPattern(n).
-func (t *Tokenizer) DigitGroup() int { return t.digits }
 
 // VocabSize returns the number of ids: one more than the largest id of a BPE or added token
 // (151669 for Qwen3). A model's embedding table needs at least this many rows.
@@ -112,7 +106,7 @@ func (t *Tokenizer) getEncoder() *encoder {
 
 // Encode returns the ids of text without any BOS/EOS added, as Hugging Face's
 // encode(text, add_special_tokens=False): added tokens are split out first (leftmost,
-// longest), the rest is NFC-normalised, pre-tokenised with the Qwen2 pattern (DigitsPattern(DigitGroup())) and merged by
+// longest), the rest is NFC-normalised, pre-tokenised with the Qwen2 pattern and merged by
 // byte-level BPE. Invalid UTF-8 is encoded byte for byte (see PreTokenize); it never panics.
 func (t *Tokenizer) Encode(text string) []int {
 	e := t.getEncoder()
@@ -154,7 +148,7 @@ func (e *encoder) appendPlain(ids []int, text string) []int {
 		text = norm.NFC.String(text) // returns text itself, unallocated, when already NFC
 	}
 	for i := 0; i < len(text); {
-		j := nextPreToken(text, i, e.t.digits)
+		j := nextPreToken(text, i)
 		ids = e.appendWord(ids, text[i:j])
 		i = j
 	}

@@ -9,24 +9,12 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// TrainOptions are Train's optional settings; the zero value trains a Qwen-style tokenizer.
-type TrainOptions struct {
-	// DigitGroup is the most digits one pre-token holds (DigitsPattern): 0 or 1 is Qwen's
-	// pattern, every digit alone; 3 groups them as cl100k_base does, so that BPE can learn
-	// tokens for frequent numbers ("188" + "4" for 1884).
-	DigitGroup int
-	// Progress, when not nil, is called about a hundred times with the merges done and the
-	// merges wanted.
-	Progress func(done, total int)
-}
-
 // Train learns a byte-level BPE vocabulary from texts, the way Hugging Face's BpeTrainer does
 // with Qwen's pre-tokenizer (Sennrich et al. 2016, "Neural Machine Translation of Rare Words
 // with Subword Units", Algorithm 1, over bytes as in GPT-2):
 //
 //  1. specials are split out of each text like added tokens, the rest is NFC-normalised and
-//     cut into pre-tokens (PreTokenize, or DigitsPattern(opt.DigitGroup)), and identical
-//     pre-tokens are counted;
+//     cut into pre-tokens (PreTokenize), and identical pre-tokens are counted;
 //  2. the vocabulary starts as the 256 byte tokens (ids 0..255, in the order of their
 //     byte-level characters, as in Qwen: '!' is 0);
 //  3. repeatedly, the adjacent pair of tokens occurring most often (counting each pre-token
@@ -38,12 +26,9 @@ type TrainOptions struct {
 //     "<think>") are plain added tokens, as in Qwen's files.
 //
 // specials must include "<|im_start|>", "<|im_end|>" and "<|endoftext|>", which RenderChat
-// writes; EOS is "<|im_end|>" and Pad "<|endoftext|>".
-func Train(texts []string, vocabSize int, specials []string, opt TrainOptions) (*Tokenizer, error) {
-	digits := max(opt.DigitGroup, 1)
-	if DigitsPattern(digits) == "" {
-		return nil, fmt.Errorf("tokenizer: train: DigitGroup %d, want 1..%d", opt.DigitGroup, MaxDigitGroup)
-	}
+// writes; EOS is "<|im_end|>" and Pad "<|endoftext|>". progress, when not nil, is called about
+// a hundred times with the merges done and the merges wanted.
+func Train(texts []string, vocabSize int, specials []string, progress func(done, total int)) (*Tokenizer, error) {
 	seen := map[string]bool{}
 	for _, s := range specials {
 		if s == "" || seen[s] {
@@ -77,7 +62,7 @@ func Train(texts []string, vocabSize int, specials []string, opt TrainOptions) (
 			}
 			plain = norm.NFC.String(plain)
 			for i := 0; i < len(plain); {
-				j := nextPreToken(plain, i, digits)
+				j := nextPreToken(plain, i)
 				counts[plain[i:j]]++
 				i = j
 			}
@@ -154,8 +139,8 @@ func Train(texts []string, vocabSize int, specials []string, opt TrainOptions) (
 		}
 		merges = append(merges, [2]int32{left, right})
 		tr.merge(left, right, id, int32(len(merges)))
-		if opt.Progress != nil && (len(merges)%every == 0 || len(merges) == wantMerges) {
-			opt.Progress(len(merges), wantMerges)
+		if progress != nil && (len(merges)%every == 0 || len(merges) == wantMerges) {
+			progress(len(merges), wantMerges)
 		}
 	}
 
@@ -165,7 +150,7 @@ func Train(texts []string, vocabSize int, specials []string, opt TrainOptions) (
 		isSpecial := strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")
 		added[i] = AddedToken{ID: len(spellings) + i, Content: s, Special: isSpecial}
 	}
-	t, err := build(model{vocab: vocab, merges: merges, added: added, nfc: true, digits: digits, eosToken: imEnd, padToken: endOfText})
+	t, err := build(model{vocab: vocab, merges: merges, added: added, nfc: true, eosToken: imEnd, padToken: endOfText})
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: train: %w", err)
 	}

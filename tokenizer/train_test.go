@@ -1,10 +1,8 @@
 package tokenizer
 
 import (
-	"fmt"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
@@ -17,7 +15,7 @@ func TestTrain(t *testing.T) {
 	texts := corpusPassages(t, 1000)
 	const vocabSize = 1500
 	var calls [][2]int
-	tok, err := Train(texts, vocabSize, agentSpecials, TrainOptions{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	tok, err := Train(texts, vocabSize, agentSpecials, func(done, total int) { calls = append(calls, [2]int{done, total}) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +61,7 @@ func TestTrain(t *testing.T) {
 		}
 	}
 	// Deterministic: a second run learns the same merges.
-	again, err := Train(texts, vocabSize, agentSpecials, TrainOptions{})
+	again, err := Train(texts, vocabSize, agentSpecials, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,75 +97,6 @@ func TestTrain(t *testing.T) {
 	}
 }
 
-// TestTrainDigitGroup trains with digits grouped in threes: no token spans more than three
-// digits, frequent numbers become single tokens, and Save/Load keeps the pattern (Load of the
-// saved file encodes the same ids and reports the same group).
-func TestTrainDigitGroup(t *testing.T) {
-	var texts []string
-	for i := range 400 {
-		texts = append(texts, fmt.Sprintf("Reku was founded in %d. Gatir has %d thousand people.", 1800+i%200, 100+i))
-	}
-	tok, err := Train(texts, 400, agentSpecials, TrainOptions{DigitGroup: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tok.DigitGroup() != 3 {
-		t.Errorf("DigitGroup = %d, want 3", tok.DigitGroup())
-	}
-	qwen, err := Train(texts, 400, agentSpecials, TrainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if qwen.DigitGroup() != 1 {
-		t.Errorf("Qwen-style DigitGroup = %d, want 1", qwen.DigitGroup())
-	}
-	pieces := func(tk *Tokenizer, s string) []string {
-		var out []string
-		for _, id := range tk.Encode(s) {
-			out = append(out, string(tk.DecodeBytes([]int{id})))
-		}
-		return out
-	}
-	// "18" and "19" start 200 numbers each, so their merges are learnt; Qwen's pattern
-	// keeps every digit alone.
-	if got := pieces(tok, " 1884"); len(got) > 3 || strings.Join(got, "") != " 1884" {
-		t.Errorf(`grouped: " 1884" = %q, want at most 3 tokens`, got)
-	}
-	if got := pieces(qwen, " 1884"); len(got) != 5 {
-		t.Errorf(`Qwen: " 1884" = %q, want " " and four digits`, got)
-	}
-	for id := range tok.VocabSize() {
-		digits := 0
-		for _, b := range tok.DecodeBytes([]int{id}) {
-			if b >= '0' && b <= '9' {
-				digits++
-			}
-		}
-		if digits > 3 {
-			t.Errorf("token %d %q holds %d digits, want <= 3", id, tok.DecodeBytes([]int{id}), digits)
-		}
-	}
-	dir := t.TempDir()
-	if err := tok.Save(dir); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.DigitGroup() != 3 {
-		t.Errorf("reloaded DigitGroup = %d, want 3", back.DigitGroup())
-	}
-	for _, s := range texts[:50] {
-		if !reflect.DeepEqual(back.Encode(s), tok.Encode(s)) {
-			t.Errorf("reloaded tokenizer encodes %q differently", s)
-		}
-	}
-	if _, err := Train(texts, 400, agentSpecials, TrainOptions{DigitGroup: MaxDigitGroup + 1}); err == nil || !strings.Contains(err.Error(), "DigitGroup") {
-		t.Errorf("DigitGroup %d: err %v, want one naming DigitGroup", MaxDigitGroup+1, err)
-	}
-}
-
 func TestTrainErrors(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -180,12 +109,12 @@ func TestTrainErrors(t *testing.T) {
 		{"vocabulary too small", 258, []string{"<|im_start|>", "<|im_end|>", "<|endoftext|>"}},
 	}
 	for _, tc := range cases {
-		if _, err := Train([]string{"abc"}, tc.vocabSize, tc.specials, TrainOptions{}); err == nil {
+		if _, err := Train([]string{"abc"}, tc.vocabSize, tc.specials, nil); err == nil {
 			t.Errorf("%s: Train succeeded, want an error", tc.name)
 		}
 	}
 	// A tiny corpus runs out of pairs before the target size: fewer merges, no error.
-	tok, err := Train([]string{"ab ab"}, 1000, agentSpecials, TrainOptions{})
+	tok, err := Train([]string{"ab ab"}, 1000, agentSpecials, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

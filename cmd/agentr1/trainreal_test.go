@@ -43,7 +43,7 @@ func realDataFixture(t *testing.T, dir string) (questions, corpus, modelDir stri
 	if err := os.WriteFile(corpus, ps.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := trainer.TrainTokenizer(texts, 400, 1)
+	tok, err := trainer.TrainTokenizer(texts, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

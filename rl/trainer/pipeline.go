@@ -54,11 +54,7 @@ type Config struct {
 	// out of merges near 1.5k; the default 768 keeps entity names split into syllable tokens
 	// that are frequent in training (at 1k and more the evaluation world's names become
 	// tokens the policy rarely or never saw).
-	VocabSize int
-	// DigitGroup is the most digits one pre-token of the trained tokenizer holds
-	// (tokenizer.DigitsPattern): 1 is Qwen's pattern, every digit alone; 3 groups them as
-	// cl100k_base does, so a year is two tokens ("188" + "4") instead of four digits.
-	DigitGroup   int
+	VocabSize    int
 	SearchTopK   int  // passages per search (paper: 5)
 	RequireThink bool // the format requires <think>...</think> in every turn
 	// CompactPrompt replaces the Qwen2.5 system prompt with its tool-schema block (~200
@@ -111,7 +107,6 @@ func DefaultConfig() Config {
 		HeldOut:       100,
 		EvalQuestions: 100,
 		VocabSize:     768,
-		DigitGroup:    1,
 		SearchTopK:    3,
 		RequireThink:  true,
 		CompactPrompt: true,
@@ -137,9 +132,6 @@ func (c *Config) Validate() error {
 	if c.Data != "" && c.Data != "world" && c.InitModel == "" {
 		return fmt.Errorf("config: Data = %q needs InitModel (a pretrained policy): a policy trained from scratch here cannot learn real QA", c.Data)
 	}
-	if tokenizer.DigitsPattern(c.DigitGroup) == "" {
-		return fmt.Errorf("config: DigitGroup = %d, want 1..%d", c.DigitGroup, tokenizer.MaxDigitGroup)
-	}
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
 	}
@@ -162,9 +154,9 @@ var SpecialTokens = []string{
 }
 
 // TrainTokenizer learns a byte-level BPE vocabulary of vocabSize from texts, with
-// SpecialTokens added, pre-tokenising numbers in runs of up to digitGroup digits.
-func TrainTokenizer(texts []string, vocabSize, digitGroup int) (*tokenizer.Tokenizer, error) {
-	tok, err := tokenizer.Train(texts, vocabSize, SpecialTokens, tokenizer.TrainOptions{DigitGroup: digitGroup})
+// SpecialTokens added.
+func TrainTokenizer(texts []string, vocabSize int) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.Train(texts, vocabSize, SpecialTokens, nil)
 	if err != nil {
 		return nil, fmt.Errorf("train tokenizer: %w", err)
 	}

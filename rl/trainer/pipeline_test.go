@@ -215,23 +215,28 @@ func TestRLQuestions(t *testing.T) {
 }
 
 // TestSFTBaseChecksTokenizer loads a saved SFT base only if its tokenizer.json is the run's
-// tokenizer: a base saved with another tokenizer (here the same text with digits grouped in
-// threes) is an error naming the file, since its token ids mean other things.
+// tokenizer: a base saved with another tokenizer of the same size (here trained on other
+// text) is an error naming the file and the first token that differs, since its ids mean
+// other things.
 func TestSFTBaseChecksTokenizer(t *testing.T) {
-	var texts []string
+	var texts, other []string
 	for i := range 200 {
 		texts = append(texts, fmt.Sprintf("Reku was founded in %d and has %d thousand people.", 1800+i, 100+i))
+		other = append(other, fmt.Sprintf("Gatir is a town in Fipuland; %d people live there.", 100+i))
 	}
-	qwen, err := TrainTokenizer(texts, 320, 1)
+	runTok, err := TrainTokenizer(texts, 290)
 	if err != nil {
 		t.Fatal(err)
 	}
-	grouped, err := TrainTokenizer(texts, 320, 3)
+	otherTok, err := TrainTokenizer(other, 290)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if otherTok.VocabSize() != runTok.VocabSize() {
+		t.Fatalf("the two tokenizers have %d and %d tokens, want the same size", otherTok.VocabSize(), runTok.VocabSize())
 	}
 	mc := ModelConfig{Hidden: 16, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 32, InitRange: 0.02}
-	base, err := NewPolicy(mc, qwen, 64, 1)
+	base, err := NewPolicy(mc, runTok, 64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,17 +253,17 @@ func TestSFTBaseChecksTokenizer(t *testing.T) {
 		}
 		return SFTBase(context.Background(), cfg, &Setup{Tokenizer: tok}, policy, false, func(string, any) {})
 	}
-	if err := grouped.Save(dir); err != nil {
+	if err := otherTok.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	err = load(qwen)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "tokenizer.json")) || !strings.Contains(err.Error(), "digit group 3") {
-		t.Errorf("base saved with the grouped tokenizer, run with Qwen's: err %v, want one naming the file and the digit group", err)
+	err = load(runTok)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "tokenizer.json")) || !strings.Contains(err.Error(), "token ") {
+		t.Errorf("base saved with another tokenizer: err %v, want one naming the file and a token", err)
 	}
-	if err := qwen.Save(dir); err != nil {
+	if err := runTok.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := load(qwen); err != nil {
+	if err := load(runTok); err != nil {
 		t.Errorf("base saved with the run's tokenizer: %v", err)
 	}
 }

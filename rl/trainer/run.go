@@ -233,7 +233,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *Trainer, setup *Setup, evalCfg 
 // cfg.SFTCheckpointEvery steps and when interrupted; with resume, continuing from the latest
 // SFT checkpoint there) and saves the result, with the run's tokenizer, to cfg.BasePolicy when
 // set. A saved base whose tokenizer.json differs from the run's tokenizer is an error: the
-// run's settings (demonstrations, VocabSize, DigitGroup) retrain the tokenizer, and a policy
+// run's settings (demonstrations, VocabSize) retrain the tokenizer, and a policy
 // read through another tokenizer's ids answers nonsense without any other sign.
 func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model, resume bool, log Logger) error {
 	if cfg.BasePolicy != "" {
@@ -252,7 +252,7 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 					return fmt.Errorf("base policy: %w", err)
 				}
 				if err := sameTokenizer(saved, setup.Tokenizer); err != nil {
-					return fmt.Errorf("base policy %s: %w; the run's settings (demonstrations, VocabSize, DigitGroup) train a different tokenizer than the base's", tokPath, err)
+					return fmt.Errorf("base policy %s: %w; the run's settings (demonstrations, VocabSize) train a different tokenizer than the base's", tokPath, err)
 				}
 			}
 			if err := copyParams(policy, m, cfg.BasePolicy); err != nil {
@@ -311,11 +311,10 @@ func mistakeWeights(mistakes [][]bool, weight float64) [][]float64 {
 // tokenizerFile is the Hugging Face name of a tokenizer saved beside a model.
 const tokenizerFile = "tokenizer.json"
 
-// sameTokenizer reports the first difference between two tokenizers' vocabularies and
-// pre-tokenizers, or nil.
+// sameTokenizer reports the first difference between two tokenizers' vocabularies, or nil.
 func sameTokenizer(a, b *tokenizer.Tokenizer) error {
-	if a.VocabSize() != b.VocabSize() || a.DigitGroup() != b.DigitGroup() {
-		return fmt.Errorf("tokenizer with %d tokens and digit group %d, want %d and %d", a.VocabSize(), a.DigitGroup(), b.VocabSize(), b.DigitGroup())
+	if a.VocabSize() != b.VocabSize() {
+		return fmt.Errorf("tokenizer with %d tokens, want %d", a.VocabSize(), b.VocabSize())
 	}
 	for id := range a.VocabSize() {
 		x, _ := a.Token(id)
