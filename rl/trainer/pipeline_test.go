@@ -24,7 +24,7 @@ func tinyConfig(t *testing.T) Config {
 	cfg.HeldOut = 3
 	cfg.VocabSize = 400
 	cfg.Model = ModelConfig{Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 64, InitRange: 0.02}
-	cfg.Demos = 12
+	cfg.Worlds, cfg.Demos = 1, 12
 	cfg.SFT.Steps, cfg.SFT.Batch = 2, 4
 	cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.N = 1, 2, 2
 	cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 12, 300
