@@ -12,6 +12,10 @@ import (
 	"strings"
 )
 
+// FileName is the name of the tokenizer file in a Hugging Face model folder, which Save writes
+// and Load reads when given the folder.
+const FileName = "tokenizer.json"
+
 // Load reads a Hugging Face tokenizer.json (gzip-compressed when the name ends in ".gz"; when
 // path does not exist but path+".gz" does, that is read; a directory means its tokenizer.json)
 // and, when present beside it, tokenizer_config.json for the eos and pad tokens and further
@@ -21,7 +25,7 @@ import (
 // The post_processor is not applied: Encode adds no BOS/EOS, like add_special_tokens=False.
 func Load(path string) (*Tokenizer, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "tokenizer.json")
+		path = filepath.Join(path, FileName)
 	}
 	raw, name, err := readFileOrGzip(path)
 	if err != nil {

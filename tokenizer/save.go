@@ -22,7 +22,7 @@ func (t *Tokenizer) Save(dir string) error {
 	}
 	var buf bytes.Buffer
 	t.writeTokenizerJSON(&buf)
-	path := filepath.Join(dir, "tokenizer.json")
+	path := filepath.Join(dir, FileName)
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tokenizer: save: %w", err)
 	}

@@ -65,7 +65,7 @@ func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokeni
 		fmt.Fprintf(stderr, "--max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
 		a.maxLen = limit
 	}
-	tok, err := tokenizer.Load(filepath.Join(a.model, "tokenizer.json"))
+	tok, err := tokenizer.Load(filepath.Join(a.model, tokenizer.FileName))
 	if err != nil {
 		return nil, nil, sp, err
 	}

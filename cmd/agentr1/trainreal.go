@@ -28,7 +28,7 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*trainer.Res
 	if limit := policy.Config.MaxPositionEmbeddings; cfg.RL.MaxLen > limit {
 		return nil, fmt.Errorf("--rl.max-len %d exceeds the model's max_position_embeddings %d (%s)", cfg.RL.MaxLen, limit, cfg.InitModel)
 	}
-	tok, err := tokenizer.Load(filepath.Join(cfg.InitModel, "tokenizer.json"))
+	tok, err := tokenizer.Load(filepath.Join(cfg.InitModel, tokenizer.FileName))
 	if err != nil {
 		return nil, err
 	}

@@ -245,7 +245,7 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 			if m.Config.VocabSize != setup.Tokenizer.VocabSize() {
 				return fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
 			}
-			tokPath := filepath.Join(cfg.BasePolicy, tokenizerFile)
+			tokPath := filepath.Join(cfg.BasePolicy, tokenizer.FileName)
 			if _, err := os.Stat(tokPath); err == nil {
 				saved, err := tokenizer.Load(tokPath)
 				if err != nil {
@@ -307,9 +307,6 @@ func mistakeWeights(mistakes [][]bool, weight float64) [][]float64 {
 	}
 	return out
 }
-
-// tokenizerFile is the Hugging Face name of a tokenizer saved beside a model.
-const tokenizerFile = "tokenizer.json"
 
 // sameTokenizer reports the first difference between two tokenizers' vocabularies, or nil.
 func sameTokenizer(a, b *tokenizer.Tokenizer) error {
