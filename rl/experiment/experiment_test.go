@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"agentr1/rl/trainer"
+	"agentr1/tokenizer"
 )
 
 func tinyPlan(t *testing.T, seeds int) *Plan {
@@ -233,6 +234,10 @@ func TestSharedSFT(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "seed-2", "sft-base")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("seed 2 has its own SFT base (stat: %v)", err)
+	}
+	// The base is a Hugging Face folder: SFTBase writes the tokenizer beside the weights.
+	if _, err := tokenizer.Load(filepath.Join(dir, "seed-1", "sft-base", tokenizer.FileName)); err != nil {
+		t.Errorf("seed 1's SFT base has no tokenizer: %v", err)
 	}
 	for _, row := range res.Methods {
 		if len(row.Runs) != 2 {
