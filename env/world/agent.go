@@ -19,21 +19,33 @@ var relNoun = map[Rel]string{
 	RelHome: "home city",
 }
 
+// Habits are how the scripted agent departs from a perfect solver.
+type Habits struct {
+	// Noise is the probability of each mistake a learner makes: a search for a wrong entity,
+	// a malformed call (bad JSON, an unknown tool or a wrong argument name), a wrong answer.
+	Noise float64
+	// Impatience is the probability, each time the agent has read a fact and needs more, that
+	// it stops searching and answers from what it has: the entity it reached for a chain (the
+	// father where the grandfather was asked), a coin flip for a comparison. It is the habit
+	// of a model that can search but under-uses its tool; such an agent's transcripts teach
+	// a warm start the format and the reading, and leave RL the search strategy to learn.
+	Impatience float64
+}
+
 // Agent is a scripted solver of a world's questions: it follows each task's plan, searching
 // for one entity per turn, reading the fact it needs out of the search results with ReadFact,
 // searching again when the fact is not there, and answering in the format the reward wants.
-// With Noise > 0 it errs like a learner: each search is for a wrong entity, each call is
-// malformed (bad JSON, an unknown tool or a wrong argument name), and the final answer is
-// wrong, each with probability Noise. Its transcripts are the SFT warm start's demonstrations.
+// Its Habits make it err like a learner. Its transcripts are the SFT warm start's
+// demonstrations.
 type Agent struct {
-	Noise float64
+	Habits
 	rng   *rand.Rand
 	names []string // entity names, for wrong queries and wrong answers
 }
 
-// NewAgent returns an agent for w's tasks with the given noise, its mistakes drawn from seed.
-func NewAgent(w *World, noise float64, seed uint64) *Agent {
-	a := &Agent{Noise: noise, rng: rand.New(rand.NewPCG(seed, 0xa6e47))}
+// NewAgent returns an agent for w's tasks with the given habits, its choices drawn from seed.
+func NewAgent(w *World, h Habits, seed uint64) *Agent {
+	a := &Agent{Habits: h, rng: rand.New(rand.NewPCG(seed, 0xa6e47))}
 	for _, e := range w.Entities {
 		a.names = append(a.names, e.Name)
 	}
@@ -47,7 +59,8 @@ type DemoTurn struct {
 	Observation string
 	// Mistake marks an action in which the agent erred on purpose (Noise): it searched for a
 	// wrong entity, wrote a malformed call or answered wrongly. The turns after it are the
-	// recovery; a warm start can imitate those without imitating the mistake.
+	// recovery; a warm start can imitate those without imitating the mistake. An impatient
+	// answer is not marked: it is a habit the warm start is meant to pick up.
 	Mistake bool
 }
 
@@ -74,6 +87,8 @@ func (d *Demo) Text() string {
 }
 
 func (a *Agent) chance() bool { return a.Noise > 0 && a.rng.Float64() < a.Noise }
+
+func (a *Agent) impatient() bool { return a.Impatience > 0 && a.rng.Float64() < a.Impatience }
 
 func (a *Agent) otherName(not string) string {
 	for {
@@ -106,6 +121,9 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		}
 		if subject == "" {
 			break // an earlier hop failed; no point going on
+		}
+		if i > 0 && values[i-1] != "" && a.impatient() {
+			break // answer from what it has
 		}
 		need := fmt.Sprintf("I need the %s of %s.", relNoun[h.Rel], subject)
 		think := need
@@ -165,7 +183,8 @@ func (a *Agent) call(query string) (call string, malformed bool) {
 		name, key, quote, query, quote), malformed
 }
 
-// conclude derives the answer from the hop values; a missing value gives a guess.
+// conclude derives the answer from the hop values; a missing value gives a guess: a coin flip
+// for a comparison, else the last value found (the bridge entity), else a random name.
 func (a *Agent) conclude(p Plan, values []string) string {
 	switch p.Final {
 	case Same:
@@ -187,8 +206,10 @@ func (a *Agent) conclude(p Plan, values []string) string {
 		}
 		return p.Options[1]
 	}
-	if v := values[len(values)-1]; v != "" {
-		return v
+	for i := len(values) - 1; i >= 0; i-- {
+		if values[i] != "" {
+			return values[i]
+		}
 	}
 	return a.names[a.rng.IntN(len(a.names))]
 }
@@ -205,14 +226,14 @@ type Summary struct {
 	CountsByType map[string]int
 }
 
-// Run solves every task with a fresh agent (noise, seed) in an environment made of cfg and
+// Run solves every task with a fresh agent (habits, seed) in an environment made of cfg and
 // search, and returns the transcripts and their summary.
-func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []Task, noise float64, seed uint64) ([]Demo, Summary, error) {
+func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []Task, h Habits, seed uint64) ([]Demo, Summary, error) {
 	e, err := qa.New(cfg, search)
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	a := NewAgent(w, noise, seed)
+	a := NewAgent(w, h, seed)
 	s := Summary{EMByType: map[string]float64{}, CountsByType: map[string]int{}}
 	demos := make([]Demo, 0, len(tasks))
 	for _, t := range tasks {

@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -170,7 +171,7 @@ func TestScriptedAgent(t *testing.T) {
 		{0.3, 0.2, 0.8},
 	}
 	for _, c := range cases {
-		demos, s, err := Run(context.Background(), w, cfg, search, w.Tasks, c.noise, 1)
+		demos, s, err := Run(context.Background(), w, cfg, search, w.Tasks, Habits{Noise: c.noise}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +224,7 @@ func TestDemoTrajectory(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 3, Questions: 20})
 	cfg := qa.DefaultConfig()
 	cfg.ProcessReward = 0.25
-	demos, _, err := Run(context.Background(), w, cfg, NewTitleSearch(w.Passages, 5), w.Tasks, 0, 1)
+	demos, _, err := Run(context.Background(), w, cfg, NewTitleSearch(w.Passages, 5), w.Tasks, Habits{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,5 +297,76 @@ func TestMerge(t *testing.T) {
 	}
 	if e := Merge(nil); e.N != 0 || e.EM != 0 {
 		t.Errorf("Merge(nil) = %+v", e)
+	}
+}
+
+// The tasks are shuffled: a tail of them (the trainer's held-out set) has the question mix of
+// the whole, not the comparisons the generator falls back on once chains run out.
+func TestTaskMixUniform(t *testing.T) {
+	w := mustWorld(t, DefaultConfig(1, Train))
+	frac := func(tasks []Task) float64 {
+		n := 0
+		for _, tk := range tasks {
+			if tk.Plan.Final != LastValue {
+				n++
+			}
+		}
+		return float64(n) / float64(len(tasks))
+	}
+	all, head, tail := frac(w.Tasks), frac(w.Tasks[:200]), frac(w.Tasks[len(w.Tasks)-200:])
+	t.Logf("comparisons: all %.3f, first 200 %.3f, last 200 %.3f", all, head, tail)
+	if math.Abs(head-all) > 0.08 || math.Abs(tail-all) > 0.08 {
+		t.Errorf("comparison share: all %.3f, first 200 %.3f, last 200 %.3f; want the slices within 0.08 of the whole", all, head, tail)
+	}
+	for i, tk := range w.Tasks {
+		if want := fmt.Sprintf("world-train-1-%d", i); tk.ID != want {
+			t.Fatalf("task %d has id %q, want %q", i, tk.ID, want)
+		}
+	}
+}
+
+// An impatient agent answers some multi-hop questions before reading every fact: with the
+// bridge entity for a chain (never right) or a coin flip for a comparison. Its calls stay
+// well-formed and unmarked, and every transcript still ends in an answer.
+func TestImpatientAgent(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300})
+	search := NewTitleSearch(w.Passages, 5)
+	demos, s, err := Run(context.Background(), w, QAConfig(0.1), search, w.Tasks, Habits{Impatience: 0.6}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("impatience 0.6: EM %.3f searches %.2f by type %v", s.EM, s.Searches, s.EMByType)
+	early, chainsEarly, lucky := 0, 0, 0
+	for _, d := range demos {
+		hops := len(d.Task.Plan.Hops)
+		if d.Score.Searches > hops {
+			t.Errorf("%s: %d searches for %d hops with no noise", d.Task.ID, d.Score.Searches, hops)
+		}
+		if d.Score.Searches == hops {
+			if d.Score.EM != 1 {
+				t.Errorf("%s: searched every hop but EM %v:\n%s", d.Task.ID, d.Score.EM, d.Text())
+			}
+			continue
+		}
+		early++
+		if d.Score.Searches < 1 || d.Score.Format != 1 {
+			t.Errorf("%s: answered early with %d searches, format %v:\n%s", d.Task.ID, d.Score.Searches, d.Score.Format, d.Text())
+		}
+		if d.Task.Plan.Final == LastValue {
+			chainsEarly++
+			lucky += int(d.Score.EM) // the bridge entity can be the answer (a birthplace that is a capital)
+		}
+		for _, turn := range d.Turns {
+			if turn.Mistake {
+				t.Errorf("%s: an impatient transcript has a turn marked a mistake:\n%s", d.Task.ID, turn.Action)
+			}
+		}
+	}
+	// Every task has two or more hops, so about 0.6 of them (more of the longer ones) end early.
+	if f := float64(early) / float64(len(demos)); f < 0.5 || f > 0.85 || chainsEarly == 0 {
+		t.Errorf("%d of %d transcripts answered early (%d chains); want 0.5-0.85 of them", early, len(demos), chainsEarly)
+	}
+	if lucky*10 > chainsEarly {
+		t.Errorf("%d of %d early chain answers scored; want the bridge entity, right only by coincidence", lucky, chainsEarly)
 	}
 }

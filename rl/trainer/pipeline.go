@@ -76,7 +76,13 @@ type Config struct {
 	// while held-out EM went 0.23, 0.27, 0.20.)
 	Demos     int
 	DemoNoise float64 // probability the scripted agent makes a mistake at each decision
-	SFT       SFTConfig
+	// DemoImpatience is the probability that the scripted agent, having read a fact and
+	// needing more, answers from what it has instead of searching on (world.Habits). An
+	// agent that always searches to the end makes a warm start that already is the policy RL
+	// would look for, and RL then has nothing to learn but the reading, which its sparse
+	// reward teaches far more slowly than SFT does.
+	DemoImpatience float64
+	SFT            SFTConfig
 	// BasePolicy, when set, caches the SFT base: if the directory holds a saved model it is
 	// loaded instead of running SFT (the tokenizer is retrained identically from the same
 	// seed), otherwise SFT runs and its result is saved there. Runs comparing algorithms share
@@ -103,24 +109,25 @@ type Config struct {
 // policy.
 func DefaultConfig() Config {
 	return Config{
-		Seed:          1,
-		TrainWorld:    world.DefaultConfig(1, world.Train),
-		EvalWorld:     world.DefaultConfig(2, world.Eval),
-		HeldOut:       100,
-		EvalQuestions: 100,
-		VocabSize:     768,
-		SearchTopK:    3,
-		RequireThink:  true,
-		CompactPrompt: true,
-		ProcessRew:    0.2,
-		Model:         ModelConfig{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, InitRange: 0.02},
-		Worlds:        20,
-		Demos:         3000,
-		DemoNoise:     0.15,
-		SFT:           DefaultSFTConfig(),
-		RL:            DefaultRLConfig(GRPO),
-		EvalBatch:     50,
-		EvalEvery:     20,
+		Seed:           1,
+		TrainWorld:     world.DefaultConfig(1, world.Train),
+		EvalWorld:      world.DefaultConfig(2, world.Eval),
+		HeldOut:        100,
+		EvalQuestions:  100,
+		VocabSize:      768,
+		SearchTopK:     3,
+		RequireThink:   true,
+		CompactPrompt:  true,
+		ProcessRew:     0.2,
+		Model:          ModelConfig{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, InitRange: 0.02},
+		Worlds:         20,
+		Demos:          3000,
+		DemoNoise:      0.15,
+		DemoImpatience: 0.6,
+		SFT:            DefaultSFTConfig(),
+		RL:             DefaultRLConfig(GRPO),
+		EvalBatch:      50,
+		EvalEvery:      20,
 	}
 }
 

@@ -99,7 +99,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		}
 		tasks := w.Tasks[:min(n, avail)]
 		demoQs[k] = len(tasks)
-		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k][0], tasks, cfg.DemoNoise, cfg.Seed+uint64(k))
+		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k][0], tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed+uint64(k))
 		if err != nil {
 			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
 		}
@@ -187,9 +187,9 @@ func (s *Setup) Describe() string {
 	if len(s.Worlds) > 1 {
 		fmt.Fprintf(&b, "%d training worlds (demonstrations and RL questions from all; held-out questions from the first); ", len(s.Worlds))
 	}
-	fmt.Fprintf(&b, "train world: %d passages, %d training questions; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f): EM %.3f, format %.3f, %.2f searches",
+	fmt.Fprintf(&b, "train world: %d passages, %d training questions; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f, impatience %.2f): EM %.3f, format %.3f, %.2f searches",
 		len(s.TrainWorld.Passages), len(s.Train), s.evalSetsText(), len(s.EvalWorld.Passages), s.Tokenizer.VocabSize(),
-		maxPrompt, demoTokens, maxAction, s.Config.DemoNoise, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
+		maxPrompt, demoTokens, maxAction, s.Config.DemoNoise, s.Config.DemoImpatience, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
 	return b.String()
 }
 
