@@ -94,7 +94,7 @@ func TestExperimentUsage(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	if code := run([]string{"experiment", "--preset", "paper-mini", "--quick", "--dry-run"}, &stdout, &stdout); code != 0 ||
-		!strings.Contains(stdout.String(), "24 RL runs of 12 steps") || !strings.Contains(stdout.String(), "total") {
+		!strings.Contains(stdout.String(), "24 RL runs of 20 steps") || !strings.Contains(stdout.String(), "total") {
 		t.Errorf("--dry-run: exit %d\n%s", code, stdout.String())
 	}
 }

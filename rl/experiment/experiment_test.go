@@ -189,8 +189,8 @@ func TestPlanMethods(t *testing.T) {
 	for _, m := range p.Methods {
 		if m.Kind == KindRL {
 			switches[m.Name] = [2]bool{m.RL.NoAdvantageMask, m.RL.NoLossMask}
-			if m.RL.Steps != 12 {
-				t.Errorf("%s: %d RL steps in --quick, want 12", m.Name, m.RL.Steps)
+			if m.RL.Steps != 20 {
+				t.Errorf("%s: %d RL steps in --quick, want 20", m.Name, m.RL.Steps)
 			}
 		}
 	}
@@ -199,8 +199,8 @@ func TestPlanMethods(t *testing.T) {
 			t.Errorf("%s: (no advantage mask, no loss mask) = %v, want %v", name, switches[name], want)
 		}
 	}
-	if est := p.Total(p.Units(), DefaultRates); est <= 0 || est.Minutes() > 60 {
-		t.Errorf("--quick estimate %v, want within 60 minutes", est)
+	if est := p.Total(p.Units(), DefaultRates); est <= 0 || est.Minutes() > 90 {
+		t.Errorf("--quick estimate %v, want within 90 minutes", est)
 	}
 	if _, err := NewPlan(Request{Preset: "nope", Seeds: 1}); err == nil {
 		t.Error("unknown preset accepted")

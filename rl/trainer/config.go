@@ -95,7 +95,7 @@ type RLConfig struct {
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
 		Algorithm:     algo,
-		Steps:         20,
+		Steps:         40,
 		Prompts:       16,
 		N:             5,
 		MaxTurns:      4,
@@ -120,7 +120,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		Lambda:        1,
 		NormByStd:     true,
 		AdvantageEps:  1e-6,
-		LR:            1e-4,
+		LR:            3e-4,
 		CriticLR:      1e-3,
 		WarmupSteps:   2,
 		Decay:         "cosine",
