@@ -8,8 +8,8 @@
 // evaluation world by searching. The vocabulary is small and the texts short, so that a tiny
 // BPE model can learn the format.
 //
-// A scripted Agent solves the questions by searching (with a noise knob) and produces the
-// demonstration transcripts of the SFT warm start.
+// A scripted Agent solves the questions by searching, with a learner's habits (mistakes,
+// impatience), and produces the demonstration transcripts of the SFT warm start.
 package world
 
 import (
