@@ -66,7 +66,10 @@ type RLConfig struct {
 	AdvantageEps float64 // ε of GRPO's std division
 
 	// Optimiser.
-	LR          float64 // actor peak learning rate (paper: 1e-6 for a 3B model)
+	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). The default 3e-4 with
+	// 40 steps took the default SFT base from held-out EM 0.20 to 0.45; 1e-4 with 20 steps
+	// reached 0.33.
+	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps
 	Decay       string  // lr decay after warm-up: cosine, linear, constant

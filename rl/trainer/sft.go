@@ -30,18 +30,19 @@ type SFTConfig struct {
 	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
 	// recoveries that follow a mistake without learning to make it; 1 imitates the agent,
-	// mistakes and all. Measured on the default run (held-out EM, SFT base -> after 20 GRPO
-	// steps): 1 gives 0.18 -> 0.20, 0 gives 0.22 -> 0.21 (format 0.89 and 0.94 at the base);
-	// the default stays 1, as the difference is one standard error.
+	// mistakes and all. Measured on the one-world default run of the time (held-out EM, SFT
+	// base -> after 20 GRPO steps): 1 gives 0.18 -> 0.20, 0 gives 0.22 -> 0.21 (format 0.89
+	// and 0.94 at the base); the default stays 1, as the difference is one standard error.
 	MistakeWeight float64
 }
 
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy. ContextWeight
 // 0.5 (the tool responses trained on at half weight) raised the SFT base's held-out EM from
 // 0.12 to 0.17 at 700 steps in a measured A/B (README, one world). 2,400 steps of 8 over the
-// default 3,000 demonstrations of 20 worlds (6.4 passes) take about 23 minutes on 2 cores: the
-// agent-token loss falls slowly to ~1.0 by step 500 and then steeply, to ~0.2 by step 1,000,
-// as the policy starts to read names out of the passages (Config.Worlds).
+// default 3,000 demonstrations of 20 worlds (6.4 passes) take about 19 minutes on 2 cores
+// (2.1 steps/s; 23 minutes with a patient demonstrator's longer transcripts): the agent-token
+// loss falls slowly to ~1.0 by step 500 and then steeply, to ~0.2 by step 1,000, as the policy
+// starts to read names out of the passages (Config.Worlds).
 func DefaultSFTConfig() SFTConfig {
 	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
 }
