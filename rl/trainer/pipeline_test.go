@@ -146,6 +146,28 @@ func TestPrepareWorlds(t *testing.T) {
 	}
 }
 
+// TestDemoImpatience checks that Config.DemoImpatience reaches the scripted agent: fully
+// impatient, every demonstration answers after its first search; patient, none does.
+func TestDemoImpatience(t *testing.T) {
+	for _, imp := range []float64{0, 1} {
+		cfg := tinyConfig(t)
+		cfg.DemoNoise, cfg.DemoImpatience = 0, imp
+		s, err := Prepare(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every question has two or more hops: an impatient agent searches once, a patient
+		// (and faultless) one at least twice.
+		got := s.DemoSummary.Searches
+		if imp == 1 && got != 1 {
+			t.Errorf("DemoImpatience 1: %.2f searches per demonstration, want 1", got)
+		}
+		if imp == 0 && got < 2 {
+			t.Errorf("DemoImpatience 0: %.2f searches per demonstration, want >= 2", got)
+		}
+	}
+}
+
 // TestRLQuestions checks which questions RL trains on: by default none that a demonstration
 // showed or the held-out set holds; with RLOnDemoQuestions the demonstrated ones too; and a
 // world whose questions are all demonstrated or held out is refused with a message naming
