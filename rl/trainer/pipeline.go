@@ -23,8 +23,8 @@ type ModelConfig struct {
 }
 
 // Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
-// evaluation. DefaultConfig takes 26 minutes on 2 CPU cores (measured: SFT 23.5 min, the 20
-// GRPO steps 2.4 min, evaluations and baselines the rest).
+// evaluation. DefaultConfig takes about 24 minutes on 2 CPU cores (measured: SFT 19 min, the
+// 40 GRPO steps with their evaluations and the baselines 4.8 min).
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
@@ -39,8 +39,9 @@ type Config struct {
 	// the search results; across many worlds only reading answers the questions. Measured
 	// (SFT base, greedy, held-out / unseen EM): one world, 600-800 demonstrations, 900 steps:
 	// 0.18-0.23 / 0.00; 8 worlds, 700 steps: 0.04 / 0.02 (not yet reading); 20 worlds, 3,000
-	// demonstrations, 2,400 steps (the default): 0.39 / 0.21, the first base that reads names
-	// out of passages of a world it never saw. It still does not copy numbers or job words.
+	// demonstrations, 2,400 steps (the default), with a patient demonstrator (DemoImpatience
+	// 0): 0.39 / 0.21, the first base that reads names out of passages of a world it never
+	// saw. It still does not copy numbers or job words.
 	Worlds  int
 	HeldOut int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
 	// RLOnDemoQuestions puts the demonstrations' questions in the RL set too. By default RL
