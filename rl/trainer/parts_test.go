@@ -117,6 +117,17 @@ func TestConfigValidate(t *testing.T) {
 	if err := def.Validate(); err != nil {
 		t.Errorf("DefaultConfig invalid: %v", err)
 	}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.DemoNoise = -0.1 },
+		func(c *Config) { c.DemoImpatience = 1.5 },
+		func(c *Config) { c.DemoImpatience = math.NaN() },
+	} {
+		c := DefaultConfig()
+		edit(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Demo") {
+			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
+		}
+	}
 	bad := []struct {
 		name string
 		edit func(*RLConfig)

@@ -146,6 +146,14 @@ func (c *Config) Validate() error {
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
 	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"DemoNoise", c.DemoNoise}, {"DemoImpatience", c.DemoImpatience}} {
+		if !(p.v >= 0 && p.v <= 1) { // NaN fails too
+			return fmt.Errorf("config: %s = %v, want a probability in [0, 1]", p.name, p.v)
+		}
+	}
 	m := c.Model
 	if m.Hidden < 1 || m.Layers < 1 || m.Heads < 1 || m.KVHeads < 1 || m.Heads%m.KVHeads != 0 || m.Hidden%m.Heads != 0 {
 		return fmt.Errorf("config: model %+v: heads must divide hidden and KV heads divide heads", m)
