@@ -86,9 +86,9 @@ func (d *Demo) Text() string {
 	return b.String()
 }
 
-func (a *Agent) chance() bool { return a.Noise > 0 && a.rng.Float64() < a.Noise }
-
-func (a *Agent) impatient() bool { return a.Impatience > 0 && a.rng.Float64() < a.Impatience }
+// happens reports true with probability p, drawing from the agent's stream only when p > 0 (so
+// a habit set to 0 leaves the other habits' draws, and the transcripts, as they were).
+func (a *Agent) happens(p float64) bool { return p > 0 && a.rng.Float64() < p }
 
 func (a *Agent) otherName(not string) string {
 	for {
@@ -122,7 +122,7 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		if subject == "" {
 			break // an earlier hop failed; no point going on
 		}
-		if i > 0 && values[i-1] != "" && a.impatient() {
+		if i > 0 && values[i-1] != "" && a.happens(a.Impatience) {
 			break // answer from what it has
 		}
 		need := fmt.Sprintf("I need the %s of %s.", relNoun[h.Rel], subject)
@@ -132,7 +132,7 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		}
 		for values[i] == "" && e.MaxTurns()-len(d.Turns) > 1 {
 			query := subject
-			if a.chance() {
+			if a.happens(a.Noise) {
 				query = a.otherName(subject)
 			}
 			call, malformed := a.call(query)
@@ -153,7 +153,7 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		return d
 	}
 	answer := a.conclude(t.Plan, values)
-	wrong := a.chance()
+	wrong := a.happens(a.Noise)
 	if wrong {
 		answer = a.otherName(answer)
 	}
@@ -169,7 +169,7 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 // call writes a search call for query, malformed with probability Noise (reported).
 func (a *Agent) call(query string) (call string, malformed bool) {
 	name, key, quote := "search", "query", `"`
-	if malformed = a.chance(); malformed {
+	if malformed = a.happens(a.Noise); malformed {
 		switch a.rng.IntN(3) {
 		case 0:
 			quote = "" // bad JSON: an unquoted string

@@ -147,13 +147,11 @@ func (c *Config) Validate() error {
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
 	}
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{{"DemoNoise", c.DemoNoise}, {"DemoImpatience", c.DemoImpatience}} {
-		if !(p.v >= 0 && p.v <= 1) { // NaN fails too
-			return fmt.Errorf("config: %s = %v, want a probability in [0, 1]", p.name, p.v)
-		}
+	if err := probability("DemoNoise", c.DemoNoise); err != nil {
+		return err
+	}
+	if err := probability("DemoImpatience", c.DemoImpatience); err != nil {
+		return err
 	}
 	m := c.Model
 	if m.Hidden < 1 || m.Layers < 1 || m.Heads < 1 || m.KVHeads < 1 || m.Heads%m.KVHeads != 0 || m.Hidden%m.Heads != 0 {
@@ -171,6 +169,14 @@ var SpecialTokens = []string{
 	"<|endoftext|>", "<|im_start|>", "<|im_end|>",
 	"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
 	"<think>", "</think>", "<answer>", "</answer>",
+}
+
+// probability reports a setting outside [0, 1] (NaN included), naming it.
+func probability(name string, v float64) error {
+	if !(v >= 0 && v <= 1) {
+		return fmt.Errorf("config: %s = %v, want a probability in [0, 1]", name, v)
+	}
+	return nil
 }
 
 // TrainTokenizer learns a byte-level BPE vocabulary of vocabSize from texts, with
