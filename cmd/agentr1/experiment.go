@@ -23,10 +23,11 @@ func init() {
 	register(&command{
 		name:    "experiment",
 		summary: "the paper's Table 2 and ablations in miniature: 7 methods and 3 ablations x seeds, mean ± std",
-		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--out DIR] [--workers N] [--dry-run] [--log-format text|json] [--<setting> V ...]\n" +
+		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--methods a,b] [--out DIR] [--workers N] [--dry-run] [--log-format text|json] [--<setting> V ...]\n" +
 			"  e.g. agentr1 experiment --preset paper-mini --quick          (about 1.5 hours on 2 cores -> runs/experiment-paper-mini-quick)\n" +
 			"       agentr1 experiment --preset paper-mini --quick --dry-run   (the plan and its time budget only)\n" +
 			"       agentr1 experiment --preset paper-mini --seeds 1 --rl.steps 10 --workers 2 --out runs/exp1\n" +
+			"       agentr1 experiment --preset paper-mini --methods grpo,grpo-no-loss-mask --rl.steps 40 --out runs/exp2\n" +
 			"       agentr1 experiment --preset tiny --seeds 2 --out /tmp/exp   (a smoke test: seconds)\n" +
 			"  Per seed: one SFT warm start; Base Tool Call and Naive RAG evaluated with that SFT base; then PPO, GRPO,\n" +
 			"  REINFORCE++, REINFORCE++-baseline, RLOO and the ablations (PPO w/o advantage mask, PPO w/o both masks,\n" +
@@ -46,6 +47,7 @@ type experimentArgs struct {
 	preset    string
 	quick     bool
 	seeds     int
+	methods   string
 	out       string
 	dryRun    bool
 	logFormat string
@@ -56,6 +58,7 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
 	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour and a half on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
+	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): base-tool-call, naive-rag, ppo, grpo, reinforce++, reinforce++-baseline, rloo, ppo-no-adv-mask, ppo-no-masks, grpo-no-loss-mask")
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
 	declareLogFlag(fs, &a.logFormat)
@@ -80,7 +83,7 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if fs.NArg() > 0 {
 		return nil, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	own := map[string]bool{"preset": true, "quick": true, "seeds": true, "out": true, "log-format": true, "dry-run": true}
+	own := map[string]bool{"preset": true, "quick": true, "seeds": true, "methods": true, "out": true, "log-format": true, "dry-run": true}
 	var overrides []string
 	var err error
 	fs.Visit(func(f *flag.Flag) {
@@ -98,7 +101,13 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
 		return nil, nil, err
 	}
-	req := experiment.Request{Preset: a.preset, Quick: a.quick, Seeds: a.seeds, Workers: a.cfg.Workers, Overrides: overrides}
+	var methods []string
+	for _, m := range strings.Split(a.methods, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			methods = append(methods, m)
+		}
+	}
+	req := experiment.Request{Preset: a.preset, Quick: a.quick, Seeds: a.seeds, Workers: a.cfg.Workers, Methods: methods, Overrides: overrides}
 	p, err := experiment.NewPlan(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
@@ -200,10 +209,6 @@ func resumeArgs(args []string, out string) []string {
 func printPlan(w io.Writer, p *experiment.Plan, out string) {
 	units := p.Units()
 	c := p.Config
-	quick := ""
-	if p.Request.Quick {
-		quick = " --quick"
-	}
 	var sft, evals, rl time.Duration
 	nRL, nSFT := 0, 0
 	for _, u := range units {
@@ -219,7 +224,7 @@ func printPlan(w io.Writer, p *experiment.Plan, out string) {
 			evals += d
 		}
 	}
-	fmt.Fprintf(w, "agentr1 experiment --preset %s%s: %d seed(s) x %d methods = %d units -> %s\n", p.Request.Preset, quick, len(p.Seeds), len(p.Methods), len(units), out)
+	fmt.Fprintf(w, "agentr1 experiment %s: %d seed(s) x %d methods = %d units -> %s\n", p.Request.Flags(), len(p.Seeds), len(p.Methods), len(units), out)
 	fmt.Fprintf(w, "budget (from the default run's rates on 2 cores; the ETA corrects itself as units finish):\n")
 	line := func(what string, d time.Duration) { fmt.Fprintf(w, "  %-52s %8s\n", what, formatDuration(d)) }
 	shared := ""

@@ -85,6 +85,7 @@ func TestExperimentUsage(t *testing.T) {
 		{"fixed setting", []string{"--preset", "tiny", "--seed", "4"}, 2, "--seed is set by the experiment"},
 		{"bad setting", []string{"--preset", "tiny", "--rl.steps", "-1"}, 2, "Steps"},
 		{"no seeds", []string{"--preset", "tiny", "--seeds", "0"}, 2, "seeds"},
+		{"unknown method", []string{"--preset", "tiny", "--methods", "grpo,gpro"}, 2, `unknown method "gpro"`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"experiment", "--out", filepath.Join(dir, tc.name)}, tc.args...), &stdout, &stderr)
@@ -117,5 +118,19 @@ func TestExperimentOverrides(t *testing.T) {
 	want := []string{"--rl.lr=0.5", "--rl.steps=3", "--sft.steps=9"}
 	if got := plan.Request.Overrides; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("recorded overrides %v, want %v", got, want)
+	}
+
+	// --methods: a comma-separated subset, recorded in the request; without it, every row.
+	_, plan, err = parseExperimentArgs([]string{"--preset", "tiny", "--methods", "grpo, ppo-no-adv-mask,"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Methods) != 2 || plan.Methods[0].Name != "grpo" || plan.Methods[1].Name != "ppo-no-adv-mask" ||
+		strings.Join(plan.Request.Methods, " ") != "grpo ppo-no-adv-mask" {
+		t.Errorf("--methods grpo,ppo-no-adv-mask: methods %v, request %v", plan.Methods, plan.Request.Methods)
+	}
+	_, plan, err = parseExperimentArgs([]string{"--preset", "tiny"}, &bytes.Buffer{})
+	if err != nil || len(plan.Methods) != 10 || plan.Request.Methods != nil {
+		t.Errorf("no --methods: %v, %d methods, request %v; want all 10, none recorded", err, len(plan.Methods), plan.Request.Methods)
 	}
 }

@@ -207,6 +207,29 @@ func TestPlanMethods(t *testing.T) {
 	}
 }
 
+// TestPlanSelectMethods checks Request.Methods: the named rows only, in the table's order
+// whatever the order asked, and an unknown name refused with the known ones listed.
+func TestPlanSelectMethods(t *testing.T) {
+	p, err := NewPlan(Request{Preset: "paper-mini", Quick: true, Seeds: 2, Methods: []string{"grpo-no-loss-mask", "naive-rag", "grpo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range p.Methods {
+		got = append(got, m.Name)
+	}
+	if want := "naive-rag grpo grpo-no-loss-mask"; strings.Join(got, " ") != want {
+		t.Errorf("methods %v, want %s", got, want)
+	}
+	if n := len(p.Units()); n != 1+2*3 {
+		t.Errorf("%d units, want 7 (one shared SFT, 2 seeds x 3 methods)", n)
+	}
+	_, err = NewPlan(Request{Preset: "paper-mini", Seeds: 1, Methods: []string{"grpo", "gpro"}})
+	if err == nil || !strings.Contains(err.Error(), `"gpro"`) || !strings.Contains(err.Error(), "reinforce++-baseline") {
+		t.Errorf("unknown method: error %v, want one naming it and the known methods", err)
+	}
+}
+
 // TestSharedSFT runs the tiny preset with two seeds sharing the first seed's SFT base: one SFT
 // runs, both seeds' methods finish from that base, and their RL runs differ.
 func TestSharedSFT(t *testing.T) {

@@ -3,6 +3,8 @@ package experiment
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"agentr1/env/world"
 	"agentr1/rl/trainer"
@@ -33,7 +35,21 @@ type Request struct {
 	Quick     bool     `json:"quick"`
 	Seeds     int      `json:"seeds"`
 	Workers   int      `json:"workers"`
+	Methods   []string `json:"methods,omitempty"`   // the rows to run, by Method.Name (none: every row)
 	Overrides []string `json:"overrides,omitempty"` // "--name=value" settings given on the command line
+}
+
+// Flags is the request as the experiment command's flags (the output directory and worker
+// count aside): "--preset paper-mini --quick --methods grpo,ppo --rl.steps=40".
+func (r Request) Flags() string {
+	parts := []string{"--preset " + r.Preset}
+	if r.Quick {
+		parts = append(parts, "--quick")
+	}
+	if len(r.Methods) > 0 {
+		parts = append(parts, "--methods "+strings.Join(r.Methods, ","))
+	}
+	return strings.Join(append(parts, r.Overrides...), " ")
 }
 
 // Plan is an experiment: the request, the shared settings and the methods. Seed s of the plan
@@ -63,7 +79,8 @@ var Presets = []string{"paper-mini", "tiny"}
 //   - tiny: a world and a policy small enough for a test (seconds per unit).
 //
 // Seeds are DefaultConfig().Seed, +1, ... (seeds 1, 2, 3 for three). Workers sets
-// Config.Workers (0: all cores).
+// Config.Workers (0: all cores). Methods, when given, keeps only the rows of those names, in
+// the table's order; an unknown name is an error that lists the known ones.
 func NewPlan(req Request) (*Plan, error) {
 	if req.Seeds < 1 {
 		return nil, fmt.Errorf("experiment: %d seeds, want at least 1", req.Seeds)
@@ -102,8 +119,36 @@ func NewPlan(req Request) (*Plan, error) {
 	for s := range req.Seeds {
 		p.Seeds = append(p.Seeds, cfg.Seed+uint64(s))
 	}
-	p.Methods = paperMethods(cfg.RL)
+	methods, err := selectMethods(paperMethods(cfg.RL), req.Methods)
+	if err != nil {
+		return nil, err
+	}
+	p.Methods = methods
 	return p, nil
+}
+
+// selectMethods keeps the methods named in names (all of them when names is empty), in the
+// order of all.
+func selectMethods(all []Method, names []string) ([]Method, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	known := make([]string, len(all))
+	for i, m := range all {
+		known[i] = m.Name
+	}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("experiment: unknown method %q: want some of %s", n, strings.Join(known, ", "))
+		}
+	}
+	var out []Method
+	for _, m := range all {
+		if slices.Contains(names, m.Name) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // paperMethods are the rows of the paper's Table 2 and its ablations (§4.3), in its order.

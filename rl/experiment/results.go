@@ -191,11 +191,7 @@ func (r *runner) writeResults() (*Results, error) {
 func (res *Results) Markdown() string {
 	var b strings.Builder
 	req := res.Request
-	quick := ""
-	if req.Quick {
-		quick = " --quick"
-	}
-	fmt.Fprintf(&b, "# agentr1 experiment --preset %s%s: Agent-R1 Table 2 in miniature\n\n", req.Preset, quick)
+	fmt.Fprintf(&b, "# agentr1 experiment %s: Agent-R1 Table 2 in miniature\n\n", req.Flags())
 	fmt.Fprintf(&b, "Exact match on each evaluation set of the generated world (heldout: new questions about the training world's entities; unseen: a world whose every name is new, answerable only by searching), mean ± std over the finished seeds (%s). ", seedList(res.Seeds))
 	if res.SharedSFT {
 		fmt.Fprintf(&b, "Every RL method starts from one SFT base, seed %d's, shared by all seeds (the seeds differ in their RL runs only, so the two baseline rows have no spread); ", res.Seeds[0])
