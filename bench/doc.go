@@ -1,6 +1,7 @@
 // Package bench holds agentr1's end-to-end benchmarks: batched multi-turn rollout throughput
-// (BenchmarkRollout, tokens/s) and one whole RL step (BenchmarkRLStep: rollout, old and
-// reference log-probs, advantages, PPO update), on the default ~1M-parameter policy shape.
+// (BenchmarkRollout, tokens/s), one whole RL step (BenchmarkRLStep: rollout, old and
+// reference log-probs, advantages, PPO update) and one step of the SFT warm start
+// (BenchmarkSFTStep), on the default ~1M-parameter policy shape.
 //
 // The environment is synthetic so the benchmarks measure the model and the trainer, not
 // retrieval: every turn but the last is answered with a fixed observation, and the policy is

@@ -74,7 +74,7 @@ func attentionForward(out, probs, stats, q, k, v, keyMask []float32, B, T, Hq, H
 			qOff := (b*T*Hq + h) * D         // q[b, 0, h, :]; rows Hq*D apart
 			kvOff := (b*T*Hkv + h/group) * D // k[b, 0, h/group, :]; rows Hkv*D apart
 			mask := keyMask[b*T : (b+1)*T]   // (T)
-			first, suffix := keySpan(mask)
+			first, run := keySpan(mask)
 			// Causal: query rows [i0, i1) only need keys [0, i1), so work in row blocks.
 			for i0 := 0; i0 < T; i0 += attnBlock {
 				i1 := min(i0+attnBlock, T)
@@ -84,7 +84,7 @@ func attentionForward(out, probs, stats, q, k, v, keyMask []float32, B, T, Hq, H
 				}
 				attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
 				for i := i0; i < i1; i++ {
-					m, inv := maskedSoftmaxRow(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, suffix)
+					m, inv := maskedSoftmaxRow(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, run)
 					if stats != nil {
 						stats[(bh*T+i)*2], stats[(bh*T+i)*2+1] = m, inv
 					}
@@ -111,10 +111,12 @@ func attnScores(pb, q, k []float32, qOff, kvOff, i0, i1, T, Hq, Hkv, D int, scal
 	Gemm(false, true, i1-i0, i1, D, scale, q[qOff+i0*Hq*D:], Hq*D, k[kvOff:], Hkv*D, 0, pb, T)
 }
 
-// keySpan describes a key mask (T): first is its first valid key (T if none), and suffix
-// reports whether every key from first on is valid, as with left padding, where the masked
-// softmax of a row is a plain softmax over the contiguous keys [first, i].
-func keySpan(mask []float32) (first int, suffix bool) {
+// keySpan describes a key mask (T): first is its first valid key (T if none), and run
+// reports whether the valid keys form one contiguous run from first on, as with left padding,
+// right padding or both (mdp.Collate pads prompts on the left and responses on the right).
+// Then the valid keys j <= i of a valid query i are exactly [first, i], and the masked softmax
+// of its row is a plain softmax over that run.
+func keySpan(mask []float32) (first int, run bool) {
 	first = len(mask)
 	for j, v := range mask {
 		if v != 0 {
@@ -122,8 +124,12 @@ func keySpan(mask []float32) (first int, suffix bool) {
 			break
 		}
 	}
-	for _, v := range mask[first:] {
-		if v == 0 {
+	end := first // one past the run's last key
+	for end < len(mask) && mask[end] != 0 {
+		end++
+	}
+	for _, v := range mask[end:] {
+		if v != 0 {
 			return first, false
 		}
 	}
@@ -132,19 +138,19 @@ func keySpan(mask []float32) (first int, suffix bool) {
 
 // maskedSoftmaxRow turns the scores row (T) of query i into attention weights in place: a
 // max-shifted softmax over keys j <= i with mask[j] != 0, exactly 0 for every other key, and
-// an all-zero row when query i is itself padding or has no valid key. first and suffix are
-// the mask's keySpan: with a suffix mask the valid keys are the run [first, i], which the
-// vector kernels handle directly, otherwise masked keys are set to -Inf (exp gives 0). It
+// an all-zero row when query i is itself padding or has no valid key. first and run are the
+// mask's keySpan: with a run mask the valid keys are [first, i], which the vector kernels
+// handle directly, otherwise masked keys are set to -Inf (exp gives 0). It
 // returns the row's maximum and the reciprocal of its sum of exponentials, the statistics
 // maskedSoftmaxRowAgain needs, or (+Inf, 0) for an all-zero row.
-func maskedSoftmaxRow(row, mask []float32, i, first int, suffix bool) (m, inv float32) {
+func maskedSoftmaxRow(row, mask []float32, i, first int, run bool) (m, inv float32) {
 	zero := float32(math.Inf(1))
 	if mask[i] == 0 {
 		clear(row)
 		return zero, 0
 	}
 	lo := 0 // the softmax runs over row[lo:i+1]
-	if suffix {
+	if run {
 		lo = first
 		clear(row[:lo])
 		m = active.max(row[lo : i+1])
@@ -175,13 +181,13 @@ func maskedSoftmaxRow(row, mask []float32, i, first int, suffix bool) (m, inv fl
 // maskedSoftmaxRowAgain recomputes from the same scores row (T) the weights maskedSoftmaxRow
 // produced, given the statistics it returned: the same operations in the same order, so the
 // same bits.
-func maskedSoftmaxRowAgain(row, mask []float32, i, first int, suffix bool, m, inv float32) {
+func maskedSoftmaxRowAgain(row, mask []float32, i, first int, run bool, m, inv float32) {
 	if math.IsInf(float64(m), 1) {
 		clear(row)
 		return
 	}
 	lo := 0
-	if suffix {
+	if run {
 		lo = first
 		clear(row[:lo])
 	} else {
@@ -254,10 +260,10 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 			kvOff := (b*T*Hkv + kh) * D // k[b, 0, kh, :]; rows Hkv*D apart
 			var mask []float32          // (T), for the recomputation of the weights
 			var first int
-			var suffix bool
+			var run bool
 			if probs == nil {
 				mask = keyMask[b*T : (b+1)*T]
-				first, suffix = keySpan(mask)
+				first, run = keySpan(mask)
 			}
 			for h := kh * group; h < (kh+1)*group; h++ {
 				bh := b*Hq + h
@@ -272,7 +278,7 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 						attnScores(pb, q, k, qOff, kvOff, i0, i1, T, Hq, Hkv, D, scale)
 						for i := i0; i < i1; i++ {
 							st := stats[(bh*T+i)*2:]
-							maskedSoftmaxRowAgain(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, suffix, st[0], st[1])
+							maskedSoftmaxRowAgain(pb[(i-i0)*T:(i-i0+1)*T], mask, i, first, run, st[0], st[1])
 						}
 					}
 					doutb := dout[qOff+i0*Hq*D:] // dout_h[i0:i1]
@@ -286,14 +292,9 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 					// dP[i0:i1, :i1] = dout_h[i0:i1] @ v_h[:i1]^T, into ds rows 0..i1-i0
 					Gemm(false, true, i1-i0, i1, D, 1, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
 					for i := i0; i < i1; i++ {
+						// dS_i = P_i ⊙ (dP_i − P_i·dP_i)
 						pr, dr := pb[(i-i0)*T:(i-i0)*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
-						var dot float64
-						for j, pj := range pr {
-							dot += float64(pj) * float64(dr[j])
-						}
-						for j, pj := range pr {
-							dr[j] = pj * (dr[j] - float32(dot))
-						}
+						active.softmaxGrad(pr, dr, active.dot(pr, dr))
 					}
 					if dq != nil {
 						// dq_h[i0:i1] += scale * dS[i0:i1, :i1] @ k_h[:i1]

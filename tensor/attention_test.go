@@ -57,20 +57,26 @@ func TestAttentionForward(t *testing.T) {
 		name             string
 		B, T, Hq, Hkv, D int
 		pad              []int // number of left-padding tokens per sequence
+		tail             []int // number of right-padding tokens per sequence (nil: none)
 	}{
-		{"leftpad-gqa", 3, 9, 6, 2, 8, []int{0, 3, 8}},
-		{"mha-nopad", 2, 7, 2, 2, 5, []int{0, 0}},
-		{"single-token", 1, 1, 2, 1, 4, []int{0}},
-		{"all-padding", 1, 3, 2, 2, 2, []int{3}},
-		{"several-blocks", 2, 2*attnBlock + 5, 2, 1, 4, []int{0, 70}},
-		{"model-head-size", 1, 70, 4, 2, 64, []int{3}},
+		{"leftpad-gqa", 3, 9, 6, 2, 8, []int{0, 3, 8}, nil},
+		{"mha-nopad", 2, 7, 2, 2, 5, []int{0, 0}, nil},
+		{"single-token", 1, 1, 2, 1, 4, []int{0}, nil},
+		{"all-padding", 1, 3, 2, 2, 2, []int{3}, nil},
+		{"several-blocks", 2, 2*attnBlock + 5, 2, 1, 4, []int{0, 70}, nil},
+		{"model-head-size", 1, 70, 4, 2, 64, []int{3}, nil},
+		{"both-sides-blocks", 3, attnBlock + 20, 4, 2, 8, []int{5, 0, 2}, []int{9, 30, 0}},
 	}
 	for _, c := range cases {
 		B, T, Hq, Hkv, D := c.B, c.T, c.Hq, c.Hkv, c.D
 		q, k, v := randSlice(rng, B*T*Hq*D), randSlice(rng, B*T*Hkv*D), randSlice(rng, B*T*Hkv*D)
 		mask := make([]float32, B*T)
 		for b := range B {
-			for t := c.pad[b]; t < T; t++ {
+			end := T
+			if c.tail != nil {
+				end -= c.tail[b]
+			}
+			for t := c.pad[b]; t < end; t++ {
 				mask[b*T+t] = 1
 			}
 		}
@@ -123,12 +129,13 @@ func TestAttentionStatsMatchesProbs(t *testing.T) {
 		name             string
 		B, T, Hq, Hkv, D int
 		pad              []int
-		holes            []int // keys of row 0 masked out after its padding (a mask that is no suffix)
+		holes            []int // keys masked out after the left padding, by index into the (B, T) mask
 	}{
 		{"gqa-leftpad", 3, 9, 6, 2, 8, []int{0, 3, 9}, nil},
 		{"blocks", 2, 2*attnBlock + 5, 4, 2, 4, []int{7, 0}, nil},
 		{"mqa-one-token", 1, 1, 3, 1, 5, []int{0}, nil},
 		{"midpad-blocks", 2, attnBlock + 9, 4, 2, 4, []int{2, 0}, []int{5, 6, attnBlock + 1}},
+		{"both-sides", 2, attnBlock + 9, 4, 2, 4, []int{2, 0}, []int{attnBlock + 5, attnBlock + 6, attnBlock + 7, attnBlock + 8, 2*(attnBlock+9) - 1}},
 	}
 	for _, tc := range cases {
 		for _, threads := range []int{1, 2} {
@@ -184,6 +191,29 @@ func TestAttentionStatsMatchesProbs(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestKeySpan checks the mask summary the softmax's fast path relies on: the first valid key,
+// and whether the valid keys are one run (left padding, right padding or both).
+func TestKeySpan(t *testing.T) {
+	for _, c := range []struct {
+		mask  []float32
+		first int
+		run   bool
+	}{
+		{[]float32{1, 1, 1}, 0, true},
+		{[]float32{0, 0, 1, 1}, 2, true},
+		{[]float32{0, 1, 1, 0, 0}, 1, true},
+		{[]float32{1, 1, 0}, 0, true},
+		{[]float32{0, 0, 0}, 3, true},
+		{[]float32{1, 0, 1}, 0, false},
+		{[]float32{0, 1, 1, 0, 1, 0}, 1, false},
+	} {
+		first, run := keySpan(c.mask)
+		if first != c.first || run != c.run {
+			t.Errorf("keySpan(%v) = %d, %v; want %d, %v", c.mask, first, run, c.first, c.run)
 		}
 	}
 }

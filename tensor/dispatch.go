@@ -59,6 +59,9 @@ type kernels struct {
 	max  func(x []float32) float32
 	axpy func(alpha float32, x, y []float32)
 	scal func(alpha float32, x []float32)
+	// softmaxGrad sets d[i] = p[i] * (d[i] - c), len(d) >= len(p): a row of the softmax
+	// backward dS = P ⊙ (dP − rowsum(P ⊙ dP)), given c, the row's P·dP.
+	softmaxGrad func(p, d []float32, c float32)
 
 	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
 	// float64; len(y) == len(x), and y may be x (see expShiftSum).
@@ -70,14 +73,15 @@ var genericKernels = &kernels{
 	name: "generic",
 	mr:   2, nr: 4,
 	kc: 256, mc: 128, nc: 2048,
-	gemmKernel: gemmKernel2x4Generic,
-	dot:        dotGeneric,
-	dot4:       dot4Generic,
-	dot4x2:     dot4x2Generic,
-	max:        rowMax,
-	axpy:       axpyGeneric,
-	scal:       scalGeneric,
-	expSum:     expSumGeneric,
+	gemmKernel:  gemmKernel2x4Generic,
+	dot:         dotGeneric,
+	dot4:        dot4Generic,
+	dot4x2:      dot4x2Generic,
+	max:         rowMax,
+	axpy:        axpyGeneric,
+	scal:        scalGeneric,
+	softmaxGrad: softmaxGradGeneric,
+	expSum:      expSumGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

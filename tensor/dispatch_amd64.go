@@ -24,6 +24,7 @@ var avx2Kernels = &kernels{
 	max:            maxAVX2,
 	axpy:           axpyAVX2,
 	scal:           scalAVX2,
+	softmaxGrad:    softmaxGradAVX2,
 	expSum:         expSumAVX2,
 }
 
@@ -34,16 +35,17 @@ var avx512Kernels = &kernels{
 	name: "avx512",
 	mr:   12, nr: 32,
 	kc: 160, mc: 144, nc: 3072,
-	gemmKernel: gemmKernel12x32AVX512,
-	dot:        dotAVX512,
-	dot4x2:     dot4x2AVX2,
-	strip4x16:  strip4x16AVX2,
-	strip2x32:  strip2x32AVX2,
-	max:        maxAVX2,
-	dot4:       dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
-	axpy:       axpyAVX512,
-	scal:       scalAVX512,
-	expSum:     expSumAVX2, // AVX-512F CPUs have AVX2+FMA
+	gemmKernel:  gemmKernel12x32AVX512,
+	dot:         dotAVX512,
+	dot4x2:      dot4x2AVX2,
+	strip4x16:   strip4x16AVX2,
+	strip2x32:   strip2x32AVX2,
+	max:         maxAVX2,
+	dot4:        dot4AVX2, // AVX-512F CPUs have AVX2+FMA; a 512-bit version would need 16-float tails
+	axpy:        axpyAVX512,
+	scal:        scalAVX512,
+	softmaxGrad: softmaxGradAVX2, // AVX-512F CPUs have AVX2
+	expSum:      expSumAVX2,      // AVX-512F CPUs have AVX2+FMA
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

@@ -25,6 +25,10 @@ func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha flo
 		full := mb / 6 * 6
 		for p := 0; p < kb; p++ {
 			row := a[(p0+p)*lda+i0:][:full]
+			if scatter6 != nil {
+				scatter6(dst[p*6:], 6*kb, row, full/6, alpha)
+				continue
+			}
 			for ir := 0; ir < full; ir += 6 {
 				o := ir*kb + p*6
 				scale6(dst[o:o+6:o+6], row[ir:ir+6:ir+6], alpha)

@@ -60,6 +60,37 @@ func pack6AVX(dst, src []float32, ld, blocks int, scale float32) {
 	pack6BlocksAVX(dst, src, ld, blocks, scale)
 }
 
+// scatter6 is scatter6AVX where the CPU has AVX, else nil.
+var scatter6 = func() func(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
+	if cpuid.CPU.Supports(cpuid.AVX) {
+		return scatter6AVX
+	}
+	return nil
+}()
+
+// scatter6AVX writes chunks six-float runs of src, scaled, to dst one every dstStride floats:
+// a row of a transposed A going to consecutive micro-panels of the avx2 tile. It is
+// equivalent to
+//
+//	for c := 0; c < chunks; c++ {
+//		for i := 0; i < 6; i++ {
+//			dst[c*dstStride+i] = scale * src[c*6+i]
+//		}
+//	}
+//
+// It panics if either slice is too short (checked here; the assembly does not check).
+func scatter6AVX(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
+	if chunks == 0 {
+		return
+	}
+	_ = dst[(chunks-1)*dstStride+5]
+	_ = src[chunks*6-1]
+	scatter6BlocksAVX(dst, dstStride, src, chunks, scale)
+}
+
+//go:noescape
+func scatter6BlocksAVX(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+
 //go:noescape
 func pack6BlocksAVX(dst, src []float32, ld, blocks int, scale float32)
 

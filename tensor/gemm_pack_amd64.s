@@ -198,3 +198,26 @@ p6block:
 
 p6done:
 	RET
+
+// func scatter6BlocksAVX(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+// Each six-float run: four floats and two, loaded, scaled and stored with 128-bit VEX moves
+// (a plain multiply, as scale6's, so the same bits).
+TEXT ·scatter6BlocksAVX(SB), NOSPLIT, $0-68
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dstStride+24(FP), DX
+	SHLQ         $2, DX
+	MOVQ         src_base+32(FP), SI
+	MOVQ         chunks+56(FP), CX
+	VBROADCASTSS scale+64(FP), X0
+
+scatter6loop:
+	VMULPS  (SI), X0, X1
+	VMOVSD  16(SI), X2
+	VMULPS  X2, X0, X2
+	VMOVUPS X1, (DI)
+	VMOVSD  X2, 16(DI)
+	ADDQ    $24, SI
+	ADDQ    DX, DI
+	DECQ    CX
+	JNZ     scatter6loop
+	RET

@@ -18,3 +18,6 @@ var transpose8x8 func(dst []float32, dstStride int, src []float32, srcStride int
 
 // pack6 is nil: without assembly, gatherRuns packs six-row panels in Go.
 var pack6 func(dst, src []float32, ld, blocks int, scale float32)
+
+// scatter6 is nil: without assembly, packA moves six-float runs with scale6.
+var scatter6 func(dst []float32, dstStride int, src []float32, chunks int, scale float32)

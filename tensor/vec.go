@@ -72,6 +72,14 @@ func axpyGeneric(alpha float32, x, y []float32) {
 	}
 }
 
+// softmaxGradGeneric is the pure-Go softmaxGrad: d[i] = p[i] * (d[i] - c).
+func softmaxGradGeneric(p, d []float32, c float32) {
+	d = d[:len(p)]
+	for i, pi := range p {
+		d[i] = pi * (d[i] - c)
+	}
+}
+
 // scalGeneric is the pure-Go Scal.
 func scalGeneric(alpha float32, x []float32) {
 	for i := range x {

@@ -124,6 +124,18 @@ func maxAVX2(x []float32) float32 {
 	return m
 }
 
+// softmaxGradAVX2 is the kernels' softmaxGrad with AVX: d[i] = p[i] * (d[i] - c).
+func softmaxGradAVX2(p, d []float32, c float32) {
+	d = d[:len(p)]
+	n := len(p) &^ 7
+	if n > 0 {
+		softmaxGradBlocksAVX2(p[:n], d[:n], c)
+	}
+	for i := n; i < len(p); i++ {
+		d[i] = p[i] * (d[i] - c)
+	}
+}
+
 // dotAVX512 is Dot with AVX-512F.
 func dotAVX512(x, y []float32) float32 {
 	n := len(x) &^ 15
@@ -181,6 +193,16 @@ func axpyBlocksAVX2(alpha float32, x, y []float32)
 //
 //go:noescape
 func scalBlocksAVX2(alpha float32, x []float32)
+
+// softmaxGradBlocksAVX2 computes d[i] = p[i] * (d[i] - c), len(p) == len(d) a multiple of 8.
+// It is equivalent to
+//
+//	for i := range p {
+//		d[i] = p[i] * (d[i] - c)
+//	}
+//
+//go:noescape
+func softmaxGradBlocksAVX2(p, d []float32, c float32)
 
 // dot4BlocksAVX2 computes the inner products of rows 0-3 of a, at stride lda, with b, len(b) a
 // multiple of 8, into out[0:4]. The caller guarantees len(a) >= 3*lda+len(b) and len(out) >= 4.

@@ -138,6 +138,58 @@ scaldone:
 	VZEROUPPER
 	RET
 
+// func softmaxGradBlocksAVX2(p, d []float32, c float32)
+// d = p * (d - c), 32 floats a step, then 8: a subtraction and a multiplication, no FMA, so
+// the result rounds as the Go loop's does.
+TEXT ·softmaxGradBlocksAVX2(SB), NOSPLIT, $0-52
+	MOVQ         p_base+0(FP), SI
+	MOVQ         p_len+8(FP), CX
+	MOVQ         d_base+24(FP), DI
+	VBROADCASTSS c+48(FP), Y0
+	CMPQ         CX, $32
+	JLT          sg8
+
+sg32:
+	VMOVUPS (DI), Y1
+	VMOVUPS 32(DI), Y2
+	VMOVUPS 64(DI), Y3
+	VMOVUPS 96(DI), Y4
+	VSUBPS  Y0, Y1, Y1
+	VSUBPS  Y0, Y2, Y2
+	VSUBPS  Y0, Y3, Y3
+	VSUBPS  Y0, Y4, Y4
+	VMULPS  (SI), Y1, Y1
+	VMULPS  32(SI), Y2, Y2
+	VMULPS  64(SI), Y3, Y3
+	VMULPS  96(SI), Y4, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	CMPQ    CX, $32
+	JGE     sg32
+
+sg8:
+	TESTQ CX, CX
+	JZ    sgdone
+
+sg8loop:
+	VMOVUPS (DI), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMULPS  (SI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     sg8loop
+
+sgdone:
+	VZEROUPPER
+	RET
+
 // func dot4BlocksAVX2(a []float32, lda int, b []float32, out []float32)
 // Rows 0-3 of a (at SI, R9, R10, R11) against b; Y0-Y3 sum columns 0-7 of each 16-float step,
 // Y4-Y7 columns 8-15, so every B load feeds four FMAs.

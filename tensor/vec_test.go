@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -232,6 +233,35 @@ func TestSelectKernels(t *testing.T) {
 		honoured := strings.TrimSpace(strings.ToLower(tc.want)) == tc.name || tc.want == ""
 		if got := warn.String(); honoured != (got == "") {
 			t.Errorf("selectKernels(%q) warned %q", tc.want, got)
+		}
+	}
+}
+
+// TestSoftmaxGradKernels checks every kernel set's softmaxGrad against the Go loop, bit for
+// bit (a subtraction and a product, no fused operation to round differently), over lengths
+// around the vector widths at unaligned offsets, with NaN guards around d.
+func TestSoftmaxGradKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, ks := range supportedKernels {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 257} {
+			for _, off := range []int{0, 3} {
+				_, p := guarded(r, n, off)
+				buf, d := guarded(r, n, off)
+				want := slices.Clone(d)
+				c := 2*r.Float32() - 1
+				for i := range want {
+					want[i] = p[i] * (want[i] - c)
+				}
+				ks.softmaxGrad(p, d, c)
+				name := fmt.Sprintf("impl=%s/n=%d/off=%d", ks.name, n, off)
+				for i := range want {
+					if math.Float32bits(d[i]) != math.Float32bits(want[i]) {
+						t.Errorf("%s: d[%d] = %v, want %v", name, i, d[i], want[i])
+						break
+					}
+				}
+				checkGuards(t, name, buf, off, n)
+			}
 		}
 	}
 }
