@@ -37,6 +37,47 @@ func TestSqueezeGAEEqualsVerlSkip(t *testing.T) {
 	}
 }
 
+// TestAdvantageMaskAtLambdaOne shows what the advantage mask can and cannot change in PPO at
+// the paper's γ = λ = 1: when rewards sit on agent tokens only (process rewards on the token
+// closing a call, the outcome on the last agent token), GAE telescopes to
+//
+//	A_t = Σ_{s ≥ t} r_s − V_t
+//
+// at every agent token, whether the recursion skips the tool spans (the mask) or runs through
+// them (no mask, as Search-R1): the raw advantages of agent tokens are identical, and only the
+// whitening statistics differ (the trainer's critic learns over the loss mask either way). With
+// λ < 1 the tool spans' values enter the agent tokens' advantages, and the two differ.
+func TestAdvantageMaskAtLambdaOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	differed := false
+	for trial := 0; trial < 200; trial++ {
+		b, l := 1+rng.IntN(4), 2+rng.IntN(24)
+		r, v, m := randMatrix(rng, b, l), randMatrix(rng, b, l), agentMask(rng, b, l)
+		all := NewMatrix(b, l)
+		for k, mk := range m.Data {
+			all.Data[k] = 1
+			if mk == 0 {
+				r.Data[k] = 0 // no reward on tool tokens
+			}
+		}
+		masked, unmasked := GAERawAdvantages(r, v, m, 1, 1), GAERawAdvantages(r, v, all, 1, 1)
+		for k, mk := range m.Data {
+			if mk != 0 && math.Abs(masked.Data[k]-unmasked.Data[k]) > 1e-12 {
+				t.Fatalf("trial %d: γ = λ = 1, agent token %d: advantage %v with the mask, %v without", trial, k, masked.Data[k], unmasked.Data[k])
+			}
+		}
+		masked, unmasked = GAERawAdvantages(r, v, m, 1, 0.9), GAERawAdvantages(r, v, all, 1, 0.9)
+		for k, mk := range m.Data {
+			if mk != 0 && math.Abs(masked.Data[k]-unmasked.Data[k]) > 1e-9 {
+				differed = true
+			}
+		}
+	}
+	if !differed {
+		t.Error("λ = 0.9: the mask never changed an agent token's advantage")
+	}
+}
+
 func TestSqueezeScatterFill(t *testing.T) {
 	mask := []float64{0, 1, 0, 0, 1, 1, 0}
 	in := []float64{9, 1, 9, 9, 2, 3, 9}
