@@ -39,7 +39,7 @@ type Config struct {
 	// the search results; across many worlds only reading answers the questions. Measured
 	// (SFT base, greedy, held-out / unseen EM): one world, 600-800 demonstrations, 900 steps:
 	// 0.18-0.23 / 0.00; 8 worlds, 700 steps: 0.04 / 0.02 (not yet reading); 20 worlds, 3,000
-	// demonstrations, 2,400 steps (the default), with a patient demonstrator (DemoImpatience
+	// demonstrations, 2,400 steps, with a patient demonstrator (DemoImpatience
 	// 0): 0.39 / 0.21, the first base that reads names out of passages of a world it never
 	// saw. It still does not copy numbers or job words.
 	Worlds  int
