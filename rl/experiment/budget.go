@@ -16,13 +16,16 @@ type Rates struct {
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
 
-// DefaultRates are measured on `agentr1 experiment --preset paper-mini --quick` (README: the
-// 900-step SFT in 7m54s, a 6-step GRPO run of 80 trajectories a step with its evaluation of
-// 100 questions in 41-44 s, the SFT base's evaluation of 100 questions in 2-3 s).
-var DefaultRates = Rates{Prepare: 5, SFTStep: 0.53, RLRow: 0.085, EvalQuestion: 0.03}
+// DefaultRates are measured on the default run (commit 932201a: 1,800 SFT steps in 10 min
+// 21 s) and on `agentr1 experiment` at its defaults (commit 409673b: a 40-step GRPO run of 80
+// trajectories a step with its evaluation of 200 questions in 4 min 27 s, the SFT base's
+// evaluation of 200 questions in 4 s).
+var DefaultRates = Rates{Prepare: 5, SFTStep: 0.35, RLRow: 0.082, EvalQuestion: 0.02}
 
-// criticFactor is the extra cost of a PPO step (critic forward, backward and update).
-const criticFactor = 1.25
+// criticFactor is the extra cost of a PPO step (critic forward, backward and update, and the
+// old log-probs recomputed): at commit 409673b PPO's 40-step runs took 7 min 37 s and 7 min
+// 59 s against GRPO's 4 min 27 s.
+const criticFactor = 1.8
 
 // Unit is one piece of work of a plan: the SFT of a seed, or one method at one seed.
 type Unit struct {
