@@ -121,10 +121,10 @@ func BenchmarkSFTStep(b *testing.B) {
 	}
 	cfg := trainer.DefaultSFTConfig()
 	cfg.Steps = b.N
-	m := policy(b, 800)
+	pol := policy(b, 800)
 	tokens, seconds := 0.0, 0.0
 	b.ResetTimer()
-	err := trainer.SFT(context.Background(), m, demos, cfg, pad, 1, func(m trainer.SFTMetrics) {
+	err := trainer.SFT(context.Background(), pol, demos, cfg, pad, 1, func(m trainer.SFTMetrics) {
 		tokens += float64(m.TokensPerSec) * float64(m.TimeTotal)
 		seconds += float64(m.TimeTotal)
 	})

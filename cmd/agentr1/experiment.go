@@ -58,7 +58,7 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
 	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour and a half on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
-	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): base-tool-call, naive-rag, ppo, grpo, reinforce++, reinforce++-baseline, rloo, ppo-no-adv-mask, ppo-no-masks, grpo-no-loss-mask")
+	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): "+strings.Join(experiment.MethodNames(), ", "))
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
 	declareLogFlag(fs, &a.logFormat)

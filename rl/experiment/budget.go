@@ -22,9 +22,8 @@ type Rates struct {
 // evaluation of 200 questions in 4 s).
 var DefaultRates = Rates{Prepare: 5, SFTStep: 0.35, RLRow: 0.082, EvalQuestion: 0.02}
 
-// criticFactor is the extra cost of a PPO step (critic forward, backward and update, and the
-// old log-probs recomputed): at commit 409673b PPO's 40-step runs took 7 min 37 s and 7 min
-// 59 s against GRPO's 4 min 27 s.
+// criticFactor is the extra cost of a PPO step (critic forward, backward and update): at commit
+// 409673b PPO's 40-step runs took 7 min 37 s and 7 min 59 s against GRPO's 4 min 27 s.
 const criticFactor = 1.8
 
 // Unit is one piece of work of a plan: the SFT of a seed, or one method at one seed.

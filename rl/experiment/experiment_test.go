@@ -224,6 +224,19 @@ func TestPlanSelectMethods(t *testing.T) {
 	if n := len(p.Units()); n != 1+2*3 {
 		t.Errorf("%d units, want 7 (one shared SFT, 2 seeds x 3 methods)", n)
 	}
+	full, err := NewPlan(Request{Preset: "paper-mini", Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := MethodNames()
+	if len(names) != len(full.Methods) {
+		t.Fatalf("MethodNames %v for %d methods", names, len(full.Methods))
+	}
+	for i, m := range full.Methods {
+		if names[i] != m.Name {
+			t.Errorf("MethodNames()[%d] = %q, the table's row %d is %q", i, names[i], i, m.Name)
+		}
+	}
 	_, err = NewPlan(Request{Preset: "paper-mini", Seeds: 1, Methods: []string{"grpo", "gpro"}})
 	if err == nil || !strings.Contains(err.Error(), `"gpro"`) || !strings.Contains(err.Error(), "reinforce++-baseline") {
 		t.Errorf("unknown method: error %v, want one naming it and the known methods", err)

@@ -127,6 +127,16 @@ func NewPlan(req Request) (*Plan, error) {
 	return p, nil
 }
 
+// MethodNames lists the names of the table's rows, in its order: what Request.Methods may
+// hold.
+func MethodNames() []string {
+	var names []string
+	for _, m := range paperMethods(trainer.DefaultRLConfig(trainer.GRPO)) {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
 // selectMethods keeps the methods named in names (all of them when names is empty), in the
 // order of all.
 func selectMethods(all []Method, names []string) ([]Method, error) {
