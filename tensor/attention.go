@@ -241,7 +241,7 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 	group := Hq / Hkv
 	scale := float32(1 / math.Sqrt(float64(D)))
 	Parallel(B*Hkv, 1, func(lo, hi int) {
-		var ds []float32 // (attnBlock, T): dP, then dS in place, for one block of query rows
+		var ds []float32 // (attnBlock, T): scale*dP, then scale*dS in place, for one block of query rows
 		if dq != nil || dk != nil {
 			buf := attnScratchPool.Get().(*[]float32)
 			defer attnScratchPool.Put(buf)
@@ -289,20 +289,24 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 					if ds == nil {
 						continue
 					}
-					// dP[i0:i1, :i1] = dout_h[i0:i1] @ v_h[:i1]^T, into ds rows 0..i1-i0
-					Gemm(false, true, i1-i0, i1, D, 1, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
+					// scale*dP[i0:i1, :i1] = scale * dout_h[i0:i1] @ v_h[:i1]^T, into ds rows
+					// 0..i1-i0. The softmax backward is linear in dP, so the rows below come
+					// out as scale*dS, the scores' gradient times the score scale that both
+					// products after it need: they then run with alpha = 1, which lets Gemm
+					// read the transposed one (dk) in place instead of packing it.
+					Gemm(false, true, i1-i0, i1, D, scale, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
 					for i := i0; i < i1; i++ {
-						// dS_i = P_i ⊙ (dP_i − P_i·dP_i)
+						// scale*dS_i = P_i ⊙ (scale*dP_i − P_i·scale*dP_i)
 						pr, dr := pb[(i-i0)*T:(i-i0)*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
 						active.softmaxGrad(pr, dr, active.dot(pr, dr))
 					}
 					if dq != nil {
-						// dq_h[i0:i1] += scale * dS[i0:i1, :i1] @ k_h[:i1]
-						Gemm(false, false, i1-i0, D, i1, scale, ds, T, k[kvOff:], Hkv*D, 1, dq[qOff+i0*Hq*D:], Hq*D)
+						// dq_h[i0:i1] += (scale*dS[i0:i1, :i1]) @ k_h[:i1]
+						Gemm(false, false, i1-i0, D, i1, 1, ds, T, k[kvOff:], Hkv*D, 1, dq[qOff+i0*Hq*D:], Hq*D)
 					}
 					if dk != nil {
-						// dk_h[:i1] += scale * dS[i0:i1, :i1]^T @ q_h[i0:i1]
-						Gemm(true, false, i1, D, i1-i0, scale, ds, T, q[qOff+i0*Hq*D:], Hq*D, 1, dk[kvOff:], Hkv*D)
+						// dk_h[:i1] += (scale*dS[i0:i1, :i1])^T @ q_h[i0:i1]
+						Gemm(true, false, i1, D, i1-i0, 1, ds, T, q[qOff+i0*Hq*D:], Hq*D, 1, dk[kvOff:], Hkv*D)
 					}
 				}
 			}

@@ -42,6 +42,12 @@ type kernels struct {
 	// row panel of four rows instead of a full tile through the scratch tile.
 	gemmKernel4, gemmKernel4Set func(k int, a, b, c []float32, ldc int)
 
+	// gemmKernelStrided and gemmKernelStridedSet, when not nil, are gemmKernel and
+	// gemmKernelSet reading the A micro-panel in place at a step of lda floats, A(i, p) =
+	// a[p*lda+i], instead of packed at a step of mr. The rows of a transposed A's stored matrix
+	// are the columns of op(A), so its full panels are multiplied where they lie, unpacked.
+	gemmKernelStrided, gemmKernelStridedSet func(k int, a []float32, lda int, b, c []float32, ldc int)
+
 	dot  func(x, y []float32) float32
 	dot4 func(a []float32, lda int, b []float32, out *[4]float32) // rows 0-3 of a (stride lda) . b
 	// dot4x2: out[c*4+r] = row r of a (stride lda) . row c of b (stride ldb), first k elements

@@ -16,16 +16,20 @@ var avx2Kernels = &kernels{
 	gemmKernelSet:  gemmKernel6x16SetAVX2,
 	gemmKernel4:    gemmKernel4of6x16AVX2,
 	gemmKernel4Set: gemmKernel4of6x16SetAVX2,
-	dot:            dotAVX2,
-	dot4:           dot4AVX2,
-	dot4x2:         dot4x2AVX2,
-	strip4x16:      strip4x16AVX2,
-	strip2x32:      strip2x32AVX2,
-	max:            maxAVX2,
-	axpy:           axpyAVX2,
-	scal:           scalAVX2,
-	softmaxGrad:    softmaxGradAVX2,
-	expSum:         expSumAVX2,
+
+	gemmKernelStrided:    gemmKernel6x16StridedAVX2,
+	gemmKernelStridedSet: gemmKernel6x16StridedSetAVX2,
+
+	dot:         dotAVX2,
+	dot4:        dot4AVX2,
+	dot4x2:      dot4x2AVX2,
+	strip4x16:   strip4x16AVX2,
+	strip2x32:   strip2x32AVX2,
+	max:         maxAVX2,
+	axpy:        axpyAVX2,
+	scal:        scalAVX2,
+	softmaxGrad: softmaxGradAVX2,
+	expSum:      expSumAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for

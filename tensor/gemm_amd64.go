@@ -93,3 +93,19 @@ func gemmKernel4of6x16AVX2(k int, a, b, c []float32, ldc int)
 //
 //go:noescape
 func gemmKernel4of6x16SetAVX2(k int, a, b, c []float32, ldc int)
+
+// gemmKernel6x16StridedAVX2 is gemmKernel6x16AVX2 reading the A micro-panel in place at a step
+// of lda floats instead of packed at a step of 6: C(6, 16) += A(6, k) * Bpanel(k, 16) with
+// A(i, p) = a[p*lda+i], so a transposed A (the stored rows are the columns of op(A)) needs no
+// packing. It is equivalent to gemmKernel6x16AVX2's loop with a[p*6+i] read as a[p*lda+i].
+// The caller guarantees len(a) >= (k-1)*lda+6, len(b) >= 16*k and that c holds 6 rows of 16
+// at stride ldc: the assembly does not check.
+//
+//go:noescape
+func gemmKernel6x16StridedAVX2(k int, a []float32, lda int, b, c []float32, ldc int)
+
+// gemmKernel6x16StridedSetAVX2 is gemmKernel6x16StridedAVX2 that overwrites the tile with the
+// product instead of adding to it.
+//
+//go:noescape
+func gemmKernel6x16StridedSetAVX2(k int, a []float32, lda int, b, c []float32, ldc int)

@@ -35,6 +35,57 @@
 	VMOVUPS hi, 32(DX);     \
 	ADDQ    R8, DX
 
+// GEMM6S_BODY runs the k loop of the in-place (strided) six-row kernels into Y0-Y11: the A step
+// is lda floats (R10 bytes) instead of the packed panel's 6, so AVX2_STEP always reads at 0(SI)
+// and SI moves on by R10 after each step. Then it jumps to label store.
+#define GEMM6S_BODY(loop4, tail, loop1, store) \
+	MOVQ   k+0(FP), CX;       \
+	MOVQ   a_base+8(FP), SI;  \
+	MOVQ   lda+32(FP), R10;   \
+	SHLQ   $2, R10;           \
+	MOVQ   b_base+40(FP), DI; \
+	MOVQ   c_base+64(FP), DX; \
+	MOVQ   ldc+88(FP), R8;    \
+	SHLQ   $2, R8;            \
+	VXORPS Y0, Y0, Y0;        \
+	VXORPS Y1, Y1, Y1;        \
+	VXORPS Y2, Y2, Y2;        \
+	VXORPS Y3, Y3, Y3;        \
+	VXORPS Y4, Y4, Y4;        \
+	VXORPS Y5, Y5, Y5;        \
+	VXORPS Y6, Y6, Y6;        \
+	VXORPS Y7, Y7, Y7;        \
+	VXORPS Y8, Y8, Y8;        \
+	VXORPS Y9, Y9, Y9;        \
+	VXORPS Y10, Y10, Y10;     \
+	VXORPS Y11, Y11, Y11;     \
+	MOVQ   CX, BX;            \
+	SHRQ   $2, BX;            \
+	ANDQ   $3, CX;            \
+	TESTQ  BX, BX;            \
+	JZ     tail;              \
+loop4:;                           \
+	AVX2_STEP(0, 0);          \
+	ADDQ   R10, SI;           \
+	AVX2_STEP(0, 64);         \
+	ADDQ   R10, SI;           \
+	AVX2_STEP(0, 128);        \
+	ADDQ   R10, SI;           \
+	AVX2_STEP(0, 192);        \
+	ADDQ   R10, SI;           \
+	ADDQ   $256, DI;          \
+	DECQ   BX;                \
+	JNZ    loop4;             \
+tail:;                            \
+	TESTQ  CX, CX;            \
+	JZ     store;             \
+loop1:;                           \
+	AVX2_STEP(0, 0);          \
+	ADDQ   R10, SI;           \
+	ADDQ   $64, DI;           \
+	DECQ   CX;                \
+	JNZ    loop1
+
 // func gemmKernel6x16AVX2(k int, a, b, c []float32, ldc int)
 TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
@@ -260,5 +311,33 @@ g4sstore:
 	AVX2_SETROW(Y2, Y3)
 	AVX2_SETROW(Y4, Y5)
 	AVX2_SETROW(Y6, Y7)
+	VZEROUPPER
+	RET
+
+// func gemmKernel6x16StridedAVX2(k int, a []float32, lda int, b, c []float32, ldc int)
+TEXT ·gemmKernel6x16StridedAVX2(SB), NOSPLIT, $0-96
+	GEMM6S_BODY(g6loop4, g6tail, g6loop1, g6store)
+
+g6store:
+	AVX2_ROW(Y0, Y1)
+	AVX2_ROW(Y2, Y3)
+	AVX2_ROW(Y4, Y5)
+	AVX2_ROW(Y6, Y7)
+	AVX2_ROW(Y8, Y9)
+	AVX2_ROW(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func gemmKernel6x16StridedSetAVX2(k int, a []float32, lda int, b, c []float32, ldc int)
+TEXT ·gemmKernel6x16StridedSetAVX2(SB), NOSPLIT, $0-96
+	GEMM6S_BODY(g6sloop4, g6stail, g6sloop1, g6sstore)
+
+g6sstore:
+	AVX2_SETROW(Y0, Y1)
+	AVX2_SETROW(Y2, Y3)
+	AVX2_SETROW(Y4, Y5)
+	AVX2_SETROW(Y6, Y7)
+	AVX2_SETROW(Y8, Y9)
+	AVX2_SETROW(Y10, Y11)
 	VZEROUPPER
 	RET

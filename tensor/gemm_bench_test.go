@@ -120,3 +120,56 @@ func BenchmarkGemmKernel(b *testing.B) {
 		})
 	}
 }
+
+// transABenchShapes are the transposed-A products of a training step's backward pass, C(m, n)
+// = A(k, m)^T B(k, n): attention's dV = P^T dO per query block (m keys, k queries, n the head
+// width; A = the probabilities at row stride T, a power of two in bench-s and not in a warm
+// start's batches), and the weight gradients dW = dY^T X of bench-s (q, gate/up, down, the
+// 4096-word head) and of the default policy (hidden 128) over 4,000 tokens.
+var transABenchShapes = []struct{ m, k, n, lda int }{
+	{256, 256, 32, 256},
+	{437, 437, 32, 437},
+	{256, 2048, 256, 256},
+	{688, 2048, 256, 688},
+	{256, 2048, 688, 256},
+	{4096, 2048, 256, 4096},
+	{128, 4000, 384, 128},
+	{128, 4000, 128, 128},
+	{384, 4000, 128, 384},
+	{768, 4000, 128, 768},
+}
+
+// BenchmarkGemmTransA compares, for the selected kernels on 2 workers, the blocked driver
+// reading a transposed A in place (path=inplace, the strided micro-kernel) with packing it
+// first (path=packed), on transABenchShapes.
+func BenchmarkGemmTransA(b *testing.B) {
+	defer SetWorkers(SetWorkers(2))
+	if active.gemmKernelStrided == nil {
+		b.Skip("the selected kernel set (" + active.name + ") has no strided micro-kernel")
+	}
+	packed := *active
+	packed.gemmKernelStrided, packed.gemmKernelStridedSet = nil, nil
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range transABenchShapes {
+		a := make([]float32, s.k*s.lda) // (k, m) at stride lda
+		bm := make([]float32, s.k*s.n)  // (k, n)
+		c := make([]float32, s.m*s.n)   // (m, n)
+		for i := range a {
+			a[i] = 2*r.Float32() - 1
+		}
+		for i := range bm {
+			bm[i] = 2*r.Float32() - 1
+		}
+		for _, path := range []struct {
+			name string
+			ks   *kernels
+		}{{"packed", &packed}, {"inplace", active}} {
+			b.Run(fmt.Sprintf("path=%s/size=%dx%dx%d/lda=%d", path.name, s.m, s.k, s.n, s.lda), func(b *testing.B) {
+				for b.Loop() {
+					gemmBlocked(path.ks, true, false, s.m, s.n, s.k, 1, a, s.lda, bm, s.n, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -228,7 +228,7 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		}
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			macroKernel(ks, mb, sb, kb, packedA[mPad*pc+ic*kb:], pb.data[pb.panels*nr*pc+j0*kb:], cblk, pr.Ldc, tile, overwrite && pc == 0)
+			macroKernel(ks, mb, sb, kb, packedBlock(packedA[mPad*pc+ic*kb:], mr), pb.data[pb.panels*nr*pc+j0*kb:], cblk, pr.Ldc, tile, overwrite && pc == 0)
 		}
 	}
 	runTasks(w, tasks, mr*nr, task)

@@ -50,9 +50,12 @@ var gemmShapes = []gemmCase{
 }
 
 // gemmScalars are the (alpha, beta) pairs tried on every shape; beta == 0 also poisons C's
-// region with NaN, which Gemm must ignore.
+// region with NaN, which Gemm must ignore. alpha == 1 with a transposed A is read in place
+// where the kernel set has a strided micro-kernel: with beta 0 the first depth slice stores
+// (gemmKernelStridedSet), with beta 0.5 it adds (gemmKernelStrided).
 var gemmScalars = []struct{ alpha, beta float32 }{
 	{1, 0},
+	{1, 0.5},
 	{0.5, 1},
 	{-1.5, 0.25},
 	{2, -1},
@@ -178,12 +181,30 @@ func loopKernel(mr, nr int) func(k int, a, b, c []float32, ldc int) {
 	}
 }
 
+// loopStridedKernel is loopKernel reading the A panel in place at a step of lda floats, the Go
+// equivalent of the strided assembly kernels.
+func loopStridedKernel(mr, nr int) func(k int, a []float32, lda int, b, c []float32, ldc int) {
+	return func(k int, a []float32, lda int, b, c []float32, ldc int) {
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var acc float32
+				for p := 0; p < k; p++ {
+					acc += a[p*lda+i] * b[p*nr+j]
+				}
+				c[i*ldc+j] += acc
+			}
+		}
+	}
+}
+
 // tileTwins run the blocked driver with the tile and block sizes of the assembly kernel sets
-// (6x16 avx2, 12x32 avx512) but plain-loop kernels, so the driver's handling of those shapes is
-// tested on every machine, including ones that cannot run the assembly.
+// (6x16 avx2 with its in-place transposed A, 12x32 avx512) but plain-loop kernels, so the
+// driver's handling of those shapes is tested on every machine, including ones that cannot run
+// the assembly.
 var tileTwins = []*kernels{
 	{name: "loop6x16", mr: 6, nr: 16, kc: 256, mc: 120, nc: 3072, gemmKernel: loopKernel(6, 16),
-		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
+		gemmKernelStrided: loopStridedKernel(6, 16),
+		dot:               dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
 	{name: "loop12x32", mr: 12, nr: 32, kc: 160, mc: 144, nc: 3072, gemmKernel: loopKernel(12, 32),
 		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
 }
