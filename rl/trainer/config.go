@@ -68,8 +68,8 @@ type RLConfig struct {
 	// Optimiser.
 	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). The default 3e-4 with
 	// 40 steps took a 2,400-step SFT base from held-out EM 0.20 to 0.45, where 1e-4 with 20
-	// steps reached 0.33; from the default 1,800-step base it reached 0.33 (seeds 1-3: 0.33,
-	// 0.09, 0.18).
+	// steps reached 0.33; from the default 1,800-step base (0.05) it reached 0.33, 0.09, 0.18
+	// (seeds 1-3). 1e-3 collapsed the policy to answering without searching by step 26.
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps

@@ -42,7 +42,9 @@ type SFTConfig struct {
 // start reads badly (held-out EM 0.05, Naive RAG 0.06) and GRPO gains nothing from it. Steps: 1,800
 // steps of 8 over the default 3,000 demonstrations of 20 worlds take 10.5-13.5 minutes on 2
 // cores (2.2-2.9 steps/s as the host's speed varies), so that the default run, warm start and
-// 40 GRPO steps, takes about 15 (measured 14 min 43 s at 2.9 steps/s): held-out EM 0.05 at the base, 0.33 after GRPO. The agent-token loss
+// 40 GRPO steps, takes 15-17 minutes (measured 14 min 43 s at 2.9 steps/s and 16 min 4 s at
+// 2.6). Its held-out EM (base, after GRPO) was 0.05, 0.33 at commit 932201a and 0.11, 0.20 at
+// bf7a9f2, whose float32 rounding differs: one run is one draw (README). The agent-token loss
 // falls slowly to ~1.0 and then steeply, once the policy starts to read names out of the
 // passages (Config.Worlds). At 2,400 steps (~14 minutes) the base is stronger (0.20; GRPO takes
 // it to 0.45, and the unseen world from 0.13 to 0.18); at 1,200 the steep fall has not come
