@@ -148,7 +148,7 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 					var ab aBlock
 					if inPlaceA {
 						// Full panels where they lie; only a last partial panel is packed.
-						ab = aBlock{data: a[pc*lda+ic:], step: lda}
+						ab = aBlock{data: a[pc*lda+ic:], step: lda, inPlace: true}
 						if full := mb / mr * mr; full < mb {
 							packA(buf.a, a, lda, transA, ic+full, mb-full, pc, kb, alpha, mr)
 							ab.edge = buf.a[:mr*kb]
@@ -240,16 +240,14 @@ func grow(s []float32, n int) []float32 {
 //	in place: data = stored A from element (p0, i0), step lda, panel i at data[i*mr:]; a last
 //	          panel of fewer than mr rows is packed in edge (kb, mr)
 type aBlock struct {
-	data []float32
-	step int       // floats between element p and p+1 of one row of op(A)
-	edge []float32 // in place only: the packed last partial panel (nil if mr divides mb)
+	data    []float32
+	step    int       // floats between element p and p+1 of one row of op(A)
+	inPlace bool      // data is the stored A (step lda), not packed panels (step mr)
+	edge    []float32 // in place only: the packed last partial panel (nil if mr divides mb)
 }
 
 // packedBlock is the aBlock of a packed A block.
 func packedBlock(ap []float32, mr int) aBlock { return aBlock{data: ap, step: mr} }
-
-// inPlace reports whether the block is read where it lies (step lda) rather than packed.
-func (ab aBlock) inPlace(mr int) bool { return ab.step != mr || ab.edge != nil }
 
 // macroKernel adds the A block (mb, kb) of ab times packed B block (kb, nb) to C(mb, nb), or
 // with overwrite (which needs ks.gemmKernelSet) stores the product into C without reading it,
@@ -262,13 +260,12 @@ func (ab aBlock) inPlace(mr int) bool { return ab.step != mr || ab.edge != nil }
 //	bp: (ceil(nb/nr), kb, nr), c: (mb, nb) at stride ldc, tile: (mr, nr)
 func macroKernel(ks *kernels, mb, nb, kb int, ab aBlock, bp, c []float32, ldc int, tile []float32, overwrite bool) {
 	mr, nr := ks.mr, ks.nr
-	inPlace := ab.inPlace(mr)
 	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
 		bpanel := bp[jr*kb : jr*kb+nr*kb]
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
-			if inPlace && rows == mr {
+			if ab.inPlace && rows == mr {
 				apanel := ab.data[ir : ir+(kb-1)*ab.step+mr]
 				switch {
 				case cols < nr:
@@ -283,7 +280,7 @@ func macroKernel(ks *kernels, mb, nb, kb int, ab aBlock, bp, c []float32, ldc in
 				continue
 			}
 			var apanel []float32
-			if inPlace {
+			if ab.inPlace {
 				apanel = ab.edge[:mr*kb]
 			} else {
 				apanel = ab.data[ir*kb : ir*kb+mr*kb]
