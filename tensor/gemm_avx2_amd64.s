@@ -35,6 +35,34 @@
 	VMOVUPS hi, 32(DX);     \
 	ADDQ    R8, DX
 
+// AVX2_ZERO8 and AVX2_ZERO12 clear the accumulators of a four-row (Y0-Y7) or six-row (Y0-Y11)
+// tile.
+#define AVX2_ZERO8 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+#define AVX2_ZERO12 \
+	AVX2_ZERO8;           \
+	VXORPS Y8, Y8, Y8;    \
+	VXORPS Y9, Y9, Y9;    \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+// SPLIT_K splits the depth in CX into BX = k/4 unrolled iterations and CX = k%4 single steps,
+// and jumps to tail when there is no unrolled iteration.
+#define SPLIT_K(tail) \
+	MOVQ  CX, BX; \
+	SHRQ  $2, BX; \
+	ANDQ  $3, CX; \
+	TESTQ BX, BX; \
+	JZ    tail
+
 // GEMM6S_BODY runs the k loop of the in-place (strided) six-row kernels into Y0-Y11: the A step
 // is lda floats (R10 bytes) instead of the packed panel's 6, so AVX2_STEP always reads at 0(SI)
 // and SI moves on by R10 after each step. Then it jumps to label store.
@@ -47,23 +75,8 @@
 	MOVQ   c_base+64(FP), DX; \
 	MOVQ   ldc+88(FP), R8;    \
 	SHLQ   $2, R8;            \
-	VXORPS Y0, Y0, Y0;        \
-	VXORPS Y1, Y1, Y1;        \
-	VXORPS Y2, Y2, Y2;        \
-	VXORPS Y3, Y3, Y3;        \
-	VXORPS Y4, Y4, Y4;        \
-	VXORPS Y5, Y5, Y5;        \
-	VXORPS Y6, Y6, Y6;        \
-	VXORPS Y7, Y7, Y7;        \
-	VXORPS Y8, Y8, Y8;        \
-	VXORPS Y9, Y9, Y9;        \
-	VXORPS Y10, Y10, Y10;     \
-	VXORPS Y11, Y11, Y11;     \
-	MOVQ   CX, BX;            \
-	SHRQ   $2, BX;            \
-	ANDQ   $3, CX;            \
-	TESTQ  BX, BX;            \
-	JZ     tail;              \
+	AVX2_ZERO12;              \
+	SPLIT_K(tail);            \
 loop4:;                           \
 	AVX2_STEP(0, 0);          \
 	ADDQ   R10, SI;           \
@@ -95,18 +108,7 @@ TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-88
 	MOVQ ldc+80(FP), R8
 	SHLQ $2, R8            // row stride of C in bytes
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	AVX2_ZERO12
 
 	// Prefetch the C tile: it is read once, after the k loop.
 	MOVQ       DX, R9
@@ -128,11 +130,7 @@ TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-88
 	PREFETCHT0 (R9)
 	PREFETCHT0 63(R9)
 
-	MOVQ  CX, BX
-	SHRQ  $2, BX           // k/4 unrolled iterations
-	ANDQ  $3, CX           // k%4 single steps
-	TESTQ BX, BX
-	JZ    tail
+	SPLIT_K(tail)
 
 loop4:
 	AVX2_STEP(0, 0)
@@ -182,24 +180,9 @@ TEXT ·gemmKernel6x16SetAVX2(SB), NOSPLIT, $0-88
 	MOVQ ldc+80(FP), R8
 	SHLQ $2, R8            // row stride of C in bytes
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	AVX2_ZERO12
 
-	MOVQ  CX, BX
-	SHRQ  $2, BX           // k/4 unrolled iterations
-	ANDQ  $3, CX           // k%4 single steps
-	TESTQ BX, BX
-	JZ    settail
+	SPLIT_K(settail)
 
 setloop4:
 	AVX2_STEP(0, 0)
@@ -258,19 +241,8 @@ setstore:
 	MOVQ   c_base+56(FP), DX; \
 	MOVQ   ldc+80(FP), R8;   \
 	SHLQ   $2, R8;           \
-	VXORPS Y0, Y0, Y0;       \
-	VXORPS Y1, Y1, Y1;       \
-	VXORPS Y2, Y2, Y2;       \
-	VXORPS Y3, Y3, Y3;       \
-	VXORPS Y4, Y4, Y4;       \
-	VXORPS Y5, Y5, Y5;       \
-	VXORPS Y6, Y6, Y6;       \
-	VXORPS Y7, Y7, Y7;       \
-	MOVQ   CX, BX;           \
-	SHRQ   $2, BX;           \
-	ANDQ   $3, CX;           \
-	TESTQ  BX, BX;           \
-	JZ     tail;             \
+	AVX2_ZERO8;              \
+	SPLIT_K(tail);           \
 loop4:;                          \
 	AVX2_STEP4(0, 0);        \
 	AVX2_STEP4(24, 64);      \

@@ -18,6 +18,15 @@ var benchShapes = []struct{ m, k, n int }{
 	{16, 512, 32000},
 }
 
+// uniform returns n values drawn uniformly from [-1, 1).
+func uniform(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = 2*r.Float32() - 1
+	}
+	return x
+}
+
 // BenchmarkMatMul times C = A*B (no transposes, beta = 0) for every kernel set this machine
 // supports on 1 and 2 workers, reporting GFLOP/s = 2*m*n*k per multiplication over wall time,
 // and GFLOP/cpu-s over the CPU time of all threads: on a machine shared with other processes
@@ -34,15 +43,9 @@ func BenchmarkMatMul(b *testing.B) {
 				name := fmt.Sprintf("impl=%s/threads=%d/size=%dx%dx%d", ks.name, threads, s.m, s.k, s.n)
 				b.Run(name, func(b *testing.B) {
 					SetWorkers(threads)
-					a := make([]float32, s.m*s.k)  // (m, k)
-					bm := make([]float32, s.k*s.n) // (k, n)
-					c := make([]float32, s.m*s.n)  // (m, n)
-					for i := range a {
-						a[i] = 2*r.Float32() - 1
-					}
-					for i := range bm {
-						bm[i] = 2*r.Float32() - 1
-					}
+					a := uniform(r, s.m*s.k)      // (m, k)
+					bm := uniform(r, s.k*s.n)     // (k, n)
+					c := make([]float32, s.m*s.n) // (m, n)
 					cpu0 := processCPUSeconds()
 					for b.Loop() {
 						gemmBlocked(ks, false, false, s.m, s.n, s.k, 1, a, s.k, bm, s.n, 0, c, s.n)
@@ -151,15 +154,9 @@ func BenchmarkGemmTransA(b *testing.B) {
 	packed.gemmKernelStrided, packed.gemmKernelStridedSet = nil, nil
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range transABenchShapes {
-		a := make([]float32, s.k*s.lda) // (k, m) at stride lda
-		bm := make([]float32, s.k*s.n)  // (k, n)
-		c := make([]float32, s.m*s.n)   // (m, n)
-		for i := range a {
-			a[i] = 2*r.Float32() - 1
-		}
-		for i := range bm {
-			bm[i] = 2*r.Float32() - 1
-		}
+		a := uniform(r, s.k*s.lda)    // (k, m) at stride lda
+		bm := uniform(r, s.k*s.n)     // (k, n)
+		c := make([]float32, s.m*s.n) // (m, n)
 		for _, path := range []struct {
 			name string
 			ks   *kernels

@@ -166,23 +166,15 @@ func checkGemmAgainstGeneric(t *testing.T, name string, tc gemmCase, transA, tra
 }
 
 // loopKernel returns a plain-loop micro-kernel for an (mr, nr) tile, the Go equivalent each
-// assembly stub documents.
+// assembly stub documents: loopStridedKernel on a packed panel, whose step is mr.
 func loopKernel(mr, nr int) func(k int, a, b, c []float32, ldc int) {
-	return func(k int, a, b, c []float32, ldc int) {
-		for i := 0; i < mr; i++ {
-			for j := 0; j < nr; j++ {
-				var acc float32
-				for p := 0; p < k; p++ {
-					acc += a[p*mr+i] * b[p*nr+j]
-				}
-				c[i*ldc+j] += acc
-			}
-		}
-	}
+	strided := loopStridedKernel(mr, nr)
+	return func(k int, a, b, c []float32, ldc int) { strided(k, a, mr, b, c, ldc) }
 }
 
-// loopStridedKernel is loopKernel reading the A panel in place at a step of lda floats, the Go
-// equivalent of the strided assembly kernels.
+// loopStridedKernel returns a plain-loop micro-kernel for an (mr, nr) tile reading the A panel
+// at a step of lda floats, A(i, p) = a[p*lda+i]: the Go equivalent of the strided assembly
+// kernels.
 func loopStridedKernel(mr, nr int) func(k int, a []float32, lda int, b, c []float32, ldc int) {
 	return func(k int, a []float32, lda int, b, c []float32, ldc int) {
 		for i := 0; i < mr; i++ {
