@@ -35,6 +35,15 @@
 	VMOVUPS hi, 32(DX);     \
 	ADDQ    R8, DX
 
+// AVX2_ADD_TILE adds the six-row tile Y0-Y11 to C at DX (row stride R8).
+#define AVX2_ADD_TILE \
+	AVX2_ROW(Y0, Y1);   \
+	AVX2_ROW(Y2, Y3);   \
+	AVX2_ROW(Y4, Y5);   \
+	AVX2_ROW(Y6, Y7);   \
+	AVX2_ROW(Y8, Y9);   \
+	AVX2_ROW(Y10, Y11)
+
 // AVX2_ZERO8 and AVX2_ZERO12 clear the accumulators of a four-row (Y0-Y7) or six-row (Y0-Y11)
 // tile.
 #define AVX2_ZERO8 \
@@ -154,12 +163,7 @@ loop1:
 	JNZ  loop1
 
 store:
-	AVX2_ROW(Y0, Y1)
-	AVX2_ROW(Y2, Y3)
-	AVX2_ROW(Y4, Y5)
-	AVX2_ROW(Y6, Y7)
-	AVX2_ROW(Y8, Y9)
-	AVX2_ROW(Y10, Y11)
+	AVX2_ADD_TILE
 	VZEROUPPER
 	RET
 
@@ -169,6 +173,15 @@ store:
 	VMOVUPS lo, (DX);       \
 	VMOVUPS hi, 32(DX);     \
 	ADDQ    R8, DX
+
+// AVX2_SET_TILE stores the six-row tile Y0-Y11 into C at DX (row stride R8), overwriting it.
+#define AVX2_SET_TILE \
+	AVX2_SETROW(Y0, Y1);   \
+	AVX2_SETROW(Y2, Y3);   \
+	AVX2_SETROW(Y4, Y5);   \
+	AVX2_SETROW(Y6, Y7);   \
+	AVX2_SETROW(Y8, Y9);   \
+	AVX2_SETROW(Y10, Y11)
 
 // func gemmKernel6x16SetAVX2(k int, a, b, c []float32, ldc int)
 // The same as gemmKernel6x16AVX2 but C(6, 16) = the product: C is written, never read.
@@ -206,12 +219,7 @@ setloop1:
 	JNZ  setloop1
 
 setstore:
-	AVX2_SETROW(Y0, Y1)
-	AVX2_SETROW(Y2, Y3)
-	AVX2_SETROW(Y4, Y5)
-	AVX2_SETROW(Y6, Y7)
-	AVX2_SETROW(Y8, Y9)
-	AVX2_SETROW(Y10, Y11)
+	AVX2_SET_TILE
 	VZEROUPPER
 	RET
 
@@ -291,12 +299,7 @@ TEXT ·gemmKernel6x16StridedAVX2(SB), NOSPLIT, $0-96
 	GEMM6S_BODY(g6loop4, g6tail, g6loop1, g6store)
 
 g6store:
-	AVX2_ROW(Y0, Y1)
-	AVX2_ROW(Y2, Y3)
-	AVX2_ROW(Y4, Y5)
-	AVX2_ROW(Y6, Y7)
-	AVX2_ROW(Y8, Y9)
-	AVX2_ROW(Y10, Y11)
+	AVX2_ADD_TILE
 	VZEROUPPER
 	RET
 
@@ -305,11 +308,6 @@ TEXT ·gemmKernel6x16StridedSetAVX2(SB), NOSPLIT, $0-96
 	GEMM6S_BODY(g6sloop4, g6stail, g6sloop1, g6sstore)
 
 g6sstore:
-	AVX2_SETROW(Y0, Y1)
-	AVX2_SETROW(Y2, Y3)
-	AVX2_SETROW(Y4, Y5)
-	AVX2_SETROW(Y6, Y7)
-	AVX2_SETROW(Y8, Y9)
-	AVX2_SETROW(Y10, Y11)
+	AVX2_SET_TILE
 	VZEROUPPER
 	RET
