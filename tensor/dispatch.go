@@ -46,6 +46,7 @@ type kernels struct {
 	// gemmKernelSet reading the A micro-panel in place at a step of lda floats, A(i, p) =
 	// a[p*lda+i], instead of packed at a step of mr. The rows of a transposed A's stored matrix
 	// are the columns of op(A), so its full panels are multiplied where they lie, unpacked.
+	// Without gemmKernelStridedSet the driver clears C first, as without gemmKernelSet.
 	gemmKernelStrided, gemmKernelStridedSet func(k int, a []float32, lda int, b, c []float32, ldc int)
 
 	dot  func(x, y []float32) float32

@@ -141,7 +141,8 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 					j0 := t / aBlocks * strip
 					mb, sb := min(mc, m-ic), min(strip, nb-j0)
 					cblk := c[ic*ldc+jc+j0:]
-					overwrite := pc == 0 && beta == 0 && ks.gemmKernelSet != nil
+					overwrite := pc == 0 && beta == 0 && ks.gemmKernelSet != nil &&
+						(!inPlaceA || ks.gemmKernelStridedSet != nil)
 					if pc == 0 && !overwrite {
 						scaleRows(beta, cblk, mb, sb, ldc)
 					}
