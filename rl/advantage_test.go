@@ -311,6 +311,38 @@ func TestGroupSingletonsAndTies(t *testing.T) {
 	}
 }
 
+// TestTiedGroupAdvantageIsExactlyZero checks that a tied group teaches nothing, exactly: eight
+// scores of 0.2 (or 1.4) summed plainly have a mean one ulp off, which left GRPO advantages of
+// ~3e-11 on every row of the group.
+func TestTiedGroupAdvantageIsExactlyZero(t *testing.T) {
+	for _, score := range []float64{0.2, 0.4, 1.4} {
+		r := NewMatrix(8, 2)
+		m := NewMatrix(8, 2)
+		idx := make([]int, 8)
+		for i := range 8 {
+			r.Data[i*2+1] = score
+			m.Data[i*2], m.Data[i*2+1] = 1, 1
+		}
+		for _, tc := range []struct {
+			name string
+			got  Matrix
+		}{
+			{"grpo", GRPOAdvantage(r, m, idx, 1e-6, true)},
+			{"dr-grpo", GRPOAdvantage(r, m, idx, 1e-6, false)},
+			{"rloo", RLOOAdvantage(r, m, idx)},
+			{"opo", OPOAdvantage(r, m, idx)},
+			{"gpg", GPGAdvantage(r, m, idx, 1)},
+		} {
+			for _, a := range tc.got.Data {
+				if a != 0 {
+					t.Errorf("%s, eight scores of %v: advantage %g, want exactly 0", tc.name, score, a)
+					break
+				}
+			}
+		}
+	}
+}
+
 func TestWhitenNeedsTwoTokens(t *testing.T) {
 	x := MatrixOf(1, 3, []float64{1, 2, 3})
 	for _, tc := range []struct {

@@ -39,16 +39,20 @@ func groupsOf(fn string, index []int, b int) [][]int {
 }
 
 // meanStd returns the mean and the unbiased (N−1) standard deviation of s over members, as
-// torch.mean and torch.std of the stacked group. It panics for fewer than two members.
+// torch.mean and torch.std of the stacked group. The mean is taken about the first member,
+// μ = s₀ + Σ(s_i − s₀)/N, which is the plain mean up to rounding and exactly the common score
+// of a tied group: summed plainly, eight scores of 0.2 have mean 0.2 − 2.8e-17, and GRPO would
+// give the tied group advantages of 3e-11 instead of 0. It panics for fewer than two members.
 func meanStd(s []float64, members []int) (mean, std float64) {
 	n := float64(len(members))
 	if len(members) < 2 {
 		panic("rl.meanStd: group of fewer than two")
 	}
+	s0 := s[members[0]]
 	for _, i := range members {
-		mean += s[i]
+		mean += s[i] - s0
 	}
-	mean /= n
+	mean = s0 + mean/n
 	ss := 0.0
 	for _, i := range members {
 		ss += (s[i] - mean) * (s[i] - mean)
@@ -253,13 +257,15 @@ func OPOAdvantage(rewards, mask Matrix, index []int) Matrix {
 		if len(g) < 2 {
 			continue
 		}
-		num, den := 0.0, 0.0
+		// b_g about the first member (as meanStd): exactly the common score of a tied group.
+		s0, num, den := s[g[0]], 0.0, 0.0
 		for _, i := range g {
-			num += lens[i] * s[i]
+			num += lens[i] * (s[i] - s0)
 			den += lens[i]
 		}
+		b := s0 + num/den
 		for _, i := range g {
-			a[i] = s[i] - num/den
+			a[i] = s[i] - b
 		}
 	}
 	return broadcast(a, mask)
