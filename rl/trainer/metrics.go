@@ -54,6 +54,10 @@ type StepMetrics struct {
 	ToolErrors    Num `json:"tool_errors"`    // mean failed tool calls
 	TruncatedRate Num `json:"truncated_rate"` // fraction cut by a limit
 	LogpDiffMax   Num `json:"logp_diff_max"`  // max |sampled logp − recomputed old logp| over agent tokens
+	// ZeroAdvRate is the fraction of trajectories whose advantage is 0 on every agent token
+	// (a tied GRPO or RLOO group: all its samples scored alike). They teach nothing, and the
+	// update leaves them out of its forward and backward passes.
+	ZeroAdvRate Num `json:"zero_adv_rate"`
 
 	// Numeric guard: optimiser steps of this step skipped because a loss or gradient was not
 	// finite, and what the first one was ("gradient of model.layers.1.mlp.up_proj.weight").
@@ -61,6 +65,8 @@ type StepMetrics struct {
 	SkipReason     string `json:"skip_reason,omitempty"`
 
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
+	// Entropy, approx_kl and ppo_kl are over the trajectories the update trained on, which
+	// leaves out those with a zero advantage (ZeroAdvRate) when it can; clipfrac is over all.
 	Loss         Num `json:"loss"`                    // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
 	PGLoss       Num `json:"pg_loss"`                 // PPO clipped surrogate
 	Entropy      Num `json:"entropy"`                 // mean predictive entropy

@@ -351,3 +351,80 @@ func TestNumericGuardSkipsNonFiniteUpdates(t *testing.T) {
 		t.Errorf("clean step: skipped %d, run %d, changed %v", m.SkippedUpdates, tr.NonFiniteRun, paramsChanged(policy, before))
 	}
 }
+
+// TestIdleRowsLeftOutExactly runs GRPO and RLOO twice from the same seed, once leaving the
+// rows with a zero advantage out of the update (the default) and once keeping them: the
+// parameters must agree to float32 rounding after every step, while the first run's backward
+// passes see fewer rows. With an entropy bonus every row is kept.
+func TestIdleRowsLeftOutExactly(t *testing.T) {
+	for _, algo := range []Algorithm{GRPO, RLOO} {
+		t.Run(string(algo), func(t *testing.T) {
+			cfg := tinyRLConfig(algo)
+			cfg.EntropyCoef, cfg.KLCoef = 0, 0
+			cfg.Steps = 6
+			var rows [2]int
+			var trs [2]*Trainer
+			for i := range trs {
+				tr, err := New(cfg, 5, tinyModel(t, 3), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.keepIdleRows = i == 1
+				tr.onBackward = func(v *view, _ []float32) { rows[i] += v.B }
+				trs[i] = tr
+			}
+			idle := 0.0
+			for s := 0; s < cfg.Steps; s++ {
+				var ms [2]StepMetrics
+				for i, tr := range trs {
+					m, err := tr.Step(context.Background())
+					if err != nil {
+						t.Fatalf("step %d: %v", s, err)
+					}
+					ms[i] = m
+				}
+				idle += float64(ms[0].ZeroAdvRate)
+				if d := math.Abs(float64(ms[0].PGLoss - ms[1].PGLoss)); d > 1e-6 {
+					t.Errorf("step %d: pg_loss %v left out, %v kept", s, ms[0].PGLoss, ms[1].PGLoss)
+				}
+				if d := math.Abs(float64(ms[0].ClipFrac - ms[1].ClipFrac)); d > 1e-9 {
+					t.Errorf("step %d: clipfrac %v left out, %v kept", s, ms[0].ClipFrac, ms[1].ClipFrac)
+				}
+				for k, p := range trs[0].Policy.Params {
+					q := trs[1].Policy.Params[k]
+					for j := range p.Data {
+						if d := math.Abs(float64(p.Data[j] - q.Data[j])); d > 1e-5 {
+							t.Fatalf("step %d: %s[%d] = %v left out, %v kept", s, p.Name, j, p.Data[j], q.Data[j])
+						}
+					}
+				}
+			}
+			if idle == 0 {
+				t.Fatal("no step had a row with a zero advantage; the test cannot tell")
+			}
+			if rows[0] >= rows[1] {
+				t.Errorf("backward passes saw %d rows leaving idle rows out, %d keeping them; want fewer", rows[0], rows[1])
+			}
+		})
+	}
+	cfg := tinyRLConfig(GRPO) // entropy bonus and KL loss on: every row is kept
+	tr, err := New(cfg, 5, tinyModel(t, 3), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, idle := 0, 0.0
+	tr.onBackward = func(v *view, _ []float32) { seen += v.B }
+	for s := 0; s < cfg.Steps; s++ {
+		m, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle += float64(m.ZeroAdvRate)
+	}
+	if idle == 0 {
+		t.Fatal("entropy bonus on: no step had a row with a zero advantage; the test cannot tell")
+	}
+	if want := cfg.Steps * cfg.Prompts * cfg.N; seen != want {
+		t.Errorf("with an entropy bonus the backward passes saw %d rows, want all %d", seen, want)
+	}
+}

@@ -54,6 +54,13 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	if t.Critic != nil {
 		m.CriticLR = Num(t.CritOpt.LR)
 	}
+	idle := 0
+	for r := 0; r < b.B; r++ {
+		if !rowTeaches(d, r) {
+			idle++
+		}
+	}
+	m.ZeroAdvRate = Num(float64(idle) / float64(max(b.B, 1)))
 	var st updateStats
 	rng := t.stepRand(t.StepsDone, purposeShuffle)
 	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
@@ -96,26 +103,32 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 //	L = PPOClipLoss(logp, old, A) − EntropyCoef·Agg(H) + KLCoef·KLLoss(logp, ref)   (KL loss when chosen)
 //
 // then dL/dlogp and dL/dH go through the model's backward pass, the gradient is clipped to
-// GradClip and AdamW steps.
+// GradClip and AdamW steps. The loss is aggregated with the denominators of the whole
+// mini-batch (verl agg_loss's batch_num_tokens, global_batch_size, loss_scale_factor), so the
+// rows that teach nothing can be left out of the forward and backward passes (teachingRows)
+// without changing the loss or its gradient.
 func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	c := &t.Config
+	fullMask := v.gather(d.lossMask.Data) // (B, L) of the whole mini-batch
+	if rl.MaskedSum(fullMask, fullMask) == 0 {
+		return nil // no trainable token (every row cut before generating): nothing to learn
+	}
+	agg := aggDenominators(fullMask)
+	v = t.teachingRows(d, v)
 	logpT, entT := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
 	logp := v.responseLogp(logpT)                                     // (B, L)
 	ent := v.responseLogp(entT)                                       // (B, L)
 	mask := v.gather(d.lossMask.Data)
-	if rl.MaskedSum(mask, mask) == 0 {
-		return nil // no trainable token (every row cut before generating): nothing to learn
-	}
 	old := v.gather(d.oldLogp.Data)
 	adv := v.gather(d.advantages.Data)
-	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, rl.AggOptions{})
+	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, agg)
 	if err != nil {
 		return err
 	}
 	loss := pl.Loss
 	dlogp := pl.GradLogProb // (B, L)
 	var dent []float32
-	entLoss, entGrad, err := rl.AggLoss(ent, mask, c.AggMode, rl.AggOptions{})
+	entLoss, entGrad, err := rl.AggLoss(ent, mask, c.AggMode, agg)
 	if err != nil {
 		return err
 	}
@@ -128,7 +141,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	}
 	if c.KLMode() == "loss" {
 		ref := v.gather(d.refLogp.Data)
-		kl, klGrad, err := rl.KLLoss(logp, ref, mask, t.klEstimator(), c.AggMode, rl.AggOptions{})
+		kl, klGrad, err := rl.KLLoss(logp, ref, mask, t.klEstimator(), c.AggMode, agg)
 		if err != nil {
 			return err
 		}
@@ -172,9 +185,60 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	st.ent += rl.MaskedMean(ent, mask)
 	st.approxKL += akl / math.Max(n, 1)
 	st.ppoKL += pl.PPOKL
-	st.clip += pl.ClipFrac
+	st.clip += pl.ClipFrac * rl.MaskedSum(mask, mask) / agg.BatchNumTokens // left-out rows are never clipped (A = 0)
 	st.gradNorm += gn
 	return nil
+}
+
+// aggDenominators returns the loss denominators of a mini-batch with loss mask (B, L): its
+// token count (token-mean), its rows holding a token (seq-mean modes) and its width L
+// (seq-mean-token-sum-norm). They equal agg_loss's defaults for this mask.
+func aggDenominators(mask rl.Matrix) rl.AggOptions {
+	rows := 0.0
+	for i := 0; i < mask.B; i++ {
+		for _, m := range mask.Row(i) {
+			if m != 0 {
+				rows++
+				break
+			}
+		}
+	}
+	return rl.AggOptions{BatchNumTokens: rl.MaskedSum(mask, mask), GlobalBatchSize: rows, LossScaleFactor: float64(mask.L)}
+}
+
+// teachingRows returns v without the rows whose loss is identically zero: no loss-masked token
+// has a non-zero advantage (a tied GRPO or RLOO group, a row cut before generating). With no
+// entropy bonus and no KL loss such a row's PPO loss −A·ρ and its gradient are exactly 0, so
+// leaving it out of the forward and backward passes changes neither (the denominators stay the
+// mini-batch's: aggDenominators). It returns v itself when every row teaches, when none does
+// (the optimiser still steps: AdamW moves on its moments) or when a loss term reads every row.
+func (t *Trainer) teachingRows(d *stepData, v *view) *view {
+	c := &t.Config
+	if c.EntropyCoef != 0 || c.KLMode() == "loss" || t.keepIdleRows {
+		return v
+	}
+	var kept []int
+	for _, r := range v.rows {
+		if rowTeaches(d, r) {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == len(v.rows) || len(kept) == 0 {
+		return v
+	}
+	return newView(v.full, kept)
+}
+
+// rowTeaches reports whether row r of the step's batch has a loss-masked token with a non-zero
+// advantage.
+func rowTeaches(d *stepData, r int) bool {
+	L := d.lossMask.L
+	for k := r * L; k < (r+1)*L; k++ {
+		if d.lossMask.Data[k] != 0 && d.advantages.Data[k] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // criticMiniBatch takes one critic optimiser step on the rows of v with verl's clipped value
