@@ -50,7 +50,7 @@ type RLConfig struct {
 	// PPO update.
 	Epochs      int        // passes over the step's batch (paper: 1)
 	MiniBatches int        // optimiser steps per epoch: the batch is split into this many (paper: 128/64 = 2)
-	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm)
+	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm, divided by MaxLen)
 	ClipLow     float64    // PPO ratio clip 1−ClipLow
 	ClipHigh    float64    // PPO ratio clip 1+ClipHigh (> ClipLow is clip-higher)
 	ClipC       float64    // dual-clip constant (verl: 3)

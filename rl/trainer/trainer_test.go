@@ -428,3 +428,45 @@ func TestIdleRowsLeftOutExactly(t *testing.T) {
 		t.Errorf("with an entropy bonus the backward passes saw %d rows, want all %d", seen, want)
 	}
 }
+
+// TestDrGRPONormaliserIsConstant checks Dr.GRPO's loss scale: on the step's first mini-batch
+// (ratio exactly 1, nothing clipped) dL/dlogp of every trained token is −A/MaxLen, the same
+// constant whatever the mini-batch's longest response (verl divides by the padded response
+// length, constant across steps).
+func TestDrGRPONormaliserIsConstant(t *testing.T) {
+	cfg := tinyRLConfig(DrGRPO)
+	cfg.EntropyCoef, cfg.KLCoef = 0, 0
+	tr, err := New(cfg, 5, tinyModel(t, 3), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch *StepBatch
+	tr.OnBatch = func(b *StepBatch) { batch = b }
+	first, checked := true, 0
+	tr.onBackward = func(v *view, dlogp []float32) {
+		if !first {
+			return
+		}
+		first = false
+		L := batch.Collated.Batch.L
+		for i, r := range v.rows {
+			for j := 0; j < v.L && j < L; j++ {
+				a, m := batch.Advantages[r*L+j], batch.LossMask[r*L+j]
+				got := float64(dlogp[i*v.T+v.P+j])
+				want := -a * m / float64(cfg.MaxLen)
+				if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+					t.Fatalf("row %d token %d: dL/dlogp = %g, want -A/MaxLen = %g (A = %g)", r, j, got, want, a)
+				}
+				if want != 0 {
+					checked++
+				}
+			}
+		}
+	}
+	if _, err := tr.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no token with a non-zero advantage in the first mini-batch; the test cannot tell")
+	}
+}

@@ -113,7 +113,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 	if rl.MaskedSum(fullMask, fullMask) == 0 {
 		return nil // no trainable token (every row cut before generating): nothing to learn
 	}
-	agg := aggDenominators(fullMask)
+	agg := aggDenominators(fullMask, c.MaxLen)
 	v = t.teachingRows(d, v)
 	logpT, entT := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
 	logp := v.responseLogp(logpT)                                     // (B, L)
@@ -191,9 +191,12 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 }
 
 // aggDenominators returns the loss denominators of a mini-batch with loss mask (B, L): its
-// token count (token-mean), its rows holding a token (seq-mean modes) and its width L
-// (seq-mean-token-sum-norm). They equal agg_loss's defaults for this mask.
-func aggDenominators(mask rl.Matrix) rl.AggOptions {
+// token count (token-mean) and its rows holding a token (seq-mean modes), which are agg_loss's
+// defaults for this mask, and the constant width (seq-mean-token-sum-norm, Dr.GRPO's
+// normaliser): verl pads every response to the rollout's response_length and divides by that
+// width, the same every step; ours is the trajectory bound MaxLen, where the mini-batch's own
+// width would change with its longest response.
+func aggDenominators(mask rl.Matrix, width int) rl.AggOptions {
 	rows := 0.0
 	for i := 0; i < mask.B; i++ {
 		for _, m := range mask.Row(i) {
@@ -203,7 +206,7 @@ func aggDenominators(mask rl.Matrix) rl.AggOptions {
 			}
 		}
 	}
-	return rl.AggOptions{BatchNumTokens: rl.MaskedSum(mask, mask), GlobalBatchSize: rows, LossScaleFactor: float64(mask.L)}
+	return rl.AggOptions{BatchNumTokens: rl.MaskedSum(mask, mask), GlobalBatchSize: rows, LossScaleFactor: float64(width)}
 }
 
 // teachingRows returns v without the rows whose loss is identically zero: no loss-masked token
