@@ -67,10 +67,20 @@ func BenchmarkRollout(b *testing.B) {
 
 // BenchmarkRLStep measures one whole RL step of GRPO and PPO: 8 prompts x 5 samples (PPO: 40
 // prompts x 1), rollout, old/reference log-probs, critic, advantages and the update in 2
-// mini-batches.
+// mini-batches. tied=half gives every other problem the same reward on every attempt: about
+// half of GRPO's groups tie, and the update leaves their rows out.
 func BenchmarkRLStep(b *testing.B) {
-	for _, algo := range []trainer.Algorithm{trainer.GRPO, trainer.PPO} {
-		b.Run("algo="+string(algo), func(b *testing.B) {
+	for _, bc := range []struct {
+		algo      trainer.Algorithm
+		tiedEvery int
+		name      string
+	}{
+		{trainer.GRPO, 0, "algo=grpo"},
+		{trainer.GRPO, 2, "algo=grpo/tied=half"},
+		{trainer.PPO, 0, "algo=ppo"},
+	} {
+		algo := bc.algo
+		b.Run(bc.name, func(b *testing.B) {
 			cfg := trainer.DefaultRLConfig(algo)
 			cfg.MaxTurns, cfg.MaxTurnTokens, cfg.MaxLen = 3, 32, 512
 			cfg.CriticWarmup = 0
@@ -79,11 +89,11 @@ func BenchmarkRLStep(b *testing.B) {
 			if algo == trainer.PPO {
 				cfg.N, cfg.Prompts = 1, 40
 			}
-			tr, err := trainer.New(cfg, 1, policy(b, cfg.MaxLen), Encoder{}, specials, Problems(64, 150, 3, 60, toolEnd))
+			tr, err := trainer.New(cfg, 1, policy(b, cfg.MaxLen), Encoder{}, specials, TiedProblems(64, 150, 3, 60, toolEnd, bc.tiedEvery))
 			if err != nil {
 				b.Fatal(err)
 			}
-			tokens, seconds := 0.0, 0.0
+			tokens, seconds, idle, update, steps := 0.0, 0.0, 0.0, 0.0, 0.0
 			for b.Loop() {
 				m, err := tr.Step(context.Background())
 				if err != nil {
@@ -91,8 +101,13 @@ func BenchmarkRLStep(b *testing.B) {
 				}
 				tokens += float64(m.TokensPerSec) * float64(m.TimeTotal)
 				seconds += float64(m.TimeTotal)
+				idle += float64(m.ZeroAdvRate)
+				update += float64(m.TimeUpdate)
+				steps++
 			}
 			b.ReportMetric(tokens/seconds, "tokens/s")
+			b.ReportMetric(idle/steps, "zero_adv_rate")
+			b.ReportMetric(update/steps, "update_s")
 		})
 	}
 }

@@ -32,8 +32,9 @@ func (Encoder) Decode(ids []int) string {
 	return strings.Join(parts, " ")
 }
 
-// Episode answers turns 1 .. Turns-1 with the observation Obs and ends at turn Turns, with
-// reward 1 on even-numbered rows of a group (so group advantages are not all zero).
+// Episode answers turns 1 .. Turns-1 with the observation Obs and ends at turn Turns with its
+// fixed Reward (Problems alternates 1 and 0 over a group's rows, so its advantages are not all
+// zero).
 type Episode struct {
 	Turns  int
 	Obs    string
@@ -58,6 +59,12 @@ func (e *Episode) Finish(bool) rollout.Outcome {
 // Problems returns n synthetic problems with prompts of promptLen ids below vocab, each
 // episode taking turns turns with observations of obsLen ids.
 func Problems(n, promptLen, turns, obsLen, vocab int) []trainer.Problem {
+	return TiedProblems(n, promptLen, turns, obsLen, vocab, 0)
+}
+
+// TiedProblems is Problems where every tiedEvery-th problem (0: none) rewards every attempt
+// alike (0), so its GRPO or RLOO group is tied: its advantages are 0 and it teaches nothing.
+func TiedProblems(n, promptLen, turns, obsLen, vocab, tiedEvery int) []trainer.Problem {
 	var obs []string
 	for i := range obsLen {
 		obs = append(obs, strconv.Itoa((i*7+3)%vocab))
@@ -69,10 +76,15 @@ func Problems(n, promptLen, turns, obsLen, vocab int) []trainer.Problem {
 		for j := range prompt {
 			prompt[j] = (i*31 + j*13 + 1) % vocab
 		}
+		tied := tiedEvery > 0 && i%tiedEvery == 0
 		k := 0
 		ps[i] = trainer.Problem{Prompt: prompt, Dataset: "synthetic", NewEpisode: func() rollout.Episode {
 			k++
-			return &Episode{Turns: turns, Obs: obsText, Reward: float64(k % 2)}
+			r := float64(k % 2)
+			if tied {
+				r = 0
+			}
+			return &Episode{Turns: turns, Obs: obsText, Reward: r}
 		}}
 	}
 	return ps
