@@ -12,9 +12,10 @@ import (
 // values (PAPER.md §6) are quoted where ours differ.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
-	// Steps is the number of RL steps (one rollout + update each). From the default base, 80
-	// GRPO steps ended at .25, .22, .31 held-out (seeds 1-3) against 40's .19, .27, .26: the
-	// policy levels off about .25, and 40 steps keep the default run near 15 minutes.
+	// Steps is the number of RL steps (one rollout + update each); the default 40 take 3-5
+	// minutes. From the 1,800-step SFT base (held-out EM 0.11), 80 GRPO steps ended at .25,
+	// .22, .31 (seeds 1-3) against 40's .19, .27, .26: the policy levels off where its warm
+	// start lets it (from the 2,400-step base, 40 steps reach .46, .37, .42).
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8
@@ -22,7 +23,7 @@ type RLConfig struct {
 	// successes that teach the second hop. From commit 932201a's base (held-out EM 0.05), 40
 	// GRPO steps ended at .32, .25, .32 over seeds 1-3 (+25 points), where 16 x 5 ended at
 	// .33, .09, .18, and nine 16 x 5 runs with three RL settings at .19 ± .10 (README); from
-	// the current base (0.11) at .19, .27, .26 (+13).
+	// the 1,800-step base of bf7a9f2 (0.11) at .19, .27, .26 (+13).
 	N int
 
 	// Rollout.
@@ -77,9 +78,9 @@ type RLConfig struct {
 	// Optimiser.
 	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). The default 3e-4 with
 	// 40 steps took a 2,400-step SFT base from held-out EM 0.20 to 0.45, where 1e-4 with 20
-	// steps reached 0.33; from the default 1,800-step base (0.05) it reached 0.33, 0.09, 0.18
-	// (seeds 1-3). 1e-3 collapsed the policy to answering without searching by step 26; 5e-4
-	// ended seed 1 of the current base at .15 (3e-4: .19).
+	// steps reached 0.33; from the 1,800-step base of 932201a (0.05) it reached 0.33, 0.09,
+	// 0.18 (seeds 1-3). 1e-3 collapsed the policy to answering without searching by step 26;
+	// 5e-4 ended seed 1 of bf7a9f2's 1,800-step base at .15 (3e-4: .19).
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps

@@ -39,18 +39,17 @@ type SFTConfig struct {
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy. ContextWeight
 // 0.5 (the tool responses trained on at half weight) raised the SFT base's held-out EM from
 // 0.12 to 0.17 at 700 steps in a measured A/B (README, one world); at 0 the default-length warm
-// start reads badly (held-out EM 0.05, Naive RAG 0.06) and GRPO gains nothing from it. Steps: 1,800
-// steps of 8 over the default 3,000 demonstrations of 20 worlds take 10.5-13.5 minutes on 2
-// cores (2.2-2.9 steps/s as the host's speed varies), so that the default run, warm start and
-// 40 GRPO steps, takes 15-17 minutes (measured 14 min 43 s at 2.9 steps/s and 16 min 4 s at
-// 2.6). Its held-out EM (base, after GRPO) was 0.05, 0.33 at commit 932201a and 0.11, 0.20 at
-// bf7a9f2, whose float32 rounding differs: one run is one draw (README). The agent-token loss
-// falls slowly to ~1.0 and then steeply, once the policy starts to read names out of the
-// passages (Config.Worlds). At 2,400 steps (~14 minutes) the base is stronger (0.20; GRPO takes
-// it to 0.45, and the unseen world from 0.13 to 0.18); at 1,200 the steep fall has not come
-// (held-out 0.05, and GRPO gains nothing).
+// start reads badly (held-out EM 0.05, Naive RAG 0.06) and GRPO gains nothing from it. Steps:
+// 2,400 steps of 8 over the default 3,000 demonstrations of 20 worlds take about 16 minutes on
+// 2 cores (2.5 steps/s). The agent-token loss falls slowly to ~1.0 and then steeply, once the
+// policy starts to read names out of the passages (Config.Worlds), and what the base reads
+// bounds what GRPO can reach: from the 2,400-step base (held-out EM 0.23, commit baf2895) 40
+// GRPO steps end at .46, .37, .42 (seeds 1-3, +19 points), from the 1,800-step base (0.11, the
+// default until then, chosen to keep the whole run near 15 minutes) at .19, .27, .26 (+13), and
+// 80 steps from it at .26 on average; at 1,200 the steep fall has not come (held-out 0.05, and
+// GRPO gains nothing).
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 1800, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
 }
 
 // Validate reports the first invalid setting.
