@@ -22,6 +22,7 @@ type stepData struct {
 	rewards    rl.Matrix // token-level rewards (+ KL when in the reward)
 	advantages rl.Matrix
 	returns    rl.Matrix
+	teaches    []bool // (B) row has a loss-masked token with a non-zero advantage (set by update)
 }
 
 // Step runs one RL step: rollout, old/reference log-probs, critic values, rewards, advantages,

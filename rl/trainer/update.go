@@ -54,9 +54,11 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	if t.Critic != nil {
 		m.CriticLR = Num(t.CritOpt.LR)
 	}
+	d.teaches = make([]bool, b.B)
 	idle := 0
-	for r := 0; r < b.B; r++ {
-		if !rowTeaches(d, r) {
+	for r := range d.teaches {
+		d.teaches[r] = rowTeaches(d, r)
+		if !d.teaches[r] {
 			idle++
 		}
 	}
@@ -222,7 +224,7 @@ func (t *Trainer) teachingRows(d *stepData, v *view) *view {
 	}
 	var kept []int
 	for _, r := range v.rows {
-		if rowTeaches(d, r) {
+		if d.teaches[r] {
 			kept = append(kept, r)
 		}
 	}
