@@ -116,11 +116,13 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 		return nil // no trainable token (every row cut before generating): nothing to learn
 	}
 	agg := aggDenominators(fullMask, c.MaxLen)
-	v = t.teachingRows(d, v)
+	mask := fullMask // (B, L) of the rows trained on
+	if tv := t.teachingRows(d, v); tv != v {
+		v, mask = tv, tv.gather(d.lossMask.Data)
+	}
 	logpT, entT := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
 	logp := v.responseLogp(logpT)                                     // (B, L)
 	ent := v.responseLogp(entT)                                       // (B, L)
-	mask := v.gather(d.lossMask.Data)
 	old := v.gather(d.oldLogp.Data)
 	adv := v.gather(d.advantages.Data)
 	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, agg)
