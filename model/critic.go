@@ -68,9 +68,19 @@ func (c *Critic) ParamGrads() [][]float32 { return paramGrads(c.Params) }
 // them in the loss. It panics as Model.Forward does.
 func (c *Critic) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (values []float32) {
 	m := c.Model
+	checkBatch("model.Critic.Forward", m.Config, tokens, attentionMask, B, T)
+	N, C := B*T, m.Config.HiddenSize
+	if ws.split(c, B, T) {
+		ws.values = grow(ws.values, N)
+		tensor.Shards(len(ws.shards), func(s int) {
+			sh := &ws.shards[s]
+			copy(sh.rows(ws.values, T, 1), sh.c.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T, 1), sh.hi-sh.lo, T))
+		})
+		ws.owner, ws.pass = c, passValues
+		return ws.values
+	}
 	m.forwardTrunk(ws, tokens, attentionMask, B, T)
 	ws.owner, ws.pass = c, passValues
-	N, C := B*T, m.Config.HiddenSize
 	ws.values = grow(ws.values, N)
 	// values (N, 1) = final (N, C) @ score.weight (1, C)^T + score.bias
 	tensor.LinearForward(ws.values, ws.final[:N*C], c.ScoreW.Data, c.ScoreBias.Data, N, C, 1)
@@ -88,6 +98,14 @@ func (c *Critic) Backward(ws *Workspace, dvalues []float32) {
 	N, C := ws.B*ws.T, m.Config.HiddenSize
 	if len(dvalues) != N {
 		panic(fmt.Sprintf("model.Critic.Backward: dvalues has %d elements, want %d (B*T)", len(dvalues), N))
+	}
+	if ws.sharded {
+		tensor.Shards(len(ws.shards), func(s int) {
+			sh := &ws.shards[s]
+			sh.c.Backward(sh.ws, sh.rows(dvalues, ws.T, 1))
+		})
+		ws.mergeGrads(c.Params)
+		return
 	}
 	c.Model.keepActivations(ws)
 	ws.prepareBackward()

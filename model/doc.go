@@ -9,7 +9,8 @@
 // an explicit forward
 // and backward pass side by side (layer.go); the output head is fused with the log-probability
 // and entropy reductions that reinforcement learning needs, so the (B, T, V) logits are never
-// materialised (head.go). The kernels themselves (matrix products, RMSNorm, RoPE, attention,
+// materialised (head.go). On two or more cores a batch runs as groups of rows at once, one core
+// each, with their gradients summed (shard.go). The kernels themselves (matrix products, RMSNorm, RoPE, attention,
 // softmax) come from package tensor.
 //
 // The seam to package rl is Forward/Backward: Forward returns log p(token_t | tokens_<t) and the

@@ -63,10 +63,23 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 	if τ := float64(ws.Temperature); τ < 0 || math.IsNaN(τ) || math.IsInf(τ, 0) {
 		panic(fmt.Sprintf("model.Forward: Workspace.Temperature = %v, want > 0 (or 0 for none)", ws.Temperature))
 	}
-	m.forwardTrunk(ws, tokens, attentionMask, B, T)
-	ws.owner, ws.pass = m, passLogp
+	checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
 	h := &ws.head
 	N := B * T
+	if ws.split(m, B, T) {
+		h.logp = grow(h.logp, N)
+		h.entropy = grow(h.entropy, N)
+		tensor.Shards(len(ws.shards), func(s int) {
+			sh := &ws.shards[s]
+			logp, entropy := sh.m.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T, 1), sh.hi-sh.lo, T)
+			copy(sh.rows(h.logp, T, 1), logp)
+			copy(sh.rows(h.entropy, T, 1), entropy)
+		})
+		ws.owner, ws.pass = m, passLogp
+		return h.logp, h.entropy
+	}
+	m.forwardTrunk(ws, tokens, attentionMask, B, T)
+	ws.owner, ws.pass = m, passLogp
 	h.logp = grow(h.logp, N)
 	h.entropy = grow(h.entropy, N)
 	h.lse = grow(h.lse, N)
@@ -192,6 +205,14 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 	N, V, C := ws.B*ws.T, m.Config.VocabSize, m.Config.HiddenSize
 	if (dlogp != nil && len(dlogp) != N) || (dentropy != nil && len(dentropy) != N) {
 		panic(fmt.Sprintf("model.Backward: dlogp has %d and dentropy %d elements, want %d (B*T)", len(dlogp), len(dentropy), N))
+	}
+	if ws.sharded {
+		tensor.Shards(len(ws.shards), func(s int) {
+			sh := &ws.shards[s]
+			sh.m.Backward(sh.ws, sh.rows(dlogp, ws.T, 1), sh.rows(dentropy, ws.T, 1))
+		})
+		ws.mergeGrads(m.Params)
+		return
 	}
 	m.keepActivations(ws)
 	ws.prepareBackward()

@@ -1,10 +1,6 @@
 package model
 
-import (
-	"fmt"
-
-	"agentr1/tensor"
-)
+import "agentr1/tensor"
 
 // One decoder layer (HF Qwen2DecoderLayer), pre-norm with two residual branches:
 //
@@ -166,17 +162,7 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 // token is outside the vocabulary, or T exceeds max_position_embeddings.
 func (m *Model) forwardTrunk(ws *Workspace, tokens []int, attentionMask []float32, B, T int) {
 	cfg := m.Config
-	if B < 0 || T < 0 || len(tokens) != B*T || len(attentionMask) != B*T {
-		panic(fmt.Sprintf("model.Forward: B=%d T=%d with %d tokens and %d mask entries", B, T, len(tokens), len(attentionMask)))
-	}
-	if T > cfg.MaxPositionEmbeddings {
-		panic(fmt.Sprintf("model.Forward: T=%d exceeds max_position_embeddings %d", T, cfg.MaxPositionEmbeddings))
-	}
-	for i, id := range tokens {
-		if id < 0 || id >= cfg.VocabSize {
-			panic(fmt.Sprintf("model.Forward: token %d at %d outside the vocabulary [0, %d)", id, i, cfg.VocabSize))
-		}
-	}
+	checkBatch("model.Forward", cfg, tokens, attentionMask, B, T)
 	ws.prepare(cfg, B, T)
 	N, C := B*T, cfg.HiddenSize
 	copy(ws.tokens, tokens)

@@ -40,6 +40,10 @@ type Workspace struct {
 	// division. 0 and 1 both mean no division. ForwardLogits ignores it.
 	Temperature float32
 
+	// Shards caps how many groups of rows a batch is cut into, each run on its own goroutine
+	// (data parallelism, shard.go): 0 means tensor.Workers(), 1 never cuts.
+	Shards int
+
 	cfg   Config // configuration the buffers were sized for
 	owner any    // the *Model or *Critic whose forward pass the buffers hold
 	pass  pass   // which forward pass they hold
@@ -76,6 +80,10 @@ type Workspace struct {
 	dup    []float32 // (min(N, mlpChunk), I)
 	dact   []float32 // (min(N, mlpChunk), I)
 	dfinal []float32 // (N, C) d(loss)/d(final hidden states)
+
+	shards  []shard // the groups of rows of a split batch, each with its own workspace
+	sharded bool    // the last forward pass ran in shards (its activations are theirs)
+	inShard bool    // this is a shard's workspace: it never splits again
 }
 
 // pass names the forward pass a workspace holds, so a backward pass can check it.
@@ -119,9 +127,10 @@ func grow[S ~[]E, E any](s S, n int) S {
 // buffers that are too small (or all of them when the configuration changed): one layer slot
 // for a lean forward, one per layer once the workspace keeps them.
 func (ws *Workspace) prepare(cfg Config, B, T int) {
-	ws.owner, ws.pass = nil, passNone
+	ws.owner, ws.pass, ws.sharded = nil, passNone, false
 	if !sameArch(ws.cfg, cfg) {
-		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, Temperature: ws.Temperature, cfg: cfg, keep: ws.keep}
+		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, Temperature: ws.Temperature,
+			Shards: ws.Shards, cfg: cfg, keep: ws.keep, shards: ws.shards, inShard: ws.inShard}
 	}
 	ws.B, ws.T = B, T
 	N := B * T
@@ -211,6 +220,9 @@ func (ws *Workspace) footprint() int {
 		cap(ws.dgate) + cap(ws.dup) + cap(ws.dact) + cap(ws.dfinal) +
 		cap(ws.head.logp) + cap(ws.head.entropy) + cap(ws.head.probs) + cap(ws.head.z) +
 		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden) + len(ws.norm) + len(ws.act)
+	for _, sh := range ws.shards {
+		n += len(sh.grad) + sh.ws.footprint()/4
+	}
 	for _, a := range ws.layers {
 		n += len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.probs) + len(a.attn) +
 			len(a.resid1) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.resid2)

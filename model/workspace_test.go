@@ -29,8 +29,8 @@ func TestLeanWorkspace(t *testing.T) {
 	}
 	run := func(name string, warm bool, maxAttention int) result {
 		m := newTestModel(t, cfg, 23)
-		ws := &Workspace{MaxKeptAttention: maxAttention}
-		if warm { // a workspace that has already run a Backward keeps every layer
+		ws := &Workspace{MaxKeptAttention: maxAttention, Shards: 1} // one workspace's own buffers
+		if warm {                                                   // a workspace that has already run a Backward keeps every layer
 			m.Forward(ws, tokens, mask, B, T)
 			m.Backward(ws, a, c)
 			m.ZeroGrad()
@@ -82,7 +82,7 @@ func TestLeanWorkspace(t *testing.T) {
 	}
 	critGrads := func(warm bool) [][]float32 {
 		crit := NewCritic(pol, 5)
-		ws := NewWorkspace()
+		ws := &Workspace{Shards: 1}
 		if warm {
 			crit.Forward(ws, tokens, mask, B, T)
 			crit.Backward(ws, dvalues)
@@ -115,7 +115,7 @@ func TestMLPChunks(t *testing.T) {
 		defer func(old int) { mlpChunk = old }(mlpChunk)
 		mlpChunk = chunk
 		m := newTestModel(t, cfg, 53)
-		ws := NewWorkspace()
+		ws := &Workspace{Shards: 1} // the scratch of one workspace
 		lp, _ := m.Forward(ws, tokens, mask, B, T)
 		logp = append([]float32(nil), lp...)
 		m.Backward(ws, a, c)

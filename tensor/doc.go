@@ -21,5 +21,7 @@
 // of testdata/golden/torch_ops.json). Large kernels split rows, columns or heads across
 // Workers() goroutines with Parallel (the caller and a pool of long-lived helpers), always so
 // that each goroutine owns the gradient elements it writes and the split depends only on the
-// sizes and Workers(), so results are the same from run to run.
+// sizes and Workers(), so results are the same from run to run. Shards runs independent
+// pieces of work (a batch cut into groups of rows) one goroutine each, with every kernel inside
+// single-threaded.
 package tensor

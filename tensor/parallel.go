@@ -24,7 +24,7 @@ func SetWorkers(n int) int {
 }
 
 // Parallel calls f(lo, hi) on disjoint chunks covering [0, n), using up to Workers()
-// goroutines, and returns when all have finished. Chunks hold at least minChunk items, so small
+// goroutines (one, inside Shards), and returns when all have finished. Chunks hold at least minChunk items, so small
 // problems run on the calling goroutine alone. The chunks depend only on n, minChunk and
 // Workers(), never on which goroutine runs which, so a computation whose chunks write disjoint
 // outputs gives the same result on every run.
@@ -32,11 +32,13 @@ func SetWorkers(n int) int {
 // The calling goroutine works on the chunks itself, helped by long-lived pool goroutines that
 // are idle: a Parallel inside a chunk of another (nested) never waits for a helper that is busy,
 // and a decoding step's dozens of small parallel regions start no goroutines.
-func Parallel(n, minChunk int, f func(lo, hi int)) {
+func Parallel(n, minChunk int, f func(lo, hi int)) { parallel(n, minChunk, available(), f) }
+
+// parallel is Parallel on up to w goroutines.
+func parallel(n, minChunk, w int, f func(lo, hi int)) {
 	if minChunk < 1 {
 		minChunk = 1
 	}
-	w := workers
 	if max := (n + minChunk - 1) / minChunk; w > max {
 		w = max
 	}
@@ -62,7 +64,58 @@ func Parallel(n, minChunk int, f func(lo, hi int)) {
 // alone. Kernels that run tiny problems in hot loops (a decoding step's rows) test it first and
 // then call their row function directly: a closure passed to Parallel escapes to the heap, so
 // building one costs an allocation even when Parallel ends up not starting any helper.
-func serial(n, minChunk int) bool { return workers <= 1 || n <= max(minChunk, 1) }
+func serial(n, minChunk int) bool { return available() <= 1 || n <= max(minChunk, 1) }
+
+// sharded counts the Shards calls running. While one runs, each of its goroutines has a core
+// to itself, and every kernel (whichever goroutine calls it) runs on its calling goroutine
+// alone: splitting it again would only make the shards take turns.
+var sharded atomic.Int32
+
+// available returns the number of goroutines a kernel may split its work across now:
+// Workers(), or 1 inside Shards.
+func available() int {
+	if sharded.Load() > 0 {
+		return 1
+	}
+	return workers
+}
+
+// Shards calls f(0), ..., f(n-1) at once, each on its own goroutine (the caller and pool
+// helpers), and returns when all have finished: data parallelism, for work that splits into
+// n independent pieces of about the same size, such as a training batch cut into groups of rows
+// (model.Workspace.Shards). While the shards run, the kernels they call are single-threaded,
+// so no time goes to splitting small products and waking helpers, and each shard keeps its
+// operands in its own core's cache. With n > Workers() several shards share a goroutine;
+// inside another Shards call, or with one worker, f runs on the calling goroutine for each s
+// in order. A panic in a shard is raised again on the calling goroutine once every shard has
+// returned (the first, by shard order).
+func Shards(n int, f func(s int)) {
+	if n <= 0 {
+		return
+	}
+	if available() <= 1 || n == 1 {
+		for s := range n {
+			f(s)
+		}
+		return
+	}
+	sharded.Add(1)
+	panics := make([]any, n)
+	parallel(n, 1, workers, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			func() {
+				defer func() { panics[s] = recover() }()
+				f(s)
+			}()
+		}
+	})
+	sharded.Add(-1)
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
+}
 
 // parallelJob is one Parallel call: its chunks are claimed from next by the caller and by any
 // pool goroutine that picks the job up, and the one that finishes the last chunk sets over.

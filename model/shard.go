@@ -1,0 +1,185 @@
+package model
+
+import (
+	"fmt"
+
+	"agentr1/tensor"
+)
+
+// Data parallelism over the rows of a batch.
+//
+// On two or more cores, Model.Forward and Critic.Forward cut a batch of B >= 2 rows into
+// S = min(Workspace.Shards or tensor.Workers(), B) shards of consecutive rows and run the shards
+// at once, one goroutine each (tensor.Shards), every kernel inside them single-threaded; the
+// matching Backward does the same. Splitting each kernel across the cores instead pays a
+// hand-off and a wait per product, dozens per layer, and the small products of a small model
+// split badly: on the two-core machine of BENCHMARKS.md an SFT step took 1.36x less time on two
+// cores than on one that way, and 1.5-1.9x less time with shards (model and bench benchmarks).
+//
+// Each shard has its own Workspace. Shard 0 runs the model itself; shard s > 0 runs a view of
+// it (gradView) whose parameters share the model's values and accumulate their gradients in
+// the shard's own buffer, which Backward adds into Param.Grad, shard 1 first, and clears. A
+// row's log-probability, entropy or value is the whole-batch pass's up to float32 rounding
+// (bit for bit where a product of fewer rows takes the same kernel path), and the gradient is
+// the same sum taken in S parts; both are the same from run to run for a given worker count.
+
+// shard is one group of consecutive rows of a split batch.
+type shard struct {
+	lo, hi int        // rows [lo, hi) of the batch
+	ws     *Workspace // the shard's activations
+	m      *Model     // the model (shard 0) or a view of it accumulating into grad
+	c      *Critic    // likewise for a critic's pass (nil otherwise)
+	grad   []float32  // the view's gradient buffer (shard > 0), zero between passes
+}
+
+// split prepares ws to run a (B, T) batch of owner (a *Model or a *Critic) in shards and
+// reports whether it will: not for a single row or a single worker, nor inside a shard.
+// Shards get about equal numbers of rows, the later ones one more when S does not divide B.
+func (ws *Workspace) split(owner any, B, T int) bool {
+	ws.sharded = false
+	S := ws.Shards
+	if S <= 0 {
+		S = tensor.Workers()
+	}
+	S = min(S, B)
+	if ws.inShard || S < 2 {
+		return false
+	}
+	for len(ws.shards) < S {
+		ws.shards = append(ws.shards, shard{ws: &Workspace{inShard: true}})
+	}
+	ws.shards = ws.shards[:S]
+	for s := range ws.shards {
+		sh := &ws.shards[s]
+		sh.lo, sh.hi = s*B/S, (s+1)*B/S
+		rows := sh.hi - sh.lo
+		// The shard's share of the caps on what a pass keeps, so that the split batch keeps
+		// what the whole one would have.
+		sh.ws.MaxKeptProbs = max(1, keptCap(ws.MaxKeptProbs, 1<<26)*rows/B)
+		sh.ws.MaxKeptAttention = max(1, keptCap(ws.MaxKeptAttention, 1<<22)*rows/B)
+		sh.ws.Temperature = ws.Temperature
+		sh.m, sh.c = nil, nil
+		var m *Model
+		var params []*Param
+		switch o := owner.(type) {
+		case *Model:
+			m, params = o, o.Params
+		case *Critic:
+			m, params = o.Model, o.Params
+		}
+		if s == 0 {
+			sh.m = m
+			if c, ok := owner.(*Critic); ok {
+				sh.c = c
+			}
+			continue
+		}
+		n := 0
+		for _, p := range params {
+			n += len(p.Data)
+		}
+		if len(sh.grad) != n {
+			sh.grad = make([]float32, n)
+		}
+		view := gradView(params, sh.grad)
+		sh.m = m.withParams(view)
+		if c, ok := owner.(*Critic); ok {
+			sh.c = &Critic{Model: sh.m, ScoreW: view[c.ScoreW], ScoreBias: view[c.ScoreBias]}
+			sh.c.collectParams()
+		}
+	}
+	ws.owner, ws.pass = nil, passNone
+	ws.B, ws.T = B, T
+	ws.sharded = true
+	return true
+}
+
+// keptCap returns a workspace cap on kept floats, or def when it is unset.
+func keptCap(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// rows returns the part of x (B*T*width) that holds the shard's rows.
+func (sh *shard) rows(x []float32, T, width int) []float32 {
+	if x == nil {
+		return nil
+	}
+	return x[sh.lo*T*width : sh.hi*T*width]
+}
+
+// tokens returns the part of tokens (B*T) that holds the shard's rows.
+func (sh *shard) tokens(tokens []int, T int) []int { return tokens[sh.lo*T : sh.hi*T] }
+
+// mergeGrads adds the gradients the shards' views accumulated into params, in shard order,
+// and clears the views' buffers.
+func (ws *Workspace) mergeGrads(params []*Param) {
+	for s := 1; s < len(ws.shards); s++ {
+		sh := &ws.shards[s]
+		off := 0
+		for _, p := range params {
+			n := len(p.Grad)
+			tensor.Axpy(1, sh.grad[off:off+n], p.Grad)
+			off += n
+		}
+		clear(sh.grad)
+	}
+}
+
+// gradView returns, for each of params, a parameter with the same name, shape and values whose
+// gradient is the next stretch of grad (params in order): a copy of a model that reads the
+// same weights and accumulates its gradients apart.
+func gradView(params []*Param, grad []float32) map[*Param]*Param {
+	view := make(map[*Param]*Param, len(params))
+	off := 0
+	for _, p := range params {
+		n := len(p.Data)
+		view[p] = &Param{Name: p.Name, Shape: p.Shape, Data: p.Data, Grad: grad[off : off+n : off+n]}
+		off += n
+	}
+	return view
+}
+
+// withParams returns a Model of m's configuration whose parameters are view[p] for each p of
+// m (a tied lm_head stays the embedding), sharing m's rotary table. Parameters missing from
+// view (an untied lm_head of a critic's trunk, which it never uses) are m's own.
+func (m *Model) withParams(view map[*Param]*Param) *Model {
+	get := func(p *Param) *Param {
+		if q, ok := view[p]; ok {
+			return q
+		}
+		return p
+	}
+	v := &Model{Config: m.Config, embed: get(m.embed), norm: get(m.norm), lmHead: get(m.lmHead), rope: m.rope}
+	for _, p := range m.Params {
+		v.Params = append(v.Params, get(p))
+	}
+	v.layers = make([]layerParams, len(m.layers))
+	for l, p := range m.layers {
+		v.layers[l] = layerParams{
+			inputNorm: get(p.inputNorm), q: get(p.q), qBias: get(p.qBias), k: get(p.k), kBias: get(p.kBias),
+			v: get(p.v), vBias: get(p.vBias), o: get(p.o), postNorm: get(p.postNorm),
+			gate: get(p.gate), up: get(p.up), down: get(p.down),
+		}
+	}
+	return v
+}
+
+// checkBatch panics, naming the caller fn, if a (B, T) batch does not fit cfg: lengths that do
+// not match B*T, T beyond max_position_embeddings, or a token outside the vocabulary. Forward
+// checks a batch before splitting it, so that misuse panics on the caller's goroutine.
+func checkBatch(fn string, cfg Config, tokens []int, attentionMask []float32, B, T int) {
+	if B < 0 || T < 0 || len(tokens) != B*T || len(attentionMask) != B*T {
+		panic(fmt.Sprintf("%s: B=%d T=%d with %d tokens and %d mask entries", fn, B, T, len(tokens), len(attentionMask)))
+	}
+	if T > cfg.MaxPositionEmbeddings {
+		panic(fmt.Sprintf("%s: T=%d exceeds max_position_embeddings %d", fn, T, cfg.MaxPositionEmbeddings))
+	}
+	for i, id := range tokens {
+		if id < 0 || id >= cfg.VocabSize {
+			panic(fmt.Sprintf("%s: token %d at %d outside the vocabulary [0, %d)", fn, id, i, cfg.VocabSize))
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestShardedPass checks data parallelism over rows (shard.go): cut into 2 or 3 shards (even and
+// uneven, tied and untied lm_head, temperature), Forward gives the log-probs and entropies of
+// the whole-batch pass and Backward its gradients, up to float32 rounding, accumulating over
+// repeated calls; the shards' own gradient buffers are left zero, and the
+// critic's values and gradients agree in the same way.
+func TestShardedPass(t *testing.T) {
+	for _, tc := range []struct {
+		shards int
+		tied   bool
+		temp   float32
+		lens   []int
+	}{
+		{2, true, 0, []int{20, 7, 13, 20}},
+		{2, false, 0.7, []int{20, 7, 13}}, // rows 1 and 2 in one shard
+		{3, true, 1.3, []int{9, 20, 20, 4, 11}},
+	} {
+		t.Run(fmt.Sprintf("shards=%d/tied=%v/B=%d", tc.shards, tc.tied, len(tc.lens)), func(t *testing.T) {
+			cfg := tinyConfig(tc.tied)
+			rng := rand.New(rand.NewPCG(31, uint64(tc.shards)))
+			B, T := len(tc.lens), 20
+			tokens, mask := leftPadded(rng, cfg.VocabSize, T, tc.lens)
+			a, c := lossWeights(rng, mask, B, T)
+			type result struct {
+				logp, entropy, values []float32
+				grads, critGrads      [][]float32
+			}
+			run := func(shards int) (r result) {
+				m := newTestModel(t, cfg, 33)
+				ws := &Workspace{Shards: shards, Temperature: tc.temp}
+				logp, ent := m.Forward(ws, tokens, mask, B, T)
+				if ws.sharded != (shards > 1) {
+					t.Fatalf("Shards %d: sharded = %v", shards, ws.sharded)
+				}
+				r.logp, r.entropy = append([]float32(nil), logp...), append([]float32(nil), ent...)
+				m.Backward(ws, a, c)
+				m.Backward(ws, a, c) // gradients add up
+				for _, p := range m.Params {
+					r.grads = append(r.grads, append([]float32(nil), p.Grad...))
+				}
+				for s, sh := range ws.shards {
+					for i, g := range sh.grad {
+						if g != 0 {
+							t.Fatalf("shard %d's gradient buffer holds %v at %d after Backward", s, g, i)
+						}
+					}
+				}
+				crit := NewCritic(m, 5)
+				cws := &Workspace{Shards: shards}
+				r.values = append([]float32(nil), crit.Forward(cws, tokens, mask, B, T)...)
+				crit.Backward(cws, a)
+				for _, p := range crit.Params {
+					r.critGrads = append(r.critGrads, append([]float32(nil), p.Grad...))
+				}
+				return r
+			}
+			whole, split := run(1), run(tc.shards)
+			near := func(field string, got, want []float32) {
+				nonzero := false
+				for i := range want {
+					nonzero = nonzero || want[i] != 0
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+						t.Fatalf("%s[%d]: sharded %v, whole batch %v", field, i, got[i], want[i])
+					}
+				}
+				if !nonzero {
+					t.Fatalf("%s: all zero", field)
+				}
+			}
+			near("logp", split.logp, whole.logp)
+			near("entropy", split.entropy, whole.entropy)
+			near("values", split.values, whole.values)
+			for i := range whole.grads {
+				near(fmt.Sprintf("grad %d", i), split.grads[i], whole.grads[i])
+			}
+			for i := range whole.critGrads {
+				near(fmt.Sprintf("critic grad %d", i), split.critGrads[i], whole.critGrads[i])
+			}
+		})
+	}
+}
+
+// TestShardedWorkspaceReuse checks that a workspace alternating between split and whole passes
+// (a batch of one row is never split) and between the policy and its critic keeps each pass's
+// results apart: a Backward after a one-row Forward uses that row, not the shards.
+func TestShardedWorkspaceReuse(t *testing.T) {
+	cfg := tinyConfig(true)
+	rng := rand.New(rand.NewPCG(41, 42))
+	T := 12
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{12, 5, 9})
+	a, c := lossWeights(rng, mask, 3, T)
+	m := newTestModel(t, cfg, 43)
+	ws := &Workspace{Shards: 2}
+	m.Forward(ws, tokens, mask, 3, T)
+	m.Backward(ws, a, c)
+	one, _ := m.Forward(ws, tokens[:T], mask[:T], 1, T)
+	if ws.sharded {
+		t.Fatal("a one-row batch was split")
+	}
+	got := append([]float32(nil), one...)
+	m.ZeroGrad()
+	m.Backward(ws, a[:T], c[:T])
+	gotGrad := append([]float32(nil), m.Params[1].Grad...)
+
+	fresh := &Workspace{Shards: 1}
+	want, _ := m.Forward(fresh, tokens[:T], mask[:T], 1, T)
+	m.ZeroGrad()
+	m.Backward(fresh, a[:T], c[:T])
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("logp[%d] = %v after a split pass, %v fresh", i, got[i], want[i])
+		}
+	}
+	for i, g := range m.Params[1].Grad {
+		if g != gotGrad[i] {
+			t.Fatalf("grad[%d] = %v after a split pass, %v fresh", i, gotGrad[i], g)
+		}
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("a critic's Backward on a workspace holding the policy's split pass did not panic")
+		}
+	}()
+	m.Forward(ws, tokens, mask, 3, T)
+	NewCritic(m, 1).Backward(ws, a)
+}
