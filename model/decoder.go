@@ -34,8 +34,17 @@ type Decoder struct {
 	logits []float32   // (rows, V) each row's latest next-token logits
 	out    [][]float32 // (rows) views into logits returned by Step
 
-	// Scratch for up to cap tokens processed together (a prefill chunk or one Step).
-	cap    int
+	// Scratch for up to cap tokens processed together (a prefill chunk or one Step): one set
+	// per shard of a Step split across cores (the first also serves Append and unsplit Steps).
+	cap     int
+	scratch []*decodeScratch
+
+	packed packedWeights // the weight matrices packed for the decoding products
+}
+
+// decodeScratch holds the buffers of one pass of up to cap tokens through the layers, whose
+// logits are wanted after up to outRows of them.
+type decodeScratch struct {
 	x      []float32   // (cap, C) residual stream
 	norm   []float32   // (cap, C) RMSNorm output
 	rstd   []float32   // (cap)
@@ -48,13 +57,28 @@ type Decoder struct {
 	act    []float32   // (cap, I)
 	rowOf  []int       // (cap) cache row of each token
 	pos    []int       // (cap) position of each token in its row
-	last   []int       // (rows) index of a row's last token within the batch, for the lm_head
-	hidden []float32   // (rows, C) final hidden states of the rows whose logits are wanted
-	hlog   []float32   // (rows, V) their logits before scattering into logits
+	last   []int       // (outRows) index of a row's last token within the batch, for the lm_head
+	hidden []float32   // (outRows, C) final hidden states of the rows whose logits are wanted
+	hlog   []float32   // (outRows, V) their logits before scattering into logits
 	scores [][]float32 // per attention worker (group*maxLen): scores and probabilities of one query group
 
-	packed packedWeights           // the weight matrices packed for the decoding products
-	prods  [3]tensor.PackedProduct // the products of one Decoder.project call
+	prods [3]tensor.PackedProduct // the products of one Decoder.project call
+}
+
+// newDecodeScratch returns the buffers of a pass of up to n tokens of cfg, with logits wanted
+// after up to outRows of them.
+func newDecodeScratch(cfg Config, n, outRows int) *decodeScratch {
+	C, I, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.VocabSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	return &decodeScratch{
+		x: make([]float32, n*C), norm: make([]float32, n*C), rstd: make([]float32, n),
+		q: make([]float32, n*Q), k: make([]float32, n*K), v: make([]float32, n*K),
+		attn: make([]float32, n*Q),
+		gate: make([]float32, n*I), up: make([]float32, n*I), act: make([]float32, n*I),
+		rowOf: make([]int, n), pos: make([]int, n), last: make([]int, 0, outRows),
+		hidden: make([]float32, outRows*C), hlog: make([]float32, outRows*V),
+	}
 }
 
 // prefillChunk is the largest number of a row's tokens Append processes in one pass.
@@ -67,26 +91,19 @@ func (m *Model) NewDecoder(rows, maxLen int) *Decoder {
 	if rows < 1 || maxLen < 1 || maxLen > cfg.MaxPositionEmbeddings {
 		panic(fmt.Sprintf("model.NewDecoder: rows=%d maxLen=%d (want >= 1, maxLen <= max_position_embeddings %d)", rows, maxLen, cfg.MaxPositionEmbeddings))
 	}
-	C, I, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.VocabSize
-	Q := cfg.NumAttentionHeads * cfg.HeadSize()
-	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	V := cfg.VocabSize
 	S := max(rows, prefillChunk)
 	tiles := (maxLen + tensor.KeyTile - 1) / tensor.KeyTile
 	d := &Decoder{
 		kLine: tiles * cfg.HeadSize() * tensor.KeyTile,
 		vLine: tensor.ValueCacheLen(maxLen, cfg.HeadSize()),
 		m:     m, rows: rows, maxLen: maxLen, cap: S,
-		lens:   make([]int, rows),
-		kCache: make([][]float32, cfg.NumHiddenLayers),
-		vCache: make([][]float32, cfg.NumHiddenLayers),
-		logits: make([]float32, rows*V),
-		out:    make([][]float32, 0, rows),
-		x:      make([]float32, S*C), norm: make([]float32, S*C), rstd: make([]float32, S),
-		q: make([]float32, S*Q), k: make([]float32, S*K), v: make([]float32, S*K),
-		attn: make([]float32, S*Q),
-		gate: make([]float32, S*I), up: make([]float32, S*I), act: make([]float32, S*I),
-		rowOf: make([]int, S), pos: make([]int, S), last: make([]int, 0, rows),
-		hidden: make([]float32, rows*C), hlog: make([]float32, rows*V),
+		lens:    make([]int, rows),
+		kCache:  make([][]float32, cfg.NumHiddenLayers),
+		vCache:  make([][]float32, cfg.NumHiddenLayers),
+		logits:  make([]float32, rows*V),
+		out:     make([][]float32, 0, rows),
+		scratch: []*decodeScratch{newDecodeScratch(cfg, S, rows)},
 	}
 	for l := range d.kCache {
 		d.kCache[l] = make([]float32, rows*cfg.NumKeyValueHeads*d.kLine)
@@ -146,30 +163,43 @@ func (d *Decoder) Append(row int, tokens []int) []float32 {
 		}
 		return d.logits[row*V : (row+1)*V]
 	}
+	sc := d.scratch[0]
 	for lo := 0; lo < len(tokens); lo += prefillChunk {
 		hi := min(lo+prefillChunk, len(tokens))
 		n := hi - lo
 		for i := range n {
-			d.rowOf[i] = row
-			d.pos[i] = d.lens[row] + i
+			sc.rowOf[i] = row
+			sc.pos[i] = d.lens[row] + i
 		}
-		d.last = append(d.last[:0], n-1)
-		d.forward(tokens[lo:hi])
+		sc.last = append(sc.last[:0], n-1)
+		d.refreshWeights()
+		d.forward(sc, tokens[lo:hi])
 		d.lens[row] += n
 	}
 	return d.logits[row*V : (row+1)*V]
 }
 
+// decodeShardMinRows is the fewest rows a Step splits into shards, one per core (see
+// Decoder.Step), so that a shard's products still fill a 6-row register tile. Measured on two
+// cores (BENCHMARKS.md): greedy decoding of 16 rows 1.25x faster cut into two shards of 8 than
+// with each product split across the cores, a 40-row rollout 1.2x; 8 rows no different.
+const decodeShardMinRows = 12
+
 // Step feeds one token to each listed row (tokens[i] to rows[i]), all rows through each layer
 // together, and returns each row's next-token logits (V), views into the decoder valid until
-// that row is next fed (the outer slice itself is reused by the next Step). It panics if the lists differ in length, a row is listed twice or is
-// full, or a token is outside the vocabulary.
+// that row is next fed (the outer slice itself is reused by the next Step). It panics if the
+// lists differ in length, a row is listed twice or is full, or a token is outside the
+// vocabulary.
+//
+// On two or more workers a Step of at least decodeShardMinRows rows is cut into one group of
+// consecutive rows per worker, run at once (tensor.Shards) with single-threaded kernels, as
+// Model.Forward cuts a batch (shard.go): each row's logits are what one pass of all rows gives,
+// up to float32 rounding.
 func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
 	if len(rows) != len(tokens) {
 		panic(fmt.Sprintf("model.Decoder.Step: %d rows and %d tokens", len(rows), len(tokens)))
 	}
 	V := d.m.Config.VocabSize
-	d.last = d.last[:0]
 	for i, r := range rows {
 		d.checkRow("Step", r, 1)
 		for _, prev := range rows[:i] {
@@ -177,12 +207,31 @@ func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
 				panic(fmt.Sprintf("model.Decoder.Step: row %d listed twice", r))
 			}
 		}
-		d.rowOf[i] = r
-		d.pos[i] = d.lens[r]
-		d.last = append(d.last, i)
+		if id := tokens[i]; id < 0 || id >= V {
+			panic(fmt.Sprintf("model.Decoder: token %d at %d outside the vocabulary [0, %d)", id, i, V))
+		}
 	}
-	if len(rows) > 0 {
-		d.forward(tokens)
+	n := len(rows)
+	S := 1
+	if n >= decodeShardMinRows {
+		S = min(tensor.Workers(), n)
+	}
+	for len(d.scratch) < S {
+		d.scratch = append(d.scratch, newDecodeScratch(d.m.Config, (d.rows+1)/2+1, (d.rows+1)/2+1))
+	}
+	if n > 0 {
+		d.refreshWeights()
+		tensor.Shards(S, func(s int) {
+			lo, hi := s*n/S, (s+1)*n/S
+			sc := d.scratch[s]
+			sc.last = sc.last[:0]
+			for i, r := range rows[lo:hi] {
+				sc.rowOf[i] = r
+				sc.pos[i] = d.lens[r]
+				sc.last = append(sc.last, i)
+			}
+			d.forward(sc, tokens[lo:hi])
+		})
 	}
 	d.out = d.out[:0]
 	for _, r := range rows {
@@ -201,10 +250,11 @@ func (d *Decoder) checkRow(fn string, row, n int) {
 	}
 }
 
-// forward runs n = len(tokens) tokens through the model, token i belonging to cache row
-// d.rowOf[i] at position d.pos[i] (a row's tokens in order), appends their keys and values to
-// the caches, and writes the logits after each token listed in d.last into its row's slot.
-func (d *Decoder) forward(tokens []int) {
+// forward runs n = len(tokens) tokens through the model with the buffers of sc, token i
+// belonging to cache row sc.rowOf[i] at position sc.pos[i] (a row's tokens in order), appends
+// their keys and values to the caches, and writes the logits after each token listed in
+// sc.last into its row's slot. The packed weights must be current (refreshWeights).
+func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 	m, cfg := d.m, d.m.Config
 	n := len(tokens)
 	C, I, D, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize(), cfg.VocabSize
@@ -216,11 +266,10 @@ func (d *Decoder) forward(tokens []int) {
 			panic(fmt.Sprintf("model.Decoder: token %d at %d outside the vocabulary [0, %d)", id, i, V))
 		}
 	}
-	x, norm, rstd := d.x[:n*C], d.norm[:n*C], d.rstd[:n]
-	q, k, v, attn := d.q[:n*Q], d.k[:n*K], d.v[:n*K], d.attn[:n*Q]
-	gate, up, act := d.gate[:n*I], d.up[:n*I], d.act[:n*I]
-	pos := d.pos[:n]
-	d.refreshWeights()
+	x, norm, rstd := sc.x[:n*C], sc.norm[:n*C], sc.rstd[:n]
+	q, k, v, attn := sc.q[:n*Q], sc.k[:n*K], sc.v[:n*K], sc.attn[:n*Q]
+	gate, up, act := sc.gate[:n*I], sc.up[:n*I], sc.act[:n*I]
+	pos := sc.pos[:n]
 	var none packedLayer // the layers' stand-in when nothing is packed
 	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
 	for l := range m.layers {
@@ -229,7 +278,7 @@ func (d *Decoder) forward(tokens []int) {
 			pl = &d.packed.layers[l]
 		}
 		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
-		d.project(norm, n, C,
+		d.project(sc, norm, n, C,
 			projection{y: q, w: p.q.Data, bias: p.qBias.Data, packed: &pl.q, out: Q},
 			projection{y: k, w: p.k.Data, bias: p.kBias.Data, packed: &pl.k, out: K},
 			projection{y: v, w: p.v.Data, bias: p.vBias.Data, packed: &pl.v, out: K})
@@ -240,35 +289,35 @@ func (d *Decoder) forward(tokens []int) {
 			for g := range Hkv {
 				// Key dimension dd of this position sits KeyTile apart from dd-1; value
 				// dimensions run in blocks of ValueBlock, maxLen*ValueBlock apart.
-				at := (d.rowOf[i]*Hkv+g)*d.kLine + tensor.KeyCacheIndex(pos[i], 0, D)
+				at := (sc.rowOf[i]*Hkv+g)*d.kLine + tensor.KeyCacheIndex(pos[i], 0, D)
 				for dd, x := range k[i*K+g*D : i*K+(g+1)*D] {
 					kc[at+dd*tensor.KeyTile] = x
 				}
-				at = (d.rowOf[i]*Hkv+g)*d.vLine + tensor.ValueCacheIndex(pos[i], 0, d.maxLen)
+				at = (sc.rowOf[i]*Hkv+g)*d.vLine + tensor.ValueCacheIndex(pos[i], 0, d.maxLen)
 				for b0 := 0; b0 < D; b0 += tensor.ValueBlock {
 					copy(vc[at+b0*d.maxLen:][:min(tensor.ValueBlock, D-b0)], v[i*K+g*D+b0:i*K+g*D+min(b0+tensor.ValueBlock, D)])
 				}
 			}
 		}
-		d.attention(attn, q, d.kCache[l], d.vCache[l], n)
+		d.attention(sc, attn, q, d.kCache[l], d.vCache[l], n)
 		d.accumulate(x, attn, n, Q, p.o.Data, &pl.o) // x += attn (n, Q) @ o_proj (C, Q)^T
 		tensor.RMSNormForward(norm, rstd, x, p.postNorm.Data, n, C, eps)
-		d.project(norm, n, C,
+		d.project(sc, norm, n, C,
 			projection{y: gate, w: p.gate.Data, packed: &pl.gate, out: I},
 			projection{y: up, w: p.up.Data, packed: &pl.up, out: I})
 		tensor.SwiGLUForward(act, gate, up)
 		d.accumulate(x, act, n, I, p.down.Data, &pl.down) // x += act (n, I) @ down_proj (C, I)^T
 	}
-	r := len(d.last)
-	hidden, hlog := d.hidden[:r*C], d.hlog[:r*V]
-	for j, i := range d.last {
+	r := len(sc.last)
+	hidden, hlog := sc.hidden[:r*C], sc.hlog[:r*V]
+	for j, i := range sc.last {
 		copy(hidden[j*C:(j+1)*C], x[i*C:(i+1)*C])
 	}
 	final := norm[:r*C] // (r, C)
 	tensor.RMSNormForward(final, rstd[:r], hidden, m.norm.Data, r, C, eps)
-	d.project(final, r, C, projection{y: hlog, w: m.lmHead.Data, packed: &d.packed.lmHead, out: V})
-	for j, i := range d.last {
-		row := d.rowOf[i]
+	d.project(sc, final, r, C, projection{y: hlog, w: m.lmHead.Data, packed: &d.packed.lmHead, out: V})
+	for j, i := range sc.last {
+		row := sc.rowOf[i]
 		copy(d.logits[row*V:(row+1)*V], hlog[j*V:(j+1)*V])
 	}
 }
@@ -284,14 +333,14 @@ type projection struct {
 // project computes projections of the same input x (n, in) (at most three): with the weights
 // packed, as one tensor.GemmPackedMulti, a single parallel region; otherwise one
 // tensor.LinearForward each.
-func (d *Decoder) project(x []float32, n, in int, ps ...projection) {
+func (d *Decoder) project(sc *decodeScratch, x []float32, n, in int, ps ...projection) {
 	if !d.packed.valid {
 		for _, p := range ps {
 			tensor.LinearForward(p.y, x, p.w, p.bias, n, in, p.out)
 		}
 		return
 	}
-	prods := d.prods[:len(ps)]
+	prods := sc.prods[:len(ps)]
 	for i, p := range ps {
 		prods[i] = tensor.PackedProduct{B: p.packed, C: p.y, Ldc: p.out}
 	}
@@ -335,7 +384,7 @@ func addBias(y, bias []float32, rows int) {
 // One task is a token and a key/value head: the group of query heads sharing it go through
 // tensor.AttentionDecode against the cache. Tasks are split evenly over the workers, each with
 // its own scores buffer.
-func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
+func (d *Decoder) attention(sc *decodeScratch, out, q, kCache, vCache []float32, n int) {
 	cfg := d.m.Config
 	D, Hq, Hkv := cfg.HeadSize(), cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	group := Hq / Hkv
@@ -343,21 +392,21 @@ func (d *Decoder) attention(out, q, kCache, vCache []float32, n int) {
 	scale := float32(1 / math.Sqrt(float64(D)))
 	tasks := n * Hkv
 	// A task costs about 4*group*(P+1)*D flops; give each worker at least ~64K of them.
-	work := tasks * 4 * group * (d.pos[n-1] + 1) * D
-	W := max(1, min(tensor.Workers(), tasks, work/(1<<16)))
-	for len(d.scores) < W {
-		d.scores = append(d.scores, make([]float32, group*M))
+	work := tasks * 4 * group * (sc.pos[n-1] + 1) * D
+	W := max(1, min(tensor.Available(), tasks, work/(1<<16)))
+	for len(sc.scores) < W {
+		sc.scores = append(sc.scores, make([]float32, group*M))
 	}
 	tensor.Parallel(W, 1, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
-			scores := d.scores[w]
+			scores := sc.scores[w]
 			for task := w * tasks / W; task < (w+1)*tasks/W; task++ {
 				i, g := task/Hkv, task%Hkv
-				line := d.rowOf[i]*Hkv + g                         // cache[r, g]
+				line := sc.rowOf[i]*Hkv + g                        // cache[r, g]
 				qg := q[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D]   // (group, D)
 				og := out[(i*Hq+g*group)*D : (i*Hq+(g+1)*group)*D] // (group, D)
 				tensor.AttentionDecode(og, qg, kCache[line*d.kLine:(line+1)*d.kLine], vCache[line*d.vLine:(line+1)*d.vLine],
-					group, D, d.pos[i]+1, M, scale, scores)
+					group, D, sc.pos[i]+1, M, scale, scores)
 			}
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"agentr1/tensor"
 )
 
 // fullLogits returns the logits (len(seq), V) of one unpadded sequence from ForwardLogits,
@@ -230,4 +232,61 @@ func TestGenerate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDecoderShardedStep checks a Step of enough rows to be cut into shards (one per worker,
+// run at once): every row's logits, and its cache as the next Step reads it, agree with the
+// same Steps on one worker, and with a full Forward, to float32 rounding.
+func TestDecoderShardedStep(t *testing.T) {
+	cfg := tinyConfig(false)
+	m := newTestModel(t, cfg, 81)
+	rows, T := decodeShardMinRows+5, 12
+	rng := rand.New(rand.NewPCG(82, 83))
+	tokens := randomTokens(rng, cfg.VocabSize, rows*T)
+	run := func(workers int) [][]float32 {
+		defer tensor.SetWorkers(tensor.SetWorkers(workers))
+		d := m.NewDecoder(rows, T)
+		var got [][]float32
+		for r := range rows {
+			d.Append(r, tokens[r*T:r*T+3]) // a 3-token prompt each
+		}
+		all := make([]int, rows)
+		for r := range all {
+			all[r] = r
+		}
+		for t := 3; t < T; t++ {
+			step := make([]int, rows)
+			for r := range rows {
+				step[r] = tokens[r*T+t]
+			}
+			for _, l := range d.Step(all, step) {
+				got = append(got, append([]float32(nil), l...))
+			}
+		}
+		return got
+	}
+	one, two := run(1), run(2)
+	logits := m.ForwardLogits(NewWorkspace(), tokens, ones(rows*T), rows, T) // (rows, T, V)
+	V := cfg.VocabSize
+	for i := range one {
+		t0, r := 3+i/rows, i%rows
+		want := logits[(r*T+t0)*V : (r*T+t0+1)*V]
+		for j := range V {
+			if d := math.Abs(float64(two[i][j] - one[i][j])); d > 1e-5 {
+				t.Fatalf("row %d after token %d: logit %d on 2 workers %v, on 1 %v", r, t0, j, two[i][j], one[i][j])
+			}
+			if d := math.Abs(float64(two[i][j] - want[j])); d > 1e-4 {
+				t.Fatalf("row %d after token %d: logit %d decoded %v, Forward %v", r, t0, j, two[i][j], want[j])
+			}
+		}
+	}
+}
+
+// ones returns n ones (an attention mask without padding).
+func ones(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
 }

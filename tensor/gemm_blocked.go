@@ -63,7 +63,7 @@ func gemmBlocked(ks *kernels, transA, transB bool, m, n, k int, alpha float32, a
 	kc := (k + kSlices - 1) / kSlices
 	nc := min(ks.nc, (n+nr-1)/nr*nr)
 
-	w := available()
+	w := Available()
 	if m*n*k < gemmParallelMin {
 		w = 1
 	}

@@ -175,7 +175,7 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		packA(packedA[mPad*pc:], a, lda, transA, 0, m, pc, kb, alpha, mr)
 	}
 
-	w := max(1, min(available(), work/gemmPackedParallelMin, panels))
+	w := max(1, min(Available(), work/gemmPackedParallelMin, panels))
 	// Row blocks of at most mc rows keep a block of packed A in L2; each product's columns are
 	// cut into strips of whole panels, about gemmPackedTasksPerWorker tasks per worker in all.
 	mc := min(ks.mc, mPad)

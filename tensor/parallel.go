@@ -32,7 +32,7 @@ func SetWorkers(n int) int {
 // The calling goroutine works on the chunks itself, helped by long-lived pool goroutines that
 // are idle: a Parallel inside a chunk of another (nested) never waits for a helper that is busy,
 // and a decoding step's dozens of small parallel regions start no goroutines.
-func Parallel(n, minChunk int, f func(lo, hi int)) { parallel(n, minChunk, available(), f) }
+func Parallel(n, minChunk int, f func(lo, hi int)) { parallel(n, minChunk, Available(), f) }
 
 // parallel is Parallel on up to w goroutines.
 func parallel(n, minChunk, w int, f func(lo, hi int)) {
@@ -64,16 +64,16 @@ func parallel(n, minChunk, w int, f func(lo, hi int)) {
 // alone. Kernels that run tiny problems in hot loops (a decoding step's rows) test it first and
 // then call their row function directly: a closure passed to Parallel escapes to the heap, so
 // building one costs an allocation even when Parallel ends up not starting any helper.
-func serial(n, minChunk int) bool { return available() <= 1 || n <= max(minChunk, 1) }
+func serial(n, minChunk int) bool { return Available() <= 1 || n <= max(minChunk, 1) }
 
 // sharded counts the Shards calls running. While one runs, each of its goroutines has a core
 // to itself, and every kernel (whichever goroutine calls it) runs on its calling goroutine
 // alone: splitting it again would only make the shards take turns.
 var sharded atomic.Int32
 
-// available returns the number of goroutines a kernel may split its work across now:
+// Available returns the number of goroutines a kernel may split its work across now:
 // Workers(), or 1 inside Shards.
-func available() int {
+func Available() int {
 	if sharded.Load() > 0 {
 		return 1
 	}
@@ -93,7 +93,7 @@ func Shards(n int, f func(s int)) {
 	if n <= 0 {
 		return
 	}
-	if available() <= 1 || n == 1 {
+	if Available() <= 1 || n == 1 {
 		for s := range n {
 			f(s)
 		}

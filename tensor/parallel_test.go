@@ -14,7 +14,7 @@ func TestShards(t *testing.T) {
 	var inside atomic.Int32
 	Shards(5, func(s int) {
 		ran[s].Add(1)
-		if available() != 1 {
+		if Available() != 1 {
 			inside.Add(1)
 		}
 		order := []int{}
@@ -31,8 +31,8 @@ func TestShards(t *testing.T) {
 	if inside.Load() != 0 {
 		t.Errorf("%d shards saw more than one available worker", inside.Load())
 	}
-	if available() != 2 {
-		t.Errorf("after Shards, %d workers available, want 2", available())
+	if Available() != 2 {
+		t.Errorf("after Shards, %d workers available, want 2", Available())
 	}
 
 	// Two shards that each wait for the other finish only if they run at once.
@@ -60,7 +60,7 @@ func TestShards(t *testing.T) {
 			finished.Add(1)
 		})
 	}()
-	if available() != 2 {
-		t.Errorf("after a panicking Shards, %d workers available, want 2", available())
+	if Available() != 2 {
+		t.Errorf("after a panicking Shards, %d workers available, want 2", Available())
 	}
 }
