@@ -12,10 +12,10 @@ import (
 // values (PAPER.md §6) are quoted where ours differ.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
-	// Steps is the number of RL steps (one rollout + update each); the default 40 take 3-5
-	// minutes. From the 1,800-step SFT base (held-out EM 0.11), 80 GRPO steps ended at .25,
-	// .22, .31 (seeds 1-3) against 40's .19, .27, .26: the policy levels off where its warm
-	// start lets it (from the 2,400-step base, 40 steps reach .46, .37, .42).
+	// Steps is the number of RL steps (one rollout + update each); the default 40 of GRPO take
+	// about 3 minutes. From the 1,800-step SFT base (held-out EM 0.11), 80 GRPO steps ended
+	// at .25, .22, .31 (seeds 1-3) against 40's .19, .27, .26: the policy levels off where its
+	// warm start lets it (from the 2,400-step base, 40 steps reach .36, .41, .40).
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8

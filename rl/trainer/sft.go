@@ -40,11 +40,12 @@ type SFTConfig struct {
 // 0.5 (the tool responses trained on at half weight) raised the SFT base's held-out EM from
 // 0.12 to 0.17 at 700 steps in a measured A/B (README, one world); at 0 the default-length warm
 // start reads badly (held-out EM 0.05, Naive RAG 0.06) and GRPO gains nothing from it. Steps:
-// 2,400 steps of 8 over the default 3,000 demonstrations of 20 worlds take about 16 minutes on
-// 2 cores (2.5 steps/s). The agent-token loss falls slowly to ~1.0 and then steeply, once the
+// 2,400 steps of 8 over the default 3,000 demonstrations of 20 worlds take about 11.5 minutes
+// on 2 cores (3.5 steps/s). The agent-token loss falls slowly to ~1.0 and then steeply, once the
 // policy starts to read names out of the passages (Config.Worlds), and what the base reads
-// bounds what GRPO can reach: from the 2,400-step base (held-out EM 0.23, commit baf2895) 40
-// GRPO steps end at .46, .37, .42 (seeds 1-3, +19 points), from the 1,800-step base (0.11, the
+// bounds what GRPO can reach: from the 2,400-step base 40 GRPO steps end at .36, .41, .40
+// (seeds 1-3, held-out EM 0.10 before, +29 points; commit 4f901c9) or, where float32 rounding
+// gave another base (0.23, commit baf2895), at .46, .37, .42 (+19); from the 1,800-step base (0.11, the
 // default until then, chosen to keep the whole run near 15 minutes) at .19, .27, .26 (+13), and
 // 80 steps from it at .26 on average; at 1,200 the steep fall has not come (held-out 0.05, and
 // GRPO gains nothing).
