@@ -70,11 +70,11 @@ func (c *Critic) Forward(ws *Workspace, tokens []int, attentionMask []float32, B
 	m := c.Model
 	checkBatch("model.Critic.Forward", m.Config, tokens, attentionMask, B, T)
 	N, C := B*T, m.Config.HiddenSize
-	if ws.split(c, B, T) {
+	if ws.split(m, c, B, T) {
 		ws.values = grow(ws.values, N)
 		tensor.Shards(len(ws.shards), func(s int) {
 			sh := &ws.shards[s]
-			copy(sh.rows(ws.values, T, 1), sh.c.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T, 1), sh.hi-sh.lo, T))
+			copy(sh.rows(ws.values, T), sh.c.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T), sh.hi-sh.lo, T))
 		})
 		ws.owner, ws.pass = c, passValues
 		return ws.values
@@ -102,7 +102,7 @@ func (c *Critic) Backward(ws *Workspace, dvalues []float32) {
 	if ws.sharded {
 		tensor.Shards(len(ws.shards), func(s int) {
 			sh := &ws.shards[s]
-			sh.c.Backward(sh.ws, sh.rows(dvalues, ws.T, 1))
+			sh.c.Backward(sh.ws, sh.rows(dvalues, ws.T))
 		})
 		ws.mergeGrads(c.Params)
 		return

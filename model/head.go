@@ -66,14 +66,14 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 	checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
 	h := &ws.head
 	N := B * T
-	if ws.split(m, B, T) {
+	if ws.split(m, nil, B, T) {
 		h.logp = grow(h.logp, N)
 		h.entropy = grow(h.entropy, N)
 		tensor.Shards(len(ws.shards), func(s int) {
 			sh := &ws.shards[s]
-			logp, entropy := sh.m.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T, 1), sh.hi-sh.lo, T)
-			copy(sh.rows(h.logp, T, 1), logp)
-			copy(sh.rows(h.entropy, T, 1), entropy)
+			logp, entropy := sh.m.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T), sh.hi-sh.lo, T)
+			copy(sh.rows(h.logp, T), logp)
+			copy(sh.rows(h.entropy, T), entropy)
 		})
 		ws.owner, ws.pass = m, passLogp
 		return h.logp, h.entropy
@@ -209,7 +209,7 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 	if ws.sharded {
 		tensor.Shards(len(ws.shards), func(s int) {
 			sh := &ws.shards[s]
-			sh.m.Backward(sh.ws, sh.rows(dlogp, ws.T, 1), sh.rows(dentropy, ws.T, 1))
+			sh.m.Backward(sh.ws, sh.rows(dlogp, ws.T), sh.rows(dentropy, ws.T))
 		})
 		ws.mergeGrads(m.Params)
 		return

@@ -32,10 +32,11 @@ type shard struct {
 	grad   []float32  // the view's gradient buffer (shard > 0), zero between passes
 }
 
-// split prepares ws to run a (B, T) batch of owner (a *Model or a *Critic) in shards and
-// reports whether it will: not for a single row or a single worker, nor inside a shard.
-// Shards get about equal numbers of rows, the later ones one more when S does not divide B.
-func (ws *Workspace) split(owner any, B, T int) bool {
+// split prepares ws to run a (B, T) batch in shards and reports whether it will: not for a
+// single row or a single worker, nor inside a shard. The pass is m's, or with c not nil the
+// critic c's (whose trunk is m). Shards get about equal numbers of rows, the later ones one
+// more when S does not divide B.
+func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 	ws.sharded = false
 	S := ws.Shards
 	if S <= 0 {
@@ -44,6 +45,10 @@ func (ws *Workspace) split(owner any, B, T int) bool {
 	S = min(S, B)
 	if ws.inShard || S < 2 {
 		return false
+	}
+	params := m.Params
+	if c != nil {
+		params = c.Params
 	}
 	for len(ws.shards) < S {
 		ws.shards = append(ws.shards, shard{ws: &Workspace{inShard: true}})
@@ -58,20 +63,8 @@ func (ws *Workspace) split(owner any, B, T int) bool {
 		sh.ws.MaxKeptProbs = max(1, keptCap(ws.MaxKeptProbs, 1<<26)*rows/B)
 		sh.ws.MaxKeptAttention = max(1, keptCap(ws.MaxKeptAttention, 1<<22)*rows/B)
 		sh.ws.Temperature = ws.Temperature
-		sh.m, sh.c = nil, nil
-		var m *Model
-		var params []*Param
-		switch o := owner.(type) {
-		case *Model:
-			m, params = o, o.Params
-		case *Critic:
-			m, params = o.Model, o.Params
-		}
 		if s == 0 {
-			sh.m = m
-			if c, ok := owner.(*Critic); ok {
-				sh.c = c
-			}
+			sh.m, sh.c = m, c
 			continue
 		}
 		n := 0
@@ -82,8 +75,8 @@ func (ws *Workspace) split(owner any, B, T int) bool {
 			sh.grad = make([]float32, n)
 		}
 		view := gradView(params, sh.grad)
-		sh.m = m.withParams(view)
-		if c, ok := owner.(*Critic); ok {
+		sh.m, sh.c = m.withParams(view), nil
+		if c != nil {
 			sh.c = &Critic{Model: sh.m, ScoreW: view[c.ScoreW], ScoreBias: view[c.ScoreBias]}
 			sh.c.collectParams()
 		}
@@ -102,12 +95,12 @@ func keptCap(v, def int) int {
 	return v
 }
 
-// rows returns the part of x (B*T*width) that holds the shard's rows.
-func (sh *shard) rows(x []float32, T, width int) []float32 {
+// rows returns the part of x (B*T; nil stays nil) that holds the shard's rows.
+func (sh *shard) rows(x []float32, T int) []float32 {
 	if x == nil {
 		return nil
 	}
-	return x[sh.lo*T*width : sh.hi*T*width]
+	return x[sh.lo*T : sh.hi*T]
 }
 
 // tokens returns the part of tokens (B*T) that holds the shard's rows.
