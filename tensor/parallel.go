@@ -23,11 +23,11 @@ func SetWorkers(n int) int {
 	return old
 }
 
-// Parallel calls f(lo, hi) on disjoint chunks covering [0, n), using up to Workers()
-// goroutines (one, inside Shards), and returns when all have finished. Chunks hold at least minChunk items, so small
-// problems run on the calling goroutine alone. The chunks depend only on n, minChunk and
-// Workers(), never on which goroutine runs which, so a computation whose chunks write disjoint
-// outputs gives the same result on every run.
+// Parallel calls f(lo, hi) on disjoint chunks covering [0, n), using up to Available()
+// goroutines (Workers(), or one inside Shards), and returns when all have finished. Chunks hold
+// at least minChunk items, so small problems run on the calling goroutine alone. The chunks
+// depend only on n, minChunk and Available(), never on which goroutine runs which, so a
+// computation whose chunks write disjoint outputs gives the same result on every run.
 //
 // The calling goroutine works on the chunks itself, helped by long-lived pool goroutines that
 // are idle: a Parallel inside a chunk of another (nested) never waits for a helper that is busy,
