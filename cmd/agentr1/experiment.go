@@ -24,7 +24,7 @@ func init() {
 		name:    "experiment",
 		summary: "the paper's Table 2 and ablations in miniature: 7 methods and 3 ablations x seeds, mean ± std",
 		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--methods a,b] [--out DIR] [--workers N] [--dry-run] [--log-format text|json] [--<setting> V ...]\n" +
-			"  e.g. agentr1 experiment --preset paper-mini --quick          (about 1.5 hours on 2 cores -> runs/experiment-paper-mini-quick)\n" +
+			"  e.g. agentr1 experiment --preset paper-mini --quick          (about an hour on 2 cores -> runs/experiment-paper-mini-quick)\n" +
 			"       agentr1 experiment --preset paper-mini --quick --dry-run   (the plan and its time budget only)\n" +
 			"       agentr1 experiment --preset paper-mini --seeds 1 --rl.steps 10 --workers 2 --out runs/exp1\n" +
 			"       agentr1 experiment --preset paper-mini --methods grpo,grpo-no-loss-mask --rl.steps 40 --out runs/exp2\n" +
@@ -56,7 +56,7 @@ type experimentArgs struct {
 
 func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
-	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour and a half on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
+	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
 	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): "+strings.Join(experiment.MethodNames(), ", "))
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")

@@ -16,15 +16,16 @@ type Rates struct {
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
 
-// DefaultRates are measured on the default run (commit 932201a: 1,800 SFT steps in 10 min
-// 21 s) and on `agentr1 experiment` at its defaults (commit 409673b: a 40-step GRPO run of 80
-// trajectories a step with its evaluation of 200 questions in 4 min 27 s, the SFT base's
-// evaluation of 200 questions in 4 s).
-var DefaultRates = Rates{Prepare: 5, SFTStep: 0.35, RLRow: 0.082, EvalQuestion: 0.02}
+// DefaultRates are measured on the default run (commit 4f901c9: 2,400 SFT steps in 11 min
+// 28 s) and on `agentr1 experiment` at its defaults (the same commit: a 40-step GRPO run of 80
+// trajectories a step with its evaluation of 200 questions in 2 min 46 s, the SFT base's
+// evaluation of 200 questions in 5 s).
+var DefaultRates = Rates{Prepare: 5, SFTStep: 0.29, RLRow: 0.051, EvalQuestion: 0.02}
 
 // criticFactor is the extra cost of a PPO step (critic forward, backward and update): at commit
-// 409673b PPO's 40-step runs took 7 min 37 s and 7 min 59 s against GRPO's 4 min 27 s.
-const criticFactor = 1.8
+// 4f901c9 a 40-step PPO run (without the advantage mask) took 5 min 57 s against GRPO's 2 min
+// 46 s.
+const criticFactor = 2.2
 
 // Unit is one piece of work of a plan: the SFT of a seed, or one method at one seed.
 type Unit struct {

@@ -73,7 +73,7 @@ var Presets = []string{"paper-mini", "tiny"}
 // experiment runs the current default recipe, with the preset overriding only what it must:
 //
 //   - paper-mini: the defaults; evaluation only at the end of each RL run; checkpoints every
-//     quarter of a run. With quick, a budget of about an hour and a half on 2 cores: one
+//     quarter of a run. With quick, a budget of about an hour on 2 cores: one
 //     SFT base shared by the seeds (SharedSFT), 20 RL steps per run, 50 questions per
 //     evaluation set.
 //   - tiny: a world and a policy small enough for a test (seconds per unit).
