@@ -68,7 +68,9 @@ func (c *Critic) ParamGrads() [][]float32 { return paramGrads(c.Params) }
 // them in the loss. It panics as Model.Forward does.
 func (c *Critic) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (values []float32) {
 	m := c.Model
-	checkBatch("model.Critic.Forward", m.Config, tokens, attentionMask, B, T)
+	if !ws.inShard { // a shard's rows were checked with their batch
+		checkBatch("model.Critic.Forward", m.Config, tokens, attentionMask, B, T)
+	}
 	N, C := B*T, m.Config.HiddenSize
 	if ws.split(m, c, B, T) {
 		ws.values = grow(ws.values, N)

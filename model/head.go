@@ -63,7 +63,9 @@ func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B,
 	if τ := float64(ws.Temperature); τ < 0 || math.IsNaN(τ) || math.IsInf(τ, 0) {
 		panic(fmt.Sprintf("model.Forward: Workspace.Temperature = %v, want > 0 (or 0 for none)", ws.Temperature))
 	}
-	checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
+	if !ws.inShard { // a shard's rows were checked with their batch
+		checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
+	}
 	h := &ws.head
 	N := B * T
 	if ws.split(m, nil, B, T) {
@@ -307,6 +309,7 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 // logits (B, T, V) (a view into ws, valid until its next Forward), for supervised fine-tuning
 // and golden checks. It panics as Forward does.
 func (m *Model) ForwardLogits(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
+	checkBatch("model.ForwardLogits", m.Config, tokens, attentionMask, B, T)
 	m.forwardTrunk(ws, tokens, attentionMask, B, T)
 	ws.owner, ws.pass = m, passLogits
 	N, V, C := B*T, m.Config.VocabSize, m.Config.HiddenSize

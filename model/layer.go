@@ -158,11 +158,9 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 }
 
 // forwardTrunk embeds a left-padded batch and runs every decoder layer and the final norm,
-// leaving the final hidden states in ws.final. It panics if a length does not match B*T, a
-// token is outside the vocabulary, or T exceeds max_position_embeddings.
+// leaving the final hidden states in ws.final. Its callers check the batch first (checkBatch).
 func (m *Model) forwardTrunk(ws *Workspace, tokens []int, attentionMask []float32, B, T int) {
 	cfg := m.Config
-	checkBatch("model.Forward", cfg, tokens, attentionMask, B, T)
 	ws.prepare(cfg, B, T)
 	N, C := B*T, cfg.HiddenSize
 	copy(ws.tokens, tokens)
