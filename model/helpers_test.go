@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -60,4 +61,15 @@ func leftPadded(rng *rand.Rand, V, T int, lens []int) (tokens []int, mask []floa
 		}
 	}
 	return tokens, mask
+}
+
+// closeTo reports the first index where got differs from want by more than
+// 1e-5*(1+|want|), or -1 if none does.
+func closeTo(got, want []float32) int {
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+			return i
+		}
+	}
+	return -1
 }

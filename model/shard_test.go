@@ -2,8 +2,8 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -64,14 +64,10 @@ func TestShardedPass(t *testing.T) {
 			}
 			whole, split := run(1), run(tc.shards)
 			near := func(field string, got, want []float32) {
-				nonzero := false
-				for i := range want {
-					nonzero = nonzero || want[i] != 0
-					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
-						t.Fatalf("%s[%d]: sharded %v, whole batch %v", field, i, got[i], want[i])
-					}
+				if i := closeTo(got, want); i >= 0 {
+					t.Fatalf("%s[%d]: sharded %v, whole batch %v", field, i, got[i], want[i])
 				}
-				if !nonzero {
+				if !slices.ContainsFunc(want, func(x float32) bool { return x != 0 }) {
 					t.Fatalf("%s: all zero", field)
 				}
 			}

@@ -127,11 +127,8 @@ func TestMLPChunks(t *testing.T) {
 	wantLogp, wantGrads, whole := run(1 << 30)
 	gotLogp, gotGrads, chunked := run(7) // 60 rows: 8 chunks of 7 and one of 4
 	close := func(field string, got, want []float32) {
-		for i := range want {
-			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
-				t.Errorf("%s[%d]: chunked %v, unchunked %v", field, i, got[i], want[i])
-				return
-			}
+		if i := closeTo(got, want); i >= 0 {
+			t.Errorf("%s[%d]: chunked %v, unchunked %v", field, i, got[i], want[i])
 		}
 	}
 	close("logp", gotLogp, wantLogp)
