@@ -17,7 +17,8 @@ type gemmCase struct {
 // and off-by-one register tiles of every kernel (2x4, 6x16, 12x32), depth above kc (several pc
 // blocks, unequal split), rows above mc (several ic blocks), columns above nc (several jc
 // blocks), problems large enough to be split across workers, one of them over several column
-// blocks and depth slices, and empty products (m, n or k = 0).
+// blocks and depth slices, a stored B wide enough to be packed row by row (packBRowsMinLd),
+// and empty products (m, n or k = 0).
 var gemmShapes = []gemmCase{
 	{1, 1, 1, 0, 0, 0},
 	{1, 1, 7, 1, 0, 2},
@@ -44,6 +45,7 @@ var gemmShapes = []gemmCase{
 	{130, 131, 70, 1, 0, 2},
 	{19, 601, 97, 0, 0, 9},
 	{14, 3100, 260, 1, 2, 3},
+	{13, 4100, 37, 1, 0, 2},
 	{0, 5, 3, 0, 0, 0},
 	{4, 0, 3, 0, 0, 1},
 	{3, 4, 0, 0, 0, 1},
