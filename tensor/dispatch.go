@@ -73,6 +73,10 @@ type kernels struct {
 	// expSum writes y[i] = exp(scale*x[i] - shift) and returns sum_i y[i] accumulated in
 	// float64; len(y) == len(x), and y may be x (see expShiftSum).
 	expSum func(y, x []float32, scale, shift float32) float64
+
+	// adamw updates p, m and v (all len(p)) by one AdamW step from the gradient g, in float64
+	// per element (see adamwGeneric, whose results every implementation matches bit for bit).
+	adamw func(p, g, m, v []float32, c *adamStep)
 }
 
 // genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.
@@ -89,6 +93,7 @@ var genericKernels = &kernels{
 	scal:        scalGeneric,
 	softmaxGrad: softmaxGradGeneric,
 	expSum:      expSumGeneric,
+	adamw:       adamwGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -30,6 +30,7 @@ var avx2Kernels = &kernels{
 	scal:        scalAVX2,
 	softmaxGrad: softmaxGradAVX2,
 	expSum:      expSumAVX2,
+	adamw:       adamwAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -50,6 +51,7 @@ var avx512Kernels = &kernels{
 	scal:        scalAVX512,
 	softmaxGrad: softmaxGradAVX2, // AVX-512F CPUs have AVX2
 	expSum:      expSumAVX2,      // AVX-512F CPUs have AVX2+FMA
+	adamw:       adamwAVX2,       // AVX-512F CPUs have AVX2; the step is bound by sqrt and division
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

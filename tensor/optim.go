@@ -44,10 +44,13 @@ func (o *AdamW) Update(params, grads [][]float32) {
 	}
 	o.Step++
 	t := float64(o.Step)
-	decay := 1 - o.LR*o.WeightDecay
-	stepSize := o.LR / (1 - math.Pow(o.Beta1, t))
-	bc2Sqrt := math.Sqrt(1 - math.Pow(o.Beta2, t))
-	b1, b2, eps := o.Beta1, o.Beta2, o.Eps
+	c := adamStep{
+		b1: o.Beta1, c1: 1 - o.Beta1, b2: o.Beta2, c2: 1 - o.Beta2,
+		decay:    1 - o.LR*o.WeightDecay,
+		stepSize: o.LR / (1 - math.Pow(o.Beta1, t)),
+		bc2Sqrt:  math.Sqrt(1 - math.Pow(o.Beta2, t)),
+		eps:      o.Eps,
+	}
 	for i, p := range params {
 		g := grads[i]
 		if g == nil {
@@ -58,15 +61,33 @@ func (o *AdamW) Update(params, grads [][]float32) {
 		}
 		m, v := o.M[i], o.V[i]
 		Parallel(len(p), elemChunk, func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				gj := float64(g[j])
-				mj := b1*float64(m[j]) + (1-b1)*gj
-				vj := b2*float64(v[j]) + (1-b2)*gj*gj
-				pj := float64(p[j]) * decay
-				pj -= stepSize * mj / (math.Sqrt(vj)/bc2Sqrt + eps)
-				m[j], v[j], p[j] = float32(mj), float32(vj), float32(pj)
-			}
+			active.adamw(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &c)
 		})
+	}
+}
+
+// adamStep holds the scalars of one AdamW step, in float64: the betas and their complements
+// (c1 = 1-Beta1, c2 = 1-Beta2), the decay factor 1 - LR*WeightDecay, the step size
+// LR/(1-Beta1^t), sqrt(1-Beta2^t) and Eps. The assembly reads its fields in this order.
+type adamStep struct {
+	b1, c1, b2, c2, decay, stepSize, bc2Sqrt, eps float64
+}
+
+// adamwGeneric updates p, m and v (all len(p)) in place from the gradient g by one AdamW step
+// (see AdamW), each element in float64 and rounded once to float32 at the end. The assembly
+// versions compute the same operations in the same order, without fused multiply-adds, so
+// their results are the same bit for bit; the explicit float64 conversions of products keep
+// the compiler from fusing them either (the Go spec lets it fuse x*y + z otherwise, and it
+// does with GOAMD64=v3).
+func adamwGeneric(p, g, m, v []float32, c *adamStep) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	for j := range p {
+		gj := float64(g[j])
+		mj := float64(c.b1*float64(m[j])) + float64(c.c1*gj)
+		vj := float64(c.b2*float64(v[j])) + float64(c.c2*gj*gj)
+		pj := float64(float64(p[j]) * c.decay)
+		pj -= c.stepSize * mj / (math.Sqrt(vj)/c.bc2Sqrt + c.eps)
+		m[j], v[j], p[j] = float32(mj), float32(vj), float32(pj)
 	}
 }
 
