@@ -12,10 +12,46 @@ func sigmoidChunks(x []float32, lo, hi int, f func(c0 int, s []float32)) {
 	for c0 := lo; c0 < hi; c0 += expChunk {
 		s := buf[:min(expChunk, hi-c0)]
 		expShiftSum(s, x[c0:c0+len(s)], -1, 0) // s_i = exp(-x_i)
-		for i, e := range s {
-			s[i] = 1 / (1 + e)
-		}
+		active.sigmoidFinish(s)
 		f(c0, s)
+	}
+}
+
+// The elementwise arithmetic of the sigmoid and SwiGLU after the exponentials, in float32 in
+// the order written (no fused multiply-adds), so that the assembly versions give the same
+// results bit for bit.
+
+// sigmoidFinishGeneric sets s[i] = 1/(1+s[i]), the sigmoid of x from s[i] = exp(-x[i]).
+func sigmoidFinishGeneric(s []float32) {
+	for i, e := range s {
+		s[i] = 1 / (1 + e)
+	}
+}
+
+// swiGLUFinishGeneric sets y[i] = gate[i] * (1/(1+e[i])) * up[i], silu(gate) * up from
+// e[i] = exp(-gate[i]); all of length len(y).
+func swiGLUFinishGeneric(y, gate, up, e []float32) {
+	gate, up, e = gate[:len(y)], up[:len(y)], e[:len(y)]
+	for i, ei := range e {
+		y[i] = gate[i] * (1 / (1 + ei)) * up[i]
+	}
+}
+
+// swiGLUGradGateGeneric adds dy[i] * up[i] * s[i] * (1 + gate[i]*(1-s[i])) to dgate[i], given
+// s[i] = sigmoid(gate[i]); all of length len(dgate).
+func swiGLUGradGateGeneric(dgate, dy, gate, up, s []float32) {
+	dy, gate, up, s = dy[:len(dgate)], gate[:len(dgate)], up[:len(dgate)], s[:len(dgate)]
+	for i, si := range s {
+		dgate[i] += dy[i] * up[i] * si * (1 + gate[i]*(1-si))
+	}
+}
+
+// swiGLUGradUpGeneric adds dy[i] * gate[i] * s[i] to dup[i], given s[i] = sigmoid(gate[i]);
+// all of length len(dup).
+func swiGLUGradUpGeneric(dup, dy, gate, s []float32) {
+	dy, gate, s = dy[:len(dup)], gate[:len(dup)], s[:len(dup)]
+	for i, si := range s {
+		dup[i] += dy[i] * gate[i] * si
 	}
 }
 
@@ -77,10 +113,8 @@ func swiGLURange(y, gate, up []float32, lo, hi int) {
 	for c0 := lo; c0 < hi; c0 += expChunk {
 		s := buf[:min(expChunk, hi-c0)]
 		expShiftSum(s, gate[c0:c0+len(s)], -1, 0) // s_i = exp(-gate_i)
-		gc, uc, yc := gate[c0:c0+len(s)], up[c0:c0+len(s)], y[c0:c0+len(s)]
-		for i, e := range s {
-			yc[i] = gc[i] * (1 / (1 + e)) * uc[i] // silu(gate) * up, the sigmoid as sigmoidChunks forms it
-		}
+		// silu(gate) * up, the sigmoid as sigmoidChunks forms it
+		active.swiGLUFinish(y[c0:c0+len(s)], gate[c0:c0+len(s)], up[c0:c0+len(s)], s)
 	}
 }
 
@@ -103,17 +137,10 @@ func SwiGLUBackward(dgate, dup, dy, gate, up []float32) {
 		sigmoidChunks(gate, lo, hi, func(c0 int, s []float32) {
 			gc, uc, dyc := gate[c0:c0+len(s)], up[c0:c0+len(s)], dy[c0:c0+len(s)]
 			if dgate != nil {
-				dgc := dgate[c0 : c0+len(s)]
-				for i, si := range s {
-					g := gc[i]
-					dgc[i] += dyc[i] * uc[i] * si * (1 + g*(1-si))
-				}
+				active.swiGLUGradGate(dgate[c0:c0+len(s)], dyc, gc, uc, s)
 			}
 			if dup != nil {
-				duc := dup[c0 : c0+len(s)]
-				for i, si := range s {
-					duc[i] += dyc[i] * gc[i] * si
-				}
+				active.swiGLUGradUp(dup[c0:c0+len(s)], dyc, gc, s)
 			}
 		})
 	})

@@ -77,6 +77,13 @@ type kernels struct {
 	// adamw updates p, m and v (all len(p)) by one AdamW step from the gradient g, in float64
 	// per element (see adamwGeneric, whose results every implementation matches bit for bit).
 	adamw func(p, g, m, v []float32, c *adamStep)
+
+	// The arithmetic of the sigmoid and SwiGLU after their exponentials, each matching its
+	// generic version (activation.go) bit for bit.
+	sigmoidFinish  func(s []float32)                      // s = 1/(1+s)
+	swiGLUFinish   func(y, gate, up, e []float32)         // y = gate * (1/(1+e)) * up
+	swiGLUGradGate func(dgate, dy, gate, up, s []float32) // dgate += dy*up*s*(1+gate*(1-s))
+	swiGLUGradUp   func(dup, dy, gate, s []float32)       // dup += dy*gate*s
 }
 
 // genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.
@@ -94,6 +101,11 @@ var genericKernels = &kernels{
 	softmaxGrad: softmaxGradGeneric,
 	expSum:      expSumGeneric,
 	adamw:       adamwGeneric,
+
+	sigmoidFinish:  sigmoidFinishGeneric,
+	swiGLUFinish:   swiGLUFinishGeneric,
+	swiGLUGradGate: swiGLUGradGateGeneric,
+	swiGLUGradUp:   swiGLUGradUpGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -31,6 +31,11 @@ var avx2Kernels = &kernels{
 	softmaxGrad: softmaxGradAVX2,
 	expSum:      expSumAVX2,
 	adamw:       adamwAVX2,
+
+	sigmoidFinish:  sigmoidFinishAVX2,
+	swiGLUFinish:   swiGLUFinishAVX2,
+	swiGLUGradGate: swiGLUGradGateAVX2,
+	swiGLUGradUp:   swiGLUGradUpAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -52,6 +57,11 @@ var avx512Kernels = &kernels{
 	softmaxGrad: softmaxGradAVX2, // AVX-512F CPUs have AVX2
 	expSum:      expSumAVX2,      // AVX-512F CPUs have AVX2+FMA
 	adamw:       adamwAVX2,       // AVX-512F CPUs have AVX2; the step is bound by sqrt and division
+
+	sigmoidFinish:  sigmoidFinishAVX2, // AVX-512F CPUs have AVX2
+	swiGLUFinish:   swiGLUFinishAVX2,
+	swiGLUGradGate: swiGLUGradGateAVX2,
+	swiGLUGradUp:   swiGLUGradUpAVX2,
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -134,6 +135,59 @@ func TestPack6(t *testing.T) {
 			if !math.IsNaN(float64(dst[i])) {
 				t.Errorf("%s: guard dst[%d] = %v, written past the panel", name, i, dst[i])
 			}
+		}
+	}
+}
+
+// TestActivationKernels checks every kernel set's sigmoid and SwiGLU arithmetic against the
+// generic loops bit for bit, over lengths with and without a tail past the last full vector, at
+// an unaligned offset, with exponentials from 0 to +Inf and guard elements after the end that
+// must stay as they were.
+func TestActivationKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, 1, float32(math.Inf(1)), 1e-30, 3e38}
+	for _, ks := range supportedKernels {
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 29, 515} {
+			const off, guard = 3, 4
+			// bufs: the output (y or dgate or dup) and four inputs (dy, gate, up, e or s).
+			var bufs [5][]float32
+			for i := range bufs {
+				bufs[i] = make([]float32, off+n+guard)
+				for j := range bufs[i] {
+					bufs[i][j] = float32(rng.NormFloat64() * 4)
+				}
+			}
+			for j := range bufs[4] {
+				e := float32(math.Exp(float64(bufs[4][j])))
+				if j%3 == 0 {
+					e = special[j/3%len(special)]
+				}
+				bufs[4][j] = e
+			}
+			sl := func(b []float32) []float32 { return b[off : off+n] }
+			run := func(name string, generic, kernel func(b [5][]float32)) {
+				var want, got [5][]float32
+				for i := range bufs {
+					want[i], got[i] = slices.Clone(bufs[i]), slices.Clone(bufs[i])
+				}
+				generic(want)
+				kernel(got)
+				for i := range got {
+					for j := range got[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+							t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+			run("sigmoidFinish", func(b [5][]float32) { sigmoidFinishGeneric(sl(b[4])) },
+				func(b [5][]float32) { ks.sigmoidFinish(sl(b[4])) })
+			run("swiGLUFinish", func(b [5][]float32) { swiGLUFinishGeneric(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) },
+				func(b [5][]float32) { ks.swiGLUFinish(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) })
+			run("swiGLUGradGate", func(b [5][]float32) { swiGLUGradGateGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) },
+				func(b [5][]float32) { ks.swiGLUGradGate(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) })
+			run("swiGLUGradUp", func(b [5][]float32) { swiGLUGradUpGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) },
+				func(b [5][]float32) { ks.swiGLUGradUp(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) })
 		}
 	}
 }
