@@ -18,8 +18,9 @@ func sigmoidChunks(x []float32, lo, hi int, f func(c0 int, s []float32)) {
 }
 
 // The elementwise arithmetic of the sigmoid and SwiGLU after the exponentials, in float32 in
-// the order written (no fused multiply-adds), so that the assembly versions give the same
-// results bit for bit.
+// the order written, so that the assembly versions give the same results bit for bit. The
+// explicit float32 conversions of products keep the compiler from fusing a product and a sum
+// into one multiply-add (the Go spec allows it; the assembly rounds both).
 
 // sigmoidFinishGeneric sets s[i] = 1/(1+s[i]), the sigmoid of x from s[i] = exp(-x[i]).
 func sigmoidFinishGeneric(s []float32) {
@@ -42,7 +43,7 @@ func swiGLUFinishGeneric(y, gate, up, e []float32) {
 func swiGLUGradGateGeneric(dgate, dy, gate, up, s []float32) {
 	dy, gate, up, s = dy[:len(dgate)], gate[:len(dgate)], up[:len(dgate)], s[:len(dgate)]
 	for i, si := range s {
-		dgate[i] += dy[i] * up[i] * si * (1 + gate[i]*(1-si))
+		dgate[i] += float32(dy[i] * up[i] * si * (1 + float32(gate[i]*(1-si))))
 	}
 }
 
@@ -51,7 +52,7 @@ func swiGLUGradGateGeneric(dgate, dy, gate, up, s []float32) {
 func swiGLUGradUpGeneric(dup, dy, gate, s []float32) {
 	dy, gate, s = dy[:len(dup)], gate[:len(dup)], s[:len(dup)]
 	for i, si := range s {
-		dup[i] += dy[i] * gate[i] * si
+		dup[i] += float32(dy[i] * gate[i] * si)
 	}
 }
 
