@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -164,6 +165,59 @@ func BenchmarkGemmTransA(b *testing.B) {
 			b.Run(fmt.Sprintf("path=%s/size=%dx%dx%d/lda=%d", path.name, s.m, s.k, s.n, s.lda), func(b *testing.B) {
 				for b.Loop() {
 					gemmBlocked(path.ks, true, false, s.m, s.n, s.k, 1, a, s.lda, bm, s.n, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// packBOrderShapes are products with a stored, untransposed B of the backward pass of bench-s
+// (dW = dY^T X per 1,024-token shard, A transposed; dX = dY W), and plain products with B rows
+// 1,536 to 32,000 floats apart.
+var packBOrderShapes = []struct {
+	m, k, n int
+	transA  bool
+}{
+	{256, 1024, 256, true},
+	{688, 1024, 256, true},
+	{256, 1024, 688, true},
+	{4096, 1024, 256, true},
+	{1024, 256, 256, false},
+	{1024, 4096, 256, false},
+	{1024, 256, 1536, false},
+	{1024, 1024, 1024, false},
+	{512, 1024, 2048, false},
+	{256, 256, 4096, false},
+	{64, 256, 8192, false},
+	{16, 512, 32000, false},
+}
+
+// BenchmarkPackBOrder compares, for the selected kernels on one worker, filling B's
+// micro-panels row by row (order=rows) with panel by panel (order=panels) on whole products,
+// the measurement behind packBRowsMinLd, in GFLOP/s.
+//
+//	go test -run '^$' -bench PackBOrder -count 4 ./tensor/
+func BenchmarkPackBOrder(b *testing.B) {
+	defer SetWorkers(SetWorkers(1))
+	defer func(v int) { packBRowsMinLd = v }(packBRowsMinLd)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range packBOrderShapes {
+		a := uniform(r, s.m*s.k)      // (m, k), or (k, m) when transA
+		bm := uniform(r, s.k*s.n)     // (k, n)
+		c := make([]float32, s.m*s.n) // (m, n)
+		lda := s.k
+		if s.transA {
+			lda = s.m
+		}
+		for _, order := range []string{"rows", "panels"} {
+			b.Run(fmt.Sprintf("size=%dx%dx%d/transA=%v/order=%s", s.m, s.k, s.n, s.transA, order), func(b *testing.B) {
+				packBRowsMinLd = math.MaxInt
+				if order == "rows" {
+					packBRowsMinLd = 0
+				}
+				for b.Loop() {
+					gemmBlocked(active, s.transA, false, s.m, s.n, s.k, 1, a, lda, bm, s.n, 0, c, s.n)
 				}
 				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
