@@ -23,9 +23,9 @@ type ModelConfig struct {
 }
 
 // Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
-// evaluation. DefaultConfig takes about 15 minutes on 2 CPU cores (measured at commit 4f901c9:
-// 14 min 32 s; SFT 11 min 29 s, the 40 GRPO steps with their evaluations and the baselines 3
-// min).
+// evaluation. DefaultConfig takes 12-15 minutes on 2 CPU cores (measured at commit 1066b05:
+// 12 min 19 s; SFT 9 min 22 s, the 40 GRPO steps with their evaluations and the baselines 3
+// min; at 4f901c9, with the same results, 14 min 32 s on a slower hour of the host).
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
