@@ -55,12 +55,12 @@ func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha flo
 // packBRowsMinLd is the row stride of a stored B (not transposed), in floats, from which packB
 // fills the micro-panels row by row rather than panel by panel. Row by row reads B once front
 // to back but writes every panel at a (kb*nr)-float stride, 16 KiB for the avx2 tile; panel by
-// panel writes one panel contiguously and reads kb rows at stride ldb. Measured (single-thread
-// avx2 products, 4 runs each): panel by panel is 1.1-1.3x faster for the
-// weight gradients of bench-s (ldb = 256 and 688), 1.4-1.6x for a (1024, 256) x (256, 1536)
-// product and up to 1.1x for square 256-1024; row by row is 1.1-1.2x faster from ldb = 4096
-// (the rows a page apart or more) and level at 2048 (BenchmarkPackBOrder). A variable only so
-// that the benchmark can force either order.
+// panel writes one panel contiguously and reads kb rows at stride ldb. Measured on whole
+// single-thread avx2 products (BenchmarkPackBOrder, two sessions of 2-4 runs each): panel by
+// panel is 1.1-1.3x faster for the weight and input gradients of bench-s (ldb = 256 and 688)
+// and up to 1.1x for square products of 256-1024; row by row is about 1.3x faster at
+// ldb = 32000; between 1,536 and 8,192 the two runs disagreed within this machine's noise.
+// A variable only so that the benchmark can force either order.
 var packBRowsMinLd = 4096
 
 // packB copies op(B)(p0:p0+kb, j0:j0+nb) into dst as ceil(nb/nr) micro-panels of nr columns
