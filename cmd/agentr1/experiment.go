@@ -27,14 +27,16 @@ func init() {
 			"  e.g. agentr1 experiment --preset paper-mini --quick          (about an hour on 2 cores -> runs/experiment-paper-mini-quick)\n" +
 			"       agentr1 experiment --preset paper-mini --quick --dry-run   (the plan and its time budget only)\n" +
 			"       agentr1 experiment --preset paper-mini --seeds 1 --rl.steps 10 --workers 2 --out runs/exp1\n" +
-			"       agentr1 experiment --preset paper-mini --methods grpo,grpo-no-loss-mask --rl.steps 40 --out runs/exp2\n" +
+			"       agentr1 experiment --preset paper-mini --quick --methods grpo,grpo-no-loss-mask --rl.steps 120 --eval-every 40 --out runs/exp2\n" +
+			"            (the loss-mask ablation, long enough to show, with a table of the evaluations during training)\n" +
 			"       agentr1 experiment --preset tiny --seeds 2 --out /tmp/exp   (a smoke test: seconds)\n" +
 			"  Per seed: one SFT warm start; Base Tool Call and Naive RAG evaluated with that SFT base; then PPO, GRPO,\n" +
 			"  REINFORCE++, REINFORCE++-baseline, RLOO and the ablations (PPO w/o advantage mask, PPO w/o both masks,\n" +
 			"  GRPO w/o loss mask), each trained from the SFT base and evaluated on the held-out and unseen questions.\n" +
-			"  Writes results.md (mean ± std per method in the paper's layout) and results.json (per method and seed)\n" +
-			"  after every unit. Ctrl-C stops at the next step with the state saved; the same command again resumes\n" +
-			"  (finished units are skipped, an unfinished RL run or SFT continues from its checkpoint).\n" +
+			"  Writes results.md (mean ± std per method in the paper's layout; with --eval-every N, also the evaluations\n" +
+			"  during training, step by step) and results.json (per method and seed) after every unit. Ctrl-C stops\n" +
+			"  at the next step with the state saved; the same command again resumes (finished units are skipped, an\n" +
+			"  unfinished RL run or SFT continues from its checkpoint).\n" +
 			"  Settings: the current `agentr1 train` defaults; --<setting> V (any `agentr1 help train` setting) applies to every run.",
 		flags: func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: trainer.DefaultConfig()}) },
 		run:   runExperiment,

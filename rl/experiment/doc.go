@@ -11,7 +11,8 @@
 // checkpoint. Since every random choice derives from the seed and the step, a resumed
 // experiment gives the same figures as an uninterrupted one. After every unit the tables are
 // rewritten: results.json (per method, per seed, the evaluation figures) and results.md (mean
-// ± std over seeds in the paper's layout).
+// ± std over seeds in the paper's layout; when the RL runs also evaluate during training,
+// Config.EvalEvery, a second table of those evaluations, step by step).
 //
 // Layout of the run directory:
 //
@@ -23,4 +24,5 @@
 //	seed-N/<method>/result.json     a finished unit's figures
 //	seed-N/<method>/checkpoints/    an RL run's checkpoints (once finished, only the latest is kept)
 //	seed-N/<method>/metrics.jsonl   its RL step records
+//	seed-N/<method>/evals.jsonl     its evaluations, during training and at the end
 package experiment

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -252,6 +254,7 @@ func TestSharedSFT(t *testing.T) {
 	dir := t.TempDir()
 	plan := tinyPlan(t, 2)
 	plan.SharedSFT = true
+	plan.Config.EvalEvery = 1 // and an evaluation during training: after step 1 of 2
 	p, err := Open(dir, plan)
 	if err != nil {
 		t.Fatal(err)
@@ -279,6 +282,22 @@ func TestSharedSFT(t *testing.T) {
 		if len(row.Runs) != 2 {
 			t.Fatalf("method %s: %d runs, want 2", row.Name, len(row.Runs))
 		}
+		for _, u := range row.Runs {
+			var points []string
+			for _, m := range u.Curve {
+				points = append(points, fmt.Sprintf("%s@%d", m.Name, m.Step))
+			}
+			want := []string{"rl/heldout@1", "rl/unseen@1", "rl/heldout@2", "rl/unseen@2"}
+			if u.RLSteps == 0 { // the baselines evaluate once
+				want = nil
+			}
+			if !slices.Equal(points, want) {
+				t.Errorf("%s seed %d: evaluations during training %v, want %v", row.Name, u.Seed, points, want)
+			}
+		}
+	}
+	if !strings.Contains(res.Markdown(), "| heldout EM @1 | heldout EM @2 |") {
+		t.Errorf("results.md has no table of the evaluations during training:\n%s", res.Markdown())
 	}
 	if !res.SharedSFT || !strings.Contains(res.Markdown(), "shared by all seeds") {
 		t.Errorf("results do not say the SFT base was shared")

@@ -218,6 +218,76 @@ func (res *Results) Markdown() string {
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
+	b.WriteString(res.curveMarkdown())
+	return b.String()
+}
+
+// curveMarkdown lays out the RL runs' evaluations during training (UnitResult.Curve), when any
+// run has them: one row per method, one column per evaluation set and step, mean ± std over
+// the seeds that reached that step.
+func (res *Results) curveMarkdown() string {
+	var sets []string
+	for _, c := range res.Columns {
+		if set, ok := strings.CutSuffix(c, "/em"); ok && set != "avg" && !strings.Contains(set, "/") {
+			sets = append(sets, set)
+		}
+	}
+	var steps []int
+	for _, row := range res.Methods {
+		for _, u := range row.Runs {
+			for _, m := range u.Curve {
+				if !slices.Contains(steps, m.Step) {
+					steps = append(steps, m.Step)
+				}
+			}
+		}
+	}
+	if len(steps) == 0 {
+		return ""
+	}
+	slices.Sort(steps)
+	var b strings.Builder
+	b.WriteString("\n## During training\n\nExact match on each set at every evaluation of the RL runs (`--eval-every`), mean ± std over the seeds that reached that step; the last step is the final evaluation of the table above.\n\n")
+	header := []string{"method", "seeds"}
+	for _, set := range sets {
+		for _, st := range steps {
+			header = append(header, fmt.Sprintf("%s EM @%d", set, st))
+		}
+	}
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	for _, row := range res.Methods {
+		curves := 0
+		for _, u := range row.Runs {
+			if len(u.Curve) > 0 {
+				curves++
+			}
+		}
+		if curves == 0 {
+			continue
+		}
+		cells := []string{row.Label, fmt.Sprint(curves)}
+		for _, set := range sets {
+			for _, st := range steps {
+				var xs []float64
+				for _, u := range row.Runs {
+					for _, m := range u.Curve {
+						if m.Step == st && setName(m.Name) == set {
+							xs = append(xs, float64(m.EM))
+						}
+					}
+				}
+				switch mean, std := meanStd(xs); len(xs) {
+				case 0:
+					cells = append(cells, "–")
+				case 1:
+					cells = append(cells, rate(mean))
+				default:
+					cells = append(cells, rate(mean)+" ± "+rate(std))
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+	}
 	return b.String()
 }
 

@@ -1,6 +1,10 @@
 package experiment
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +61,75 @@ func TestMarkdownLayout(t *testing.T) {
 	}
 	if strings.Index(md, "*ablations*") > strings.Index(md, "GRPO-NO-LOSS-MASK") || strings.Index(md, "*ablations*") < strings.Index(md, "| RLOO") {
 		t.Errorf("the ablations separator is not between the main rows and the ablations:\n%s", md)
+	}
+}
+
+// TestMarkdownDuringTraining checks the table of evaluations during training: one column per
+// set and step, mean ± std over the seeds that reached the step, "–" where none did, and no
+// table at all when no run evaluated during training.
+func TestMarkdownDuringTraining(t *testing.T) {
+	point := func(set string, step int, em float64) *trainer.EvalMetrics {
+		return &trainer.EvalMetrics{Name: "rl/" + set, Step: step, EM: trainer.Num(em)}
+	}
+	a, b := fakeRun("grpo", 1, 0.2, 0.5), fakeRun("grpo", 2, 0.4, 0.7)
+	a.Curve = []*trainer.EvalMetrics{point("heldout", 20, 0.1), point("unseen", 20, 0.3), point("heldout", 40, 0.1), point("unseen", 40, 0.2)}
+	b.Curve = []*trainer.EvalMetrics{point("heldout", 20, 0.3), point("unseen", 20, 0.1)} // stopped before step 40
+	res := &Results{Seeds: []uint64{1, 2}, Columns: Columns([]string{"heldout", "unseen"}, nil),
+		Methods: []MethodResults{{Name: "grpo", Label: "GRPO", Runs: []*UnitResult{a, b}}, {Name: "naive-rag", Label: "Naive RAG", Runs: []*UnitResult{fakeRun("naive-rag", 1, 0.1, 0)}}}}
+	md := res.curveMarkdown()
+	for _, want := range []string{
+		"| method | seeds | heldout EM @20 | heldout EM @40 | unseen EM @20 | unseen EM @40 |",
+		"| GRPO | 2 | .200 ± .141 | .100 | .200 ± .141 | .200 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Naive RAG") {
+		t.Errorf("a method without evaluations during training has a row:\n%s", md)
+	}
+	a.Curve, b.Curve = nil, nil
+	if md := res.curveMarkdown(); md != "" {
+		t.Errorf("no run evaluated during training, but the table is\n%s", md)
+	}
+}
+
+// TestReadCurve checks that readCurve keeps the RL evaluations of evals.jsonl in step order,
+// the last record of a set and step winning, without their groups; that an evaluation at one
+// step only gives no curve; and that a malformed line is an error naming the file and line.
+func TestReadCurve(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := write("evals.jsonl", `{"name":"rl/heldout","step":40,"em":0.3}
+{"name":"rl/heldout","step":20,"em":0.1}
+{"name":"rl/heldout","step":40,"em":0.4,"groups":{"type=bridge":{"name":"type=bridge","em":1}}}
+{"name":"rl/unseen","step":20,"em":0.2}
+{"name":"sft/heldout","step":0,"em":0.05}
+
+`)
+	curve, err := readCurve(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range curve {
+		got = append(got, fmt.Sprintf("%s@%d=%v groups=%d", m.Name, m.Step, m.EM, len(m.Groups)))
+	}
+	want := []string{"rl/heldout@20=0.1 groups=0", "rl/unseen@20=0.2 groups=0", "rl/heldout@40=0.4 groups=0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("curve %v, want %v", got, want)
+	}
+	if curve, err := readCurve(write("final.jsonl", `{"name":"rl/heldout","step":40,"em":0.3}`+"\n")); err != nil || curve != nil {
+		t.Errorf("one step only: curve %v, err %v; want none", curve, err)
+	}
+	_, err = readCurve(write("bad.jsonl", `{"name":"rl/heldout","step":20,"em":0.1}`+"\n{not json\n"))
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl line 2") {
+		t.Errorf("malformed line: %v, want an error naming bad.jsonl line 2", err)
 	}
 }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"agentr1/internal/atomicfile"
@@ -25,13 +28,20 @@ const (
 	ResultsJSONFile = "results.json"
 	ResultsMDFile   = "results.md"
 	metricsFile     = "metrics.jsonl"
+	evalsFile       = "evals.jsonl"
 )
 
 // UnitResult is a finished unit's figures: one evaluation per evaluation set.
 type UnitResult struct {
-	Method  string                 `json:"method"`
-	Seed    uint64                 `json:"seed"`
-	Evals   []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>"
+	Method string                 `json:"method"`
+	Seed   uint64                 `json:"seed"`
+	Evals  []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>"
+	// Curve is every evaluation of an RL run that evaluated during training (--eval-every):
+	// the periodic ones and the final, in step order, each set's figures without the per-type
+	// groups (Evals has those of the final). It is read back from the unit's evals.jsonl, so a
+	// resumed run keeps the points before its interruption; an evaluation the interruption cut
+	// short is not redone, and its step is missing.
+	Curve   []*trainer.EvalMetrics `json:"curve,omitempty"`
 	RLSteps int                    `json:"rl_steps,omitempty"`
 	Seconds float64                `json:"seconds"` // wall time of the process that finished the unit
 }
@@ -261,6 +271,9 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 			res.Evals, res.RLSteps = out.Final, out.Trainer.StepsDone
 			err = pruneCheckpoints(cfg.CheckpointDir)
 		}
+		if err == nil {
+			res.Curve, err = readCurve(filepath.Join(dir, evalsFile))
+		}
 	default:
 		err = fmt.Errorf("method %s: unknown kind %q", u.Method.Name, u.Method.Kind)
 	}
@@ -303,28 +316,84 @@ func naiveRAG(ctx context.Context, cfg trainer.Config, setup *trainer.Setup, pol
 }
 
 // logger returns the trainer.Logger of unit u: SFT and RL step records are appended to the
-// unit's metrics.jsonl, every record is passed on as an Event.
+// unit's metrics.jsonl and evaluations to its evals.jsonl; every record is passed on as an
+// Event.
 func (r *runner) logger(u Unit) (trainer.Logger, func(), error) {
-	f, err := os.OpenFile(filepath.Join(r.unitDir(u), metricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	metrics, err := os.OpenFile(filepath.Join(r.unitDir(u), metricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("experiment: %w", err)
 	}
+	evals, err := os.OpenFile(filepath.Join(r.unitDir(u), evalsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		metrics.Close()
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
 	var werr error
+	write := func(f *os.File, rec any) {
+		b, err := json.Marshal(rec)
+		if err == nil {
+			_, err = f.Write(append(b, '\n'))
+		}
+		if err != nil && werr == nil {
+			werr = err
+			r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("write %s: %v", f.Name(), err)})
+		}
+	}
 	log := func(kind string, rec any) {
 		switch rec.(type) {
 		case trainer.SFTMetrics, trainer.StepMetrics:
-			b, err := json.Marshal(rec)
-			if err == nil {
-				_, err = f.Write(append(b, '\n'))
-			}
-			if err != nil && werr == nil {
-				werr = err
-				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("write %s: %v", f.Name(), err)})
-			}
+			write(metrics, rec)
+		case *trainer.EvalMetrics:
+			write(evals, rec)
 		}
 		r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: kind, Record: rec})
 	}
-	return log, func() { f.Close() }, nil
+	return log, func() { metrics.Close(); evals.Close() }, nil
+}
+
+// readCurve reads the RL evaluations ("rl/<set>") of a unit's evals.jsonl in step order, the
+// last record of each set and step winning (a resumed run may have logged one set of an
+// evaluation it then cut short), without their per-type groups. It returns nil unless the run
+// evaluated at more than one step: an evaluation at the end only is the unit's Evals already.
+func readCurve(path string) ([]*trainer.EvalMetrics, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	type key struct {
+		name string
+		step int
+	}
+	last := map[key]*trainer.EvalMetrics{}
+	for i, line := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m trainer.EvalMetrics
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, fmt.Errorf("experiment: %s line %d: %w", path, i+1, err)
+		}
+		if strings.HasPrefix(m.Name, "rl/") {
+			m.Groups = nil
+			last[key{m.Name, m.Step}] = &m
+		}
+	}
+	steps := map[int]bool{}
+	curve := make([]*trainer.EvalMetrics, 0, len(last))
+	for _, m := range last {
+		curve = append(curve, m)
+		steps[m.Step] = true
+	}
+	if len(steps) < 2 {
+		return nil, nil
+	}
+	slices.SortFunc(curve, func(a, b *trainer.EvalMetrics) int {
+		if a.Step != b.Step {
+			return a.Step - b.Step
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return curve, nil
 }
 
 // pruneCheckpoints keeps only the latest RL checkpoint of a finished run (it holds the final
