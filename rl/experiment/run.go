@@ -35,7 +35,7 @@ const (
 type UnitResult struct {
 	Method string                 `json:"method"`
 	Seed   uint64                 `json:"seed"`
-	Evals  []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>"
+	Evals  []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>" for a baseline, "rl/<set>" for an RL run
 	// Curve is every evaluation of an RL run that evaluated during training (--eval-every):
 	// the periodic ones and the final, in step order, each set's figures without the per-type
 	// groups (Evals has those of the final). It is read back from the unit's evals.jsonl, so a
