@@ -204,19 +204,19 @@ func (res *Results) Markdown() string {
 	for _, c := range res.Columns {
 		header = append(header, columnTitle(c))
 	}
-	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	writeHeader(&b, header)
 	ablations := false
 	for _, row := range res.Methods {
 		if row.Ablation && !ablations {
 			ablations = true
 			cells := append([]string{"*ablations*"}, make([]string, len(header)-1)...)
-			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+			writeRow(&b, cells)
 		}
 		cells := []string{row.Label, fmt.Sprint(len(row.Runs))}
 		for _, c := range res.Columns {
 			cells = append(cells, cell(row, c))
 		}
-		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+		writeRow(&b, cells)
 	}
 	b.WriteString(res.curveMarkdown())
 	return b.String()
@@ -254,7 +254,7 @@ func (res *Results) curveMarkdown() string {
 			header = append(header, fmt.Sprintf("%s EM @%d", set, st))
 		}
 	}
-	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	writeHeader(&b, header)
 	for _, row := range res.Methods {
 		curves := 0
 		for _, u := range row.Runs {
@@ -276,17 +276,15 @@ func (res *Results) curveMarkdown() string {
 						}
 					}
 				}
-				switch mean, std := meanStd(xs); len(xs) {
-				case 0:
+				if len(xs) == 0 {
 					cells = append(cells, "–")
-				case 1:
-					cells = append(cells, rate(mean))
-				default:
-					cells = append(cells, rate(mean)+" ± "+rate(std))
+					continue
 				}
+				mean, std := meanStd(xs)
+				cells = append(cells, rateCell(mean, std, len(xs)))
 			}
 		}
-		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+		writeRow(&b, cells)
 	}
 	return b.String()
 }
@@ -331,10 +329,27 @@ func cell(row MethodResults, c string) string {
 		}
 		return fmt.Sprintf("%.2f ± %.2f", m, s)
 	}
-	if len(row.Runs) < 2 {
-		return rate(m)
+	return rateCell(m, s, len(row.Runs))
+}
+
+// rateCell formats the mean and standard deviation of a rate over n runs: ".120 ± .010", or
+// the mean alone for a single run.
+func rateCell(mean, std float64, n int) string {
+	if n < 2 {
+		return rate(mean)
 	}
-	return rate(m) + " ± " + rate(s)
+	return rate(mean) + " ± " + rate(std)
+}
+
+// writeHeader writes a Markdown table's header row and the separator under it.
+func writeHeader(b *strings.Builder, header []string) {
+	writeRow(b, header)
+	fmt.Fprintf(b, "|%s\n", strings.Repeat("---|", len(header)))
+}
+
+// writeRow writes one row of a Markdown table.
+func writeRow(b *strings.Builder, cells []string) {
+	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 }
 
 // rate prints a value in [0, 1] as the paper does: ".1372" style, three decimals.
