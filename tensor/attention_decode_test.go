@@ -149,7 +149,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 			for b.Loop() {
 				AttentionDecode(out, q, keys, values, G, D, L, L, 0.17, scratch)
 			}
-			b.ReportMetric(4*float64(G*D*L)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			reportGFLOPs(b, 4*float64(G*D*L))
 		})
 	}
 }

@@ -28,6 +28,12 @@ func uniform(r *rand.Rand, n int) []float32 {
 	return x
 }
 
+// reportGFLOPs reports the benchmark's floating-point rate, flops per iteration over wall time,
+// as the metric GFLOP/s.
+func reportGFLOPs(b *testing.B, flops float64) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
 // BenchmarkMatMul times C = A*B (no transposes, beta = 0) for every kernel set this machine
 // supports on 1 and 2 workers, reporting GFLOP/s = 2*m*n*k per multiplication over wall time,
 // and GFLOP/cpu-s over the CPU time of all threads: on a machine shared with other processes
@@ -52,10 +58,10 @@ func BenchmarkMatMul(b *testing.B) {
 						gemmBlocked(ks, false, false, s.m, s.n, s.k, 1, a, s.k, bm, s.n, 0, c, s.n)
 					}
 					cpu := processCPUSeconds() - cpu0
-					flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
-					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+					reportGFLOPs(b, flops)
 					if cpu > 0 {
-						b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
+						b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 					}
 				})
 			}
@@ -99,7 +105,7 @@ func BenchmarkGemmFewRows(b *testing.B) {
 									gemmBlocked(ks, false, transB, m, n, k, 1, a, k, w, ldb, 0, c, n)
 								}
 							}
-							b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+							reportGFLOPs(b, 2*float64(m*n*k))
 						})
 					}
 				}
@@ -120,7 +126,7 @@ func BenchmarkGemmKernel(b *testing.B) {
 			for b.Loop() {
 				ks.gemmKernel(k, a, bp, c, ks.nr)
 			}
-			b.ReportMetric(2*float64(ks.mr*ks.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			reportGFLOPs(b, 2*float64(ks.mr*ks.nr*k))
 		})
 	}
 }
@@ -166,7 +172,7 @@ func BenchmarkGemmTransA(b *testing.B) {
 				for b.Loop() {
 					gemmBlocked(path.ks, true, false, s.m, s.n, s.k, 1, a, s.lda, bm, s.n, 0, c, s.n)
 				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				reportGFLOPs(b, 2*float64(s.m*s.n*s.k))
 			})
 		}
 	}
@@ -219,7 +225,7 @@ func BenchmarkPackBOrder(b *testing.B) {
 				for b.Loop() {
 					gemmBlocked(active, s.transA, false, s.m, s.n, s.k, 1, a, lda, bm, s.n, 0, c, s.n)
 				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				reportGFLOPs(b, 2*float64(s.m*s.n*s.k))
 			})
 		}
 	}

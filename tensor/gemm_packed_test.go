@@ -134,7 +134,7 @@ func BenchmarkGemmPacked(b *testing.B) {
 							Gemm(false, true, m, n, k, 1, a, k, w, k, 0, c, n)
 						}
 					}
-					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					reportGFLOPs(b, 2*float64(m*n*k))
 				})
 			}
 		}

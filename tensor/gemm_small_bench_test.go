@@ -42,7 +42,7 @@ func benchSmallRows(b *testing.B, kernel string, ks *kernels, transB bool, m, n,
 		for b.Loop() {
 			gemmSmallRows(ks, false, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, n)
 		}
-		b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		reportGFLOPs(b, 2*float64(m*n*k))
 	})
 }
 

@@ -31,7 +31,7 @@ func BenchmarkVec(b *testing.B) {
 					for b.Loop() {
 						op.run()
 					}
-					b.ReportMetric(float64(op.flops*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					reportGFLOPs(b, float64(op.flops*n))
 				})
 			}
 		}
