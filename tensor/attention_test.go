@@ -176,11 +176,8 @@ func TestAttentionStatsMatchesProbs(t *testing.T) {
 				field     string
 				got, want []float32
 			}{{"out", outS, outP}, {"dq", dqS, dqP}, {"dk", dkS, dkP}, {"dv", dvS, dvP}} {
-				for i := range c.want {
-					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
-						t.Errorf("%s: %s[%d] = %v, want %v bit for bit", name, c.field, i, c.got[i], c.want[i])
-						break
-					}
+				if i := bitDiff(c.got, c.want); i >= 0 {
+					t.Errorf("%s: %s[%d] = %v, want %v bit for bit", name, c.field, i, c.got[i], c.want[i])
 				}
 			}
 			for b := range B {

@@ -66,11 +66,8 @@ func TestGemmPackedMatchesGemm(t *testing.T) {
 					pb.pack(ks, transB, tc.k, tc.n, b, ldb)
 					GemmPacked(false, tc.m, 0.5, a, tc.k, &pb, 0, got, tc.n)
 					SetWorkers(old)
-					for i := range got {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Errorf("%s: C[%d] = %v, want %v bit for bit", name, i, got[i], want[i])
-							break
-						}
+					if i := bitDiff(got, want); i >= 0 {
+						t.Errorf("%s: C[%d] = %v, want %v bit for bit", name, i, got[i], want[i])
 					}
 				}
 			}
@@ -170,11 +167,8 @@ func TestGemmPackedMulti(t *testing.T) {
 				GemmPackedMulti(false, m, 0.5, a, k, prods)
 				SetWorkers(old)
 				for i := range widths {
-					for j, v := range prods[i].C {
-						if math.Float32bits(v) != math.Float32bits(want[i][j]) {
-							t.Errorf("%s: product %d (n=%d): C[%d] = %v, want %v bit for bit", name, i, widths[i], j, v, want[i][j])
-							break
-						}
+					if j := bitDiff(prods[i].C, want[i]); j >= 0 {
+						t.Errorf("%s: product %d (n=%d): C[%d] = %v, want %v bit for bit", name, i, widths[i], j, prods[i].C[j], want[i][j])
 					}
 				}
 			}

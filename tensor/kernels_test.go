@@ -173,10 +173,8 @@ func TestActivationKernels(t *testing.T) {
 				generic(want)
 				kernel(got)
 				for i := range got {
-					for j := range got[i] {
-						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-							t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
-						}
+					if j := bitDiff(got[i], want[i]); j >= 0 {
+						t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
 					}
 				}
 			}

@@ -88,10 +88,8 @@ func TestAdamWKernels(t *testing.T) {
 			adamwGeneric(sl(want[0]), sl(want[1]), sl(want[2]), sl(want[3]), c)
 			ks.adamw(sl(bufs[0]), sl(bufs[1]), sl(bufs[2]), sl(bufs[3]), c)
 			for i, name := range []string{"p", "g", "m", "v"} {
-				for j := range bufs[i] {
-					if math.Float32bits(bufs[i][j]) != math.Float32bits(want[i][j]) {
-						t.Fatalf("%s: n=%d: %s[%d] = %v, want %v (adamwGeneric)", ks.name, n, name, j-off, bufs[i][j], want[i][j])
-					}
+				if j := bitDiff(bufs[i], want[i]); j >= 0 {
+					t.Fatalf("%s: n=%d: %s[%d] = %v, want %v (adamwGeneric)", ks.name, n, name, j-off, bufs[i][j], want[i][j])
 				}
 			}
 		}

@@ -35,6 +35,17 @@ func guarded(r *rand.Rand, n, off int) (buf, x []float32) {
 	return buf, x
 }
 
+// bitDiff returns the first index at which got and want (len(want) <= len(got)) differ bit for
+// bit, or -1 if they are identical.
+func bitDiff(got, want []float32) int {
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 // checkGuards reports an error for any element of buf outside [off, off+n) that is not NaN.
 func checkGuards(t *testing.T, name string, buf []float32, off, n int) {
 	t.Helper()
@@ -254,11 +265,8 @@ func TestSoftmaxGradKernels(t *testing.T) {
 				}
 				ks.softmaxGrad(p, d, c)
 				name := fmt.Sprintf("impl=%s/n=%d/off=%d", ks.name, n, off)
-				for i := range want {
-					if math.Float32bits(d[i]) != math.Float32bits(want[i]) {
-						t.Errorf("%s: d[%d] = %v, want %v", name, i, d[i], want[i])
-						break
-					}
+				if i := bitDiff(d, want); i >= 0 {
+					t.Errorf("%s: d[%d] = %v, want %v", name, i, d[i], want[i])
 				}
 				checkGuards(t, name, buf, off, n)
 			}
