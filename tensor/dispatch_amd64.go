@@ -45,7 +45,12 @@ var avx512Kernels = &kernels{
 	name: "avx512",
 	mr:   12, nr: 32,
 	kc: 160, mc: 144, nc: 3072,
-	gemmKernel:  gemmKernel12x32AVX512,
+	gemmKernel:    gemmKernel12x32AVX512,
+	gemmKernelSet: gemmKernel12x32SetAVX512,
+
+	gemmKernelStrided:    gemmKernel12x32StridedAVX512,
+	gemmKernelStridedSet: gemmKernel12x32StridedSetAVX512,
+
 	dot:         dotAVX512,
 	dot4x2:      dot4x2AVX2,
 	strip4x16:   strip4x16AVX2,

@@ -109,3 +109,24 @@ func gemmKernel6x16StridedAVX2(k int, a []float32, lda int, b, c []float32, ldc 
 //
 //go:noescape
 func gemmKernel6x16StridedSetAVX2(k int, a []float32, lda int, b, c []float32, ldc int)
+
+// gemmKernel12x32SetAVX512 is gemmKernel12x32AVX512 that overwrites the tile instead of adding
+// to it: C(12, 32) = Apanel(12, k) * Bpanel(k, 32), C written and never read.
+//
+//go:noescape
+func gemmKernel12x32SetAVX512(k int, a, b, c []float32, ldc int)
+
+// gemmKernel12x32StridedAVX512 is gemmKernel12x32AVX512 reading the A micro-panel in place at a
+// step of lda floats instead of packed at a step of 12: C(12, 32) += A(12, k) * Bpanel(k, 32)
+// with A(i, p) = a[p*lda+i], so a transposed A needs no packing. The caller guarantees
+// len(a) >= (k-1)*lda+12, len(b) >= 32*k and that c holds 12 rows of 32 at stride ldc: the
+// assembly does not check.
+//
+//go:noescape
+func gemmKernel12x32StridedAVX512(k int, a []float32, lda int, b, c []float32, ldc int)
+
+// gemmKernel12x32StridedSetAVX512 is gemmKernel12x32StridedAVX512 that overwrites the tile with
+// the product instead of adding to it.
+//
+//go:noescape
+func gemmKernel12x32StridedSetAVX512(k int, a []float32, lda int, b, c []float32, ldc int)

@@ -53,117 +53,223 @@
 	VMOVUPS hi, 64(DX);     \
 	ADDQ    R8, DX
 
-// func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
-TEXT ·gemmKernel12x32AVX512(SB), NOSPLIT, $0-88
-	MOVQ k+0(FP), CX
-	MOVQ a_base+8(FP), SI
-	MOVQ b_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
-	SHLQ $2, R8            // row stride of C in bytes
+// AVX512_ADD_TILE adds the twelve-row tile Z0-Z23 to C at DX (row stride R8).
+#define AVX512_ADD_TILE \
+	AVX512_ROW(Z0, Z1);   \
+	AVX512_ROW(Z2, Z3);   \
+	AVX512_ROW(Z4, Z5);   \
+	AVX512_ROW(Z6, Z7);   \
+	AVX512_ROW(Z8, Z9);   \
+	AVX512_ROW(Z10, Z11); \
+	AVX512_ROW(Z12, Z13); \
+	AVX512_ROW(Z14, Z15); \
+	AVX512_ROW(Z16, Z17); \
+	AVX512_ROW(Z18, Z19); \
+	AVX512_ROW(Z20, Z21); \
+	AVX512_ROW(Z22, Z23)
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
+// AVX512_SETROW stores the accumulators lo, hi to the 32 floats of C at DX (overwriting them)
+// and moves DX to the next row.
+#define AVX512_SETROW(lo, hi) \
+	VMOVUPS lo, (DX);       \
+	VMOVUPS hi, 64(DX);     \
+	ADDQ    R8, DX
+
+// AVX512_SET_TILE stores the twelve-row tile Z0-Z23 into C at DX (row stride R8), overwriting it.
+#define AVX512_SET_TILE \
+	AVX512_SETROW(Z0, Z1);   \
+	AVX512_SETROW(Z2, Z3);   \
+	AVX512_SETROW(Z4, Z5);   \
+	AVX512_SETROW(Z6, Z7);   \
+	AVX512_SETROW(Z8, Z9);   \
+	AVX512_SETROW(Z10, Z11); \
+	AVX512_SETROW(Z12, Z13); \
+	AVX512_SETROW(Z14, Z15); \
+	AVX512_SETROW(Z16, Z17); \
+	AVX512_SETROW(Z18, Z19); \
+	AVX512_SETROW(Z20, Z21); \
+	AVX512_SETROW(Z22, Z23)
+
+// AVX512_ZERO24 clears the accumulators Z0-Z23.
+#define AVX512_ZERO24 \
+	VPXORD Z0, Z0, Z0;    \
+	VPXORD Z1, Z1, Z1;    \
+	VPXORD Z2, Z2, Z2;    \
+	VPXORD Z3, Z3, Z3;    \
+	VPXORD Z4, Z4, Z4;    \
+	VPXORD Z5, Z5, Z5;    \
+	VPXORD Z6, Z6, Z6;    \
+	VPXORD Z7, Z7, Z7;    \
+	VPXORD Z8, Z8, Z8;    \
+	VPXORD Z9, Z9, Z9;    \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
 	VPXORD Z23, Z23, Z23
 
-	// Prefetch the C tile: it is read once, after the k loop.
-	MOVQ       DX, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 127(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
+// PREFETCH_C12 prefetches the twelve 32-float rows of the C tile at DX (row stride R8), which
+// the adding kernels read once, after the k loop. It uses R9.
+#define PREFETCH_C12 \
+	MOVQ       DX, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
+	PREFETCHT0 127(R9);    \
+	ADDQ       R8, R9;     \
+	PREFETCHT0 (R9);       \
 	PREFETCHT0 127(R9)
 
-	MOVQ  CX, BX
-	SHRQ  $2, BX           // k/4 unrolled iterations
-	ANDQ  $3, CX           // k%4 single steps
-	TESTQ BX, BX
+// SPLIT_K4 splits the depth in CX into BX = k/4 unrolled iterations and CX = k%4 single steps,
+// and jumps to tail when there is no unrolled iteration.
+#define SPLIT_K4(tail) \
+	MOVQ  CX, BX; \
+	SHRQ  $2, BX; \
+	ANDQ  $3, CX; \
+	TESTQ BX, BX; \
 	JZ    tail
 
-loop4:
-	AVX512_STEP(0, 0)
-	AVX512_STEP(48, 128)
-	AVX512_STEP(96, 256)
-	AVX512_STEP(144, 384)
-	ADDQ $192, SI
-	ADDQ $512, DI
-	DECQ BX
-	JNZ  loop4
-
-tail:
-	TESTQ CX, CX
-	JZ    store
-
-loop1:
-	AVX512_STEP(0, 0)
-	ADDQ $48, SI
-	ADDQ $128, DI
-	DECQ CX
+// GEMM12_BODY loads the arguments of a packed twelve-row kernel (k int, a, b, c []float32,
+// ldc int), clears the accumulators and runs the k loop into Z0-Z23, leaving DX at C and R8 at
+// its row stride in bytes; prefetch is PREFETCH_C12 for the kernels that read C, or nothing.
+#define GEMM12_BODY(prefetch, loop4, tail, loop1, done) \
+	MOVQ k+0(FP), CX;         \
+	MOVQ a_base+8(FP), SI;    \
+	MOVQ b_base+32(FP), DI;   \
+	MOVQ c_base+56(FP), DX;   \
+	MOVQ ldc+80(FP), R8;      \
+	SHLQ $2, R8;              \
+	AVX512_ZERO24;            \
+	prefetch;                 \
+	SPLIT_K4(tail);           \
+loop4:;                           \
+	AVX512_STEP(0, 0);        \
+	AVX512_STEP(48, 128);     \
+	AVX512_STEP(96, 256);     \
+	AVX512_STEP(144, 384);    \
+	ADDQ $192, SI;            \
+	ADDQ $512, DI;            \
+	DECQ BX;                  \
+	JNZ  loop4;               \
+tail:;                            \
+	TESTQ CX, CX;             \
+	JZ    done;               \
+loop1:;                           \
+	AVX512_STEP(0, 0);        \
+	ADDQ $48, SI;             \
+	ADDQ $128, DI;            \
+	DECQ CX;                  \
 	JNZ  loop1
 
-store:
-	AVX512_ROW(Z0, Z1)
-	AVX512_ROW(Z2, Z3)
-	AVX512_ROW(Z4, Z5)
-	AVX512_ROW(Z6, Z7)
-	AVX512_ROW(Z8, Z9)
-	AVX512_ROW(Z10, Z11)
-	AVX512_ROW(Z12, Z13)
-	AVX512_ROW(Z14, Z15)
-	AVX512_ROW(Z16, Z17)
-	AVX512_ROW(Z18, Z19)
-	AVX512_ROW(Z20, Z21)
-	AVX512_ROW(Z22, Z23)
+// GEMM12S_BODY is GEMM12_BODY for the in-place (strided) kernels, (k int, a []float32, lda int,
+// b, c []float32, ldc int): the A step is lda floats (R10 bytes) instead of the packed panel's
+// 12, so AVX512_STEP always reads at 0(SI) and SI moves on by R10 after each step.
+#define GEMM12S_BODY(prefetch, loop4, tail, loop1, done) \
+	MOVQ k+0(FP), CX;         \
+	MOVQ a_base+8(FP), SI;    \
+	MOVQ lda+32(FP), R10;     \
+	SHLQ $2, R10;             \
+	MOVQ b_base+40(FP), DI;   \
+	MOVQ c_base+64(FP), DX;   \
+	MOVQ ldc+88(FP), R8;      \
+	SHLQ $2, R8;              \
+	AVX512_ZERO24;            \
+	prefetch;                 \
+	SPLIT_K4(tail);           \
+loop4:;                           \
+	AVX512_STEP(0, 0);        \
+	ADDQ R10, SI;             \
+	AVX512_STEP(0, 128);      \
+	ADDQ R10, SI;             \
+	AVX512_STEP(0, 256);      \
+	ADDQ R10, SI;             \
+	AVX512_STEP(0, 384);      \
+	ADDQ R10, SI;             \
+	ADDQ $512, DI;            \
+	DECQ BX;                  \
+	JNZ  loop4;               \
+tail:;                            \
+	TESTQ CX, CX;             \
+	JZ    done;               \
+loop1:;                           \
+	AVX512_STEP(0, 0);        \
+	ADDQ R10, SI;             \
+	ADDQ $128, DI;            \
+	DECQ CX;                  \
+	JNZ  loop1
+
+#define NOTHING
+
+// func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel12x32AVX512(SB), NOSPLIT, $0-88
+	GEMM12_BODY(PREFETCH_C12, k12loop4, k12tail, k12loop1, k12store)
+
+k12store:
+	AVX512_ADD_TILE
+	VZEROUPPER
+	RET
+
+// func gemmKernel12x32SetAVX512(k int, a, b, c []float32, ldc int)
+// The same as gemmKernel12x32AVX512 but C(12, 32) = the product: C is written, never read.
+TEXT ·gemmKernel12x32SetAVX512(SB), NOSPLIT, $0-88
+	GEMM12_BODY(NOTHING, k12sloop4, k12stail, k12sloop1, k12sstore)
+
+k12sstore:
+	AVX512_SET_TILE
+	VZEROUPPER
+	RET
+
+// func gemmKernel12x32StridedAVX512(k int, a []float32, lda int, b, c []float32, ldc int)
+TEXT ·gemmKernel12x32StridedAVX512(SB), NOSPLIT, $0-96
+	GEMM12S_BODY(PREFETCH_C12, g12loop4, g12tail, g12loop1, g12store)
+
+g12store:
+	AVX512_ADD_TILE
+	VZEROUPPER
+	RET
+
+// func gemmKernel12x32StridedSetAVX512(k int, a []float32, lda int, b, c []float32, ldc int)
+TEXT ·gemmKernel12x32StridedSetAVX512(SB), NOSPLIT, $0-96
+	GEMM12S_BODY(NOTHING, g12sloop4, g12stail, g12sloop1, g12sstore)
+
+g12sstore:
+	AVX512_SET_TILE
 	VZEROUPPER
 	RET

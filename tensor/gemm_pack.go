@@ -18,20 +18,24 @@ package tensor
 //	a:   (m, k) at stride lda, or (k, m) when transA
 //	dst: (ceil(mb/mr), kb, mr)
 func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha float32, mr int) {
-	if transA && mr == 6 && mb >= 12 {
-		// Full six-row panels of a transposed A row by row of the stored A: each row's run of
-		// op(A) columns is read once, front to back, its six-float pieces going to consecutive
-		// panels. Reading panel by panel instead touches kb rows lda apart for every panel.
-		full := mb / 6 * 6
+	if transA && mb >= 2*mr && (mr == 6 || mr == 12 && scatter12 != nil) {
+		// Full panels (six or twelve rows) of a transposed A row by row of the stored A: each
+		// row's run of op(A) columns is read once, front to back, its mr-float pieces going to
+		// consecutive panels. Reading panel by panel instead touches kb rows lda apart for
+		// every panel.
+		full := mb / mr * mr
 		for p := 0; p < kb; p++ {
 			row := a[(p0+p)*lda+i0:][:full]
-			if scatter6 != nil {
+			switch {
+			case mr == 12:
+				scatter12(dst[p*12:], 12*kb, row, full/12, alpha)
+			case scatter6 != nil:
 				scatter6(dst[p*6:], 6*kb, row, full/6, alpha)
-				continue
-			}
-			for ir := 0; ir < full; ir += 6 {
-				o := ir*kb + p*6
-				scale6(dst[o:o+6:o+6], row[ir:ir+6:ir+6], alpha)
+			default:
+				for ir := 0; ir < full; ir += 6 {
+					o := ir*kb + p*6
+					scale6(dst[o:o+6:o+6], row[ir:ir+6:ir+6], alpha)
+				}
 			}
 		}
 		if full < mb {
@@ -172,6 +176,13 @@ func copyRuns(dst []float32, w int, src []float32, ld, runs, width int, scale fl
 //
 //	src: (rows, n) at stride ld; dst: (n, w)
 func gatherRuns(dst []float32, w int, src []float32, ld, rows, n int, scale float32) {
+	if w == 12 && rows == 12 && pack12 != nil && n >= 8 {
+		// The avx512 tile's full panel: eight columns at a time with pack12, the last n%8 by
+		// the loops below.
+		p0 := n &^ 7
+		pack12(dst, src, ld, p0/8, scale)
+		dst, src, n = dst[p0*12:], src[p0:], n-p0
+	}
 	dst = dst[:n*w]
 	if w == 6 && rows == 6 {
 		// The avx2 tile's full panel in one pass: six neighbouring floats per p, eight p at a

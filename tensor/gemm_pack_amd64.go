@@ -88,6 +88,67 @@ func scatter6AVX(dst []float32, dstStride int, src []float32, chunks int, scale 
 	scatter6BlocksAVX(dst, dstStride, src, chunks, scale)
 }
 
+// pack12 is pack12AVX where the CPU has AVX (for the 256-bit shuffles), else nil.
+var pack12 = func() func(dst, src []float32, ld, blocks int, scale float32) {
+	if cpuid.CPU.Supports(cpuid.AVX) {
+		return pack12AVX
+	}
+	return nil
+}()
+
+// pack12AVX writes blocks*8 columns of twelve rows of src (ld floats apart), scaled, to dst
+// twelve floats per column, the avx512 tile's A micro-panel: it is equivalent to
+//
+//	for p := 0; p < blocks*8; p++ {
+//		for i := 0; i < 12; i++ {
+//			dst[p*12+i] = scale * src[i*ld+p]
+//		}
+//	}
+//
+// It panics if either slice is too short (checked here; the assembly does not check).
+func pack12AVX(dst, src []float32, ld, blocks int, scale float32) {
+	if blocks == 0 {
+		return
+	}
+	_ = dst[blocks*96-1]
+	_ = src[11*ld+blocks*8-1]
+	pack12BlocksAVX(dst, src, ld, blocks, scale)
+}
+
+// scatter12 is scatter12AVX where the CPU has AVX, else nil.
+var scatter12 = func() func(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
+	if cpuid.CPU.Supports(cpuid.AVX) {
+		return scatter12AVX
+	}
+	return nil
+}()
+
+// scatter12AVX writes chunks twelve-float runs of src, scaled, to dst one every dstStride
+// floats: a row of a transposed A going to consecutive micro-panels of the avx512 tile. It is
+// equivalent to
+//
+//	for c := 0; c < chunks; c++ {
+//		for i := 0; i < 12; i++ {
+//			dst[c*dstStride+i] = scale * src[c*12+i]
+//		}
+//	}
+//
+// It panics if either slice is too short (checked here; the assembly does not check).
+func scatter12AVX(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
+	if chunks == 0 {
+		return
+	}
+	_ = dst[(chunks-1)*dstStride+11]
+	_ = src[chunks*12-1]
+	scatter12BlocksAVX(dst, dstStride, src, chunks, scale)
+}
+
+//go:noescape
+func pack12BlocksAVX(dst, src []float32, ld, blocks int, scale float32)
+
+//go:noescape
+func scatter12BlocksAVX(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+
 //go:noescape
 func scatter6BlocksAVX(dst []float32, dstStride int, src []float32, chunks int, scale float32)
 

@@ -221,3 +221,128 @@ scatter6loop:
 	DECQ    CX
 	JNZ     scatter6loop
 	RET
+
+// func pack12BlocksAVX(dst []float32, src []float32, ld int, blocks int, scale float32)
+// Block b reads columns 8b..8b+7 of twelve rows of src (ld floats apart), scales them, and
+// writes them to dst[96b:96b+96] column by column, twelve floats per column: rows 0-7 by the
+// 8x8 transpose of transpose8x8BlocksAVX, each column's eight floats at the start of its
+// 48-byte group, then rows 8-11 by the same unpack and shuffle on four rows, each column's
+// four floats (one 128-bit half) after them.
+TEXT ·pack12BlocksAVX(SB), NOSPLIT, $0-68
+	MOVQ  dst_base+0(FP), DI
+	MOVQ  src_base+24(FP), SI
+	MOVQ  ld+48(FP), R8
+	SHLQ  $2, R8                   // row stride in bytes
+	MOVQ  blocks+56(FP), CX
+	LEAQ  (R8)(R8*2), R9           // 3 rows
+	TESTQ CX, CX
+	JZ    p12done
+
+p12block:
+	// Rows 0-7, scaled.
+	VBROADCASTSS scale+64(FP), Y15
+	MOVQ         SI, AX
+	VMULPS       (AX), Y15, Y0
+	VMULPS       (AX)(R8*1), Y15, Y1
+	VMULPS       (AX)(R8*2), Y15, Y2
+	VMULPS       (AX)(R9*1), Y15, Y3
+	LEAQ         (AX)(R8*4), AX
+	VMULPS       (AX), Y15, Y4
+	VMULPS       (AX)(R8*1), Y15, Y5
+	VMULPS       (AX)(R8*2), Y15, Y6
+	VMULPS       (AX)(R9*1), Y15, Y7
+
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+
+	VSHUFPS $0x44, Y10, Y8, Y0     // r0-3[0] | r0-3[4]
+	VSHUFPS $0xEE, Y10, Y8, Y1     // r0-3[1] | r0-3[5]
+	VSHUFPS $0x44, Y11, Y9, Y2     // r0-3[2] | r0-3[6]
+	VSHUFPS $0xEE, Y11, Y9, Y3     // r0-3[3] | r0-3[7]
+	VSHUFPS $0x44, Y14, Y12, Y4    // r4-7[0] | r4-7[4]
+	VSHUFPS $0xEE, Y14, Y12, Y5    // r4-7[1] | r4-7[5]
+	VSHUFPS $0x44, Y15, Y13, Y6    // r4-7[2] | r4-7[6]
+	VSHUFPS $0xEE, Y15, Y13, Y7    // r4-7[3] | r4-7[7]
+
+	VPERM2F128 $0x20, Y4, Y0, Y8   // column 0
+	VPERM2F128 $0x20, Y5, Y1, Y9   // column 1
+	VPERM2F128 $0x20, Y6, Y2, Y10  // column 2
+	VPERM2F128 $0x20, Y7, Y3, Y11  // column 3
+	VPERM2F128 $0x31, Y4, Y0, Y12  // column 4
+	VPERM2F128 $0x31, Y5, Y1, Y13  // column 5
+	VPERM2F128 $0x31, Y6, Y2, Y14  // column 6
+	VPERM2F128 $0x31, Y7, Y3, Y15  // column 7
+
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 48(DI)
+	VMOVUPS Y10, 96(DI)
+	VMOVUPS Y11, 144(DI)
+	VMOVUPS Y12, 192(DI)
+	VMOVUPS Y13, 240(DI)
+	VMOVUPS Y14, 288(DI)
+	VMOVUPS Y15, 336(DI)
+
+	// Rows 8-11, scaled.
+	VBROADCASTSS scale+64(FP), Y15
+	LEAQ         (SI)(R8*8), AX
+	VMULPS       (AX), Y15, Y0
+	VMULPS       (AX)(R8*1), Y15, Y1
+	VMULPS       (AX)(R8*2), Y15, Y2
+	VMULPS       (AX)(R9*1), Y15, Y3
+
+	VUNPCKLPS Y1, Y0, Y4           // r8[0] r9[0] r8[1] r9[1] | r8[4] r9[4] r8[5] r9[5]
+	VUNPCKHPS Y1, Y0, Y5           // r8[2] r9[2] r8[3] r9[3] | r8[6] r9[6] r8[7] r9[7]
+	VUNPCKLPS Y3, Y2, Y6
+	VUNPCKHPS Y3, Y2, Y7
+	VSHUFPS   $0x44, Y6, Y4, Y0    // r8-11[0] | r8-11[4]
+	VSHUFPS   $0xEE, Y6, Y4, Y1    // r8-11[1] | r8-11[5]
+	VSHUFPS   $0x44, Y7, Y5, Y2    // r8-11[2] | r8-11[6]
+	VSHUFPS   $0xEE, Y7, Y5, Y3    // r8-11[3] | r8-11[7]
+
+	VMOVUPS      X0, 32(DI)        // column 0, rows 8-11
+	VMOVUPS      X1, 80(DI)
+	VMOVUPS      X2, 128(DI)
+	VMOVUPS      X3, 176(DI)
+	VEXTRACTF128 $1, Y0, 224(DI)   // column 4
+	VEXTRACTF128 $1, Y1, 272(DI)
+	VEXTRACTF128 $1, Y2, 320(DI)
+	VEXTRACTF128 $1, Y3, 368(DI)
+
+	ADDQ $32, SI                   // next 8 columns
+	ADDQ $384, DI                  // next 96 floats
+	DECQ CX
+	JNZ  p12block
+
+	VZEROUPPER
+
+p12done:
+	RET
+
+// func scatter12BlocksAVX(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+// Each twelve-float run: eight floats and four, loaded, scaled and stored with 256- and 128-bit
+// VEX moves (a plain multiply, as the Go loops', so the same bits).
+TEXT ·scatter12BlocksAVX(SB), NOSPLIT, $0-68
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dstStride+24(FP), DX
+	SHLQ         $2, DX
+	MOVQ         src_base+32(FP), SI
+	MOVQ         chunks+56(FP), CX
+	VBROADCASTSS scale+64(FP), Y0
+
+scatter12loop:
+	VMULPS  (SI), Y0, Y1
+	VMULPS  32(SI), X0, X2
+	VMOVUPS Y1, (DI)
+	VMOVUPS X2, 32(DI)
+	ADDQ    $48, SI
+	ADDQ    DX, DI
+	DECQ    CX
+	JNZ     scatter12loop
+	VZEROUPPER
+	RET

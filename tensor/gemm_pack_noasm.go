@@ -21,3 +21,9 @@ var pack6 func(dst, src []float32, ld, blocks int, scale float32)
 
 // scatter6 is nil: without assembly, packA moves six-float runs with scale6.
 var scatter6 func(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+
+// pack12 is nil: without assembly, gatherRuns packs twelve-row panels in Go.
+var pack12 func(dst, src []float32, ld, blocks int, scale float32)
+
+// scatter12 is nil: without assembly, packA moves twelve-float runs with copyRuns.
+var scatter12 func(dst []float32, dstStride int, src []float32, chunks int, scale float32)

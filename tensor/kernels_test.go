@@ -95,45 +95,52 @@ func TestRoPEInverse(t *testing.T) {
 	}
 }
 
-// TestPack6 checks pack6 (where this build and CPU have it) against its Go definition, with
-// NaN guards after the destination that it must leave alone and NaN in the source outside the
-// six rows' first columns, which it must not read into the panel.
-func TestPack6(t *testing.T) {
-	if pack6 == nil {
-		t.Skip("no pack6 in this build")
-	}
+// TestPackRows checks pack6 and pack12 (where this build and CPU have them) against their Go
+// definition, with NaN guards after the destination that they must leave alone and NaN in the
+// source outside the rows' first columns, which they must not read into the panel.
+func TestPackRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
 	nan := float32(math.NaN())
-	for _, tc := range []struct {
-		blocks, ld int
-		scale      float32
-	}{{1, 8, 1}, {1, 11, -0.5}, {3, 24, 2}, {5, 41, 1}} {
-		name := fmt.Sprintf("blocks=%d/ld=%d/scale=%v", tc.blocks, tc.ld, tc.scale)
-		n := tc.blocks * 8
-		src := make([]float32, 5*tc.ld+n)
-		for i := range src {
-			src[i] = nan
+	for _, pk := range []struct {
+		rows int
+		pack func(dst, src []float32, ld, blocks int, scale float32)
+	}{{6, pack6}, {12, pack12}} {
+		if pk.pack == nil {
+			t.Logf("no pack%d in this build", pk.rows)
+			continue
 		}
-		for i := range 6 {
-			for p := range n {
-				src[i*tc.ld+p] = 2*r.Float32() - 1
+		rows := pk.rows
+		for _, tc := range []struct {
+			blocks, ld int
+			scale      float32
+		}{{1, 8, 1}, {1, 11, -0.5}, {3, 24, 2}, {5, 41, 1}} {
+			name := fmt.Sprintf("pack%d/blocks=%d/ld=%d/scale=%v", rows, tc.blocks, tc.ld, tc.scale)
+			n := tc.blocks * 8
+			src := make([]float32, (rows-1)*tc.ld+n)
+			for i := range src {
+				src[i] = nan
 			}
-		}
-		dst := make([]float32, 6*n+16)
-		for i := range dst {
-			dst[i] = nan
-		}
-		pack6(dst, src, tc.ld, tc.blocks, tc.scale)
-		for p := range n {
-			for i := range 6 {
-				if got, want := dst[p*6+i], tc.scale*src[i*tc.ld+p]; got != want {
-					t.Errorf("%s: dst[%d] (column %d, row %d) = %v, want %v", name, p*6+i, p, i, got, want)
+			for i := range rows {
+				for p := range n {
+					src[i*tc.ld+p] = 2*r.Float32() - 1
 				}
 			}
-		}
-		for i := 6 * n; i < len(dst); i++ {
-			if !math.IsNaN(float64(dst[i])) {
-				t.Errorf("%s: guard dst[%d] = %v, written past the panel", name, i, dst[i])
+			dst := make([]float32, rows*n+16)
+			for i := range dst {
+				dst[i] = nan
+			}
+			pk.pack(dst, src, tc.ld, tc.blocks, tc.scale)
+			for p := range n {
+				for i := range rows {
+					if got, want := dst[p*rows+i], tc.scale*src[i*tc.ld+p]; got != want {
+						t.Errorf("%s: dst[%d] (column %d, row %d) = %v, want %v", name, p*rows+i, p, i, got, want)
+					}
+				}
+			}
+			for i := rows * n; i < len(dst); i++ {
+				if !math.IsNaN(float64(dst[i])) {
+					t.Errorf("%s: guard dst[%d] = %v, written past the panel", name, i, dst[i])
+				}
 			}
 		}
 	}
