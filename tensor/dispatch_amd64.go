@@ -39,12 +39,15 @@ var avx2Kernels = &kernels{
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
-// the B row and the broadcasts of A. kc = 160 keeps the (160, 32) B micro-panel (20 KiB) in a
-// 32 KiB L1 beside the streaming A micro-panel; mc = 144 makes the A block 90 KiB of L2.
+// the B row and the broadcasts of A. kc = 256 keeps the (256, 32) B micro-panel (32 KiB) in a
+// 48 KiB L1 (Sapphire Rapids) beside the streaming (12, 256) A micro-panel (12 KiB); mc = 144
+// makes the A block 144 KiB of a 2 MiB L2. Measured single-thread on that CPU (interleaved,
+// best of 16): kc = 256 against 160 is level on square products and up to 1.1x faster on the
+// train step's head and its gradient (fewer passes over C); 320 and 384 gain nothing more.
 var avx512Kernels = &kernels{
 	name: "avx512",
 	mr:   12, nr: 32,
-	kc: 160, mc: 144, nc: 3072,
+	kc: 256, mc: 144, nc: 3072,
 	gemmKernel:    gemmKernel12x32AVX512,
 	gemmKernelSet: gemmKernel12x32SetAVX512,
 

@@ -192,15 +192,16 @@ func loopStridedKernel(mr, nr int) func(k int, a []float32, lda int, b, c []floa
 }
 
 // tileTwins run the blocked driver with the tile and block sizes of the assembly kernel sets
-// (6x16 avx2 with its in-place transposed A, 12x32 avx512) but plain-loop kernels, so the
+// (6x16 avx2 and 12x32 avx512, each with its in-place transposed A) but plain-loop kernels, so the
 // driver's handling of those shapes is tested on every machine, including ones that cannot run
 // the assembly.
 var tileTwins = []*kernels{
 	{name: "loop6x16", mr: 6, nr: 16, kc: 256, mc: 120, nc: 3072, gemmKernel: loopKernel(6, 16),
 		gemmKernelStrided: loopStridedKernel(6, 16),
 		dot:               dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
-	{name: "loop12x32", mr: 12, nr: 32, kc: 160, mc: 144, nc: 3072, gemmKernel: loopKernel(12, 32),
-		dot: dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
+	{name: "loop12x32", mr: 12, nr: 32, kc: 256, mc: 144, nc: 3072, gemmKernel: loopKernel(12, 32),
+		gemmKernelStrided: loopStridedKernel(12, 32),
+		dot:               dotGeneric, dot4: dot4Generic, dot4x2: dot4x2Generic, max: rowMax, axpy: axpyGeneric, scal: scalGeneric},
 }
 
 // gemmImpls lists every driver on every kernel set this machine supports, on one worker and on
