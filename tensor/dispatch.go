@@ -37,10 +37,17 @@ type kernels struct {
 	// beta = 0, which then never clears or reads C. Without it the driver clears C first.
 	gemmKernelSet func(k int, a, b, c []float32, ldc int)
 
-	// gemmKernel4 and gemmKernel4Set, when not nil, are gemmKernel and gemmKernelSet for the
-	// first four rows of an mr-row A panel only, C(4, nr): the driver uses them for a last
-	// row panel of four rows instead of a full tile through the scratch tile.
-	gemmKernel4, gemmKernel4Set func(k int, a, b, c []float32, ldc int)
+	// gemmKernelPart and gemmKernelPartSet, when not nil, are gemmKernel and gemmKernelSet for
+	// the first partRows rows of an mr-row A panel only, C(partRows, nr): the driver uses them
+	// for a last row panel of exactly partRows rows instead of a full tile through the scratch
+	// tile.
+	partRows                          int
+	gemmKernelPart, gemmKernelPartSet func(k int, a, b, c []float32, ldc int)
+
+	// packedMinRows is the fewest rows for which GemmPacked multiplies by the packed B rather
+	// than by gemmSmallRows on the unpacked one: mr, or partRows where a part kernel makes a
+	// panel of that many rows cheap.
+	packedMinRows int
 
 	// gemmKernelStrided and gemmKernelStridedSet, when not nil, are gemmKernel and
 	// gemmKernelSet reading the A micro-panel in place at a step of lda floats, A(i, p) =
@@ -84,6 +91,15 @@ type kernels struct {
 	swiGLUFinish   func(y, gate, up, e []float32)         // y = gate * (1/(1+e)) * up
 	swiGLUGradGate func(dgate, dy, gate, up, s []float32) // dgate += dy*up*s*(1+gate*(1-s))
 	swiGLUGradUp   func(dup, dy, gate, s []float32)       // dup += dy*gate*s
+}
+
+// packedRowsMin returns the fewest rows for which GemmPacked uses the packed B:
+// packedMinRows, or mr where it is not set.
+func (ks *kernels) packedRowsMin() int {
+	if ks.packedMinRows > 0 {
+		return ks.packedMinRows
+	}
+	return ks.mr
 }
 
 // genericKernels is the pure-Go implementation, compiled on every platform and with -tags purego.

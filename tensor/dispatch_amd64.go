@@ -12,10 +12,12 @@ var avx2Kernels = &kernels{
 	name: "avx2",
 	mr:   6, nr: 16,
 	kc: 256, mc: 120, nc: 3072,
-	gemmKernel:     gemmKernel6x16AVX2,
-	gemmKernelSet:  gemmKernel6x16SetAVX2,
-	gemmKernel4:    gemmKernel4of6x16AVX2,
-	gemmKernel4Set: gemmKernel4of6x16SetAVX2,
+	gemmKernel:        gemmKernel6x16AVX2,
+	gemmKernelSet:     gemmKernel6x16SetAVX2,
+	partRows:          4,
+	gemmKernelPart:    gemmKernel4of6x16AVX2,
+	gemmKernelPartSet: gemmKernel4of6x16SetAVX2,
+	packedMinRows:     6,
 
 	gemmKernelStrided:    gemmKernel6x16StridedAVX2,
 	gemmKernelStridedSet: gemmKernel6x16StridedSetAVX2,
@@ -50,6 +52,11 @@ var avx512Kernels = &kernels{
 	kc: 256, mc: 144, nc: 3072,
 	gemmKernel:    gemmKernel12x32AVX512,
 	gemmKernelSet: gemmKernel12x32SetAVX512,
+
+	partRows:          8,
+	gemmKernelPart:    gemmKernel8of12x32AVX512,
+	gemmKernelPartSet: gemmKernel8of12x32SetAVX512,
+	packedMinRows:     8,
 
 	gemmKernelStrided:    gemmKernel12x32StridedAVX512,
 	gemmKernelStridedSet: gemmKernel12x32StridedSetAVX512,

@@ -130,3 +130,34 @@ func gemmKernel12x32StridedAVX512(k int, a []float32, lda int, b, c []float32, l
 //
 //go:noescape
 func gemmKernel12x32StridedSetAVX512(k int, a []float32, lda int, b, c []float32, ldc int)
+
+// gemmKernel8of12x32AVX512 is gemmKernel12x32AVX512 for the first eight rows of the twelve-row
+// A panel only, the tile's last row panel when a product has 8 rows left (a decoding step's
+// eight rows per core): C(8, 32) += Apanel(rows 0-7, k) * Bpanel(k, 32), the A step still 12
+// floats. It is equivalent to
+//
+//	var acc [8][32]float32
+//	for p := 0; p < k; p++ {
+//		for i := 0; i < 8; i++ {
+//			for j := 0; j < 32; j++ {
+//				acc[i][j] += a[p*12+i] * b[p*32+j] // one fused multiply-add
+//			}
+//		}
+//	}
+//	for i := 0; i < 8; i++ {
+//		for j := 0; j < 32; j++ {
+//			c[i*ldc+j] += acc[i][j]
+//		}
+//	}
+//
+// The caller guarantees len(a) >= 12*k, len(b) >= 32*k and that c holds 8 rows of 32 at stride
+// ldc: the assembly does not check.
+//
+//go:noescape
+func gemmKernel8of12x32AVX512(k int, a, b, c []float32, ldc int)
+
+// gemmKernel8of12x32SetAVX512 is gemmKernel8of12x32AVX512 that overwrites the eight rows of C
+// with the product instead of adding to them.
+//
+//go:noescape
+func gemmKernel8of12x32SetAVX512(k int, a, b, c []float32, ldc int)

@@ -235,6 +235,66 @@ loop1:;                           \
 	DECQ CX;                  \
 	JNZ  loop1
 
+// AVX512_STEP8 is AVX512_STEP for the first eight rows of the twelve-row A panel: the A step is
+// still 12 floats (48 bytes) at aoff(SI), rows 8-11 are not read; row i in Z(2i), Z(2i+1).
+#define AVX512_STEP8(aoff, boff) \
+	VMOVUPS      boff(DI), Z24;    \
+	VMOVUPS      boff+64(DI), Z25; \
+	VBROADCASTSS aoff(SI), Z26;    \
+	VFMADD231PS  Z24, Z26, Z0;     \
+	VFMADD231PS  Z25, Z26, Z1;     \
+	VBROADCASTSS aoff+4(SI), Z27;  \
+	VFMADD231PS  Z24, Z27, Z2;     \
+	VFMADD231PS  Z25, Z27, Z3;     \
+	VBROADCASTSS aoff+8(SI), Z26;  \
+	VFMADD231PS  Z24, Z26, Z4;     \
+	VFMADD231PS  Z25, Z26, Z5;     \
+	VBROADCASTSS aoff+12(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z6;     \
+	VFMADD231PS  Z25, Z27, Z7;     \
+	VBROADCASTSS aoff+16(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z8;     \
+	VFMADD231PS  Z25, Z26, Z9;     \
+	VBROADCASTSS aoff+20(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z10;    \
+	VFMADD231PS  Z25, Z27, Z11;    \
+	VBROADCASTSS aoff+24(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z12;    \
+	VFMADD231PS  Z25, Z26, Z13;    \
+	VBROADCASTSS aoff+28(SI), Z27; \
+	VFMADD231PS  Z24, Z27, Z14;    \
+	VFMADD231PS  Z25, Z27, Z15
+
+// GEMM8_BODY is GEMM12_BODY for the eight-row kernels: the same arguments and packed panels,
+// the k loop of AVX512_STEP8 into Z0-Z15.
+#define GEMM8_BODY(loop4, tail, loop1, done) \
+	MOVQ k+0(FP), CX;         \
+	MOVQ a_base+8(FP), SI;    \
+	MOVQ b_base+32(FP), DI;   \
+	MOVQ c_base+56(FP), DX;   \
+	MOVQ ldc+80(FP), R8;      \
+	SHLQ $2, R8;              \
+	AVX512_ZERO24;            \
+	SPLIT_K4(tail);           \
+loop4:;                           \
+	AVX512_STEP8(0, 0);       \
+	AVX512_STEP8(48, 128);    \
+	AVX512_STEP8(96, 256);    \
+	AVX512_STEP8(144, 384);   \
+	ADDQ $192, SI;            \
+	ADDQ $512, DI;            \
+	DECQ BX;                  \
+	JNZ  loop4;               \
+tail:;                            \
+	TESTQ CX, CX;             \
+	JZ    done;               \
+loop1:;                           \
+	AVX512_STEP8(0, 0);       \
+	ADDQ $48, SI;             \
+	ADDQ $128, DI;            \
+	DECQ CX;                  \
+	JNZ  loop1
+
 #define NOTHING
 
 // func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
@@ -271,5 +331,37 @@ TEXT ·gemmKernel12x32StridedSetAVX512(SB), NOSPLIT, $0-96
 
 g12sstore:
 	AVX512_SET_TILE
+	VZEROUPPER
+	RET
+
+// func gemmKernel8of12x32AVX512(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel8of12x32AVX512(SB), NOSPLIT, $0-88
+	GEMM8_BODY(k8loop4, k8tail, k8loop1, k8store)
+
+k8store:
+	AVX512_ROW(Z0, Z1)
+	AVX512_ROW(Z2, Z3)
+	AVX512_ROW(Z4, Z5)
+	AVX512_ROW(Z6, Z7)
+	AVX512_ROW(Z8, Z9)
+	AVX512_ROW(Z10, Z11)
+	AVX512_ROW(Z12, Z13)
+	AVX512_ROW(Z14, Z15)
+	VZEROUPPER
+	RET
+
+// func gemmKernel8of12x32SetAVX512(k int, a, b, c []float32, ldc int)
+TEXT ·gemmKernel8of12x32SetAVX512(SB), NOSPLIT, $0-88
+	GEMM8_BODY(k8sloop4, k8stail, k8sloop1, k8sstore)
+
+k8sstore:
+	AVX512_SETROW(Z0, Z1)
+	AVX512_SETROW(Z2, Z3)
+	AVX512_SETROW(Z4, Z5)
+	AVX512_SETROW(Z6, Z7)
+	AVX512_SETROW(Z8, Z9)
+	AVX512_SETROW(Z10, Z11)
+	AVX512_SETROW(Z12, Z13)
+	AVX512_SETROW(Z14, Z15)
 	VZEROUPPER
 	RET

@@ -253,9 +253,9 @@ func packedBlock(ap []float32, mr int) aBlock { return aBlock{data: ap, step: mr
 // macroKernel adds the A block (mb, kb) of ab times packed B block (kb, nb) to C(mb, nb), or
 // with overwrite (which needs ks.gemmKernelSet) stores the product into C without reading it,
 // one register tile at a time. Full tiles are updated in place, and so are full-width tiles of
-// four rows where the kernel set has gemmKernel4; other edge tiles are computed whole into the
-// zeroed scratch tile and only their valid part is added to (or stored into) C, so nothing
-// outside C's (mb, nb) region is touched. Full panels of an in-place A go to the strided
+// partRows rows where the kernel set has gemmKernelPart; other edge tiles are computed whole
+// into the zeroed scratch tile and only their valid part is added to (or stored into) C, so
+// nothing outside C's (mb, nb) region is touched. Full panels of an in-place A go to the strided
 // micro-kernels; its partial last panel, packed in ab.edge, to the packed ones.
 //
 //	bp: (ceil(nb/nr), kb, nr), c: (mb, nb) at stride ldc, tile: (mr, nr)
@@ -294,11 +294,11 @@ func macroKernel(ks *kernels, mb, nb, kb int, ab aBlock, bp, c []float32, ldc in
 				}
 				continue
 			}
-			if rows == 4 && cols == nr && ks.gemmKernel4 != nil {
+			if rows == ks.partRows && cols == nr && ks.gemmKernelPart != nil {
 				if overwrite {
-					ks.gemmKernel4Set(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+					ks.gemmKernelPartSet(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
 				} else {
-					ks.gemmKernel4(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
+					ks.gemmKernelPart(kb, apanel, bpanel, c[ir*ldc+jr:], ldc)
 				}
 				continue
 			}

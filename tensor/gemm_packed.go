@@ -96,8 +96,9 @@ const gemmPackedTasksPerWorker = 4
 // packed once, every k slice of it, and the work is cut into column strips of whole
 // micro-panels, each strip summing over every slice in order. Each element of C therefore gets
 // the same sum, in the same order, as from gemmBlocked on the same kernel set, whatever the
-// number of workers. With fewer rows than one register tile, where most of a tile would be
-// padding, it runs gemmSmallRows on the B pb was packed from instead, like Gemm.
+// number of workers. With fewer rows than one register tile (or than its part kernel's rows,
+// packedMinRows), where most of a tile would be padding, it runs gemmSmallRows on the B pb
+// was packed from instead, like Gemm.
 // It panics if pb is empty (never packed), a dimension is negative, a stride is smaller than its
 // row, or a slice is too short.
 func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
@@ -138,7 +139,7 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		work += m * pb.n * k
 	}
 	ks := prods[0].B.ks
-	if m == 0 || alpha == 0 || k == 0 || m < ks.mr {
+	if m == 0 || alpha == 0 || k == 0 || m < ks.packedRowsMin() {
 		for _, pr := range prods {
 			pb := pr.B
 			switch {

@@ -30,12 +30,13 @@ func packedImpls() []namedGemm {
 func TestGemmPacked(t *testing.T) { checkEveryGemmCase(t, packedImpls()) }
 
 // TestGemmPackedMatchesGemm checks that GemmPacked gives bit for bit what the unpacked driver
-// of the same kernel set gives (gemmBlocked, or gemmSmallRows below one register tile), on one
+// of the same kernel set gives (gemmBlocked, or gemmSmallRows below packedRowsMin), on one
 // and on two workers, and that repacking a PackedB for another shape replaces it entirely.
 func TestGemmPackedMatchesGemm(t *testing.T) {
-	// Below one tile, one and several k slices, several strips on two workers, edge tiles.
+	// Below one tile, one and several k slices, several strips on two workers, edge tiles,
+	// the avx512 part kernel's eight rows alone and after a full tile.
 	shapes := []gemmCase{{1, 256, 256, 0, 0, 0}, {5, 100, 37, 0, 0, 0}, {16, 200, 300, 0, 0, 0},
-		{30, 130, 260, 0, 0, 0}, {7, 17, 9, 0, 0, 0}}
+		{30, 130, 260, 0, 0, 0}, {7, 17, 9, 0, 0, 0}, {8, 64, 70, 0, 0, 0}, {20, 300, 40, 0, 0, 0}}
 	for _, ks := range append(append([]*kernels(nil), supportedKernels...), tileTwins...) {
 		var pb PackedB // reused across shapes: every Pack must replace the last
 		for _, tc := range shapes {
@@ -58,7 +59,7 @@ func TestGemmPackedMatchesGemm(t *testing.T) {
 					for i := range got {
 						got[i] = float32(math.NaN())
 					}
-					if tc.m < ks.mr {
+					if tc.m < ks.packedRowsMin() {
 						gemmSmallRows(ks, false, transB, tc.m, tc.n, tc.k, 0.5, a, tc.k, b, ldb, 0, want, tc.n)
 					} else {
 						gemmBlocked(ks, false, transB, tc.m, tc.n, tc.k, 0.5, a, tc.k, b, ldb, 0, want, tc.n)

@@ -18,7 +18,8 @@ type gemmCase struct {
 // blocks, unequal split), rows above mc (several ic blocks), columns above nc (several jc
 // blocks), problems large enough to be split across workers, one of them over several column
 // blocks and depth slices, a stored B wide enough to be packed row by row (packBRowsMinLd),
-// and empty products (m, n or k = 0).
+// the part kernels' rows (4 of 6, 8 of 12) alone and after full tiles, and empty products
+// (m, n or k = 0).
 var gemmShapes = []gemmCase{
 	{1, 1, 1, 0, 0, 0},
 	{1, 1, 7, 1, 0, 2},
@@ -46,6 +47,8 @@ var gemmShapes = []gemmCase{
 	{19, 601, 97, 0, 0, 9},
 	{14, 3100, 260, 1, 2, 3},
 	{13, 4100, 37, 1, 0, 2},
+	{8, 33, 64, 0, 1, 0},
+	{20, 70, 300, 1, 2, 0},
 	{0, 5, 3, 0, 0, 0},
 	{4, 0, 3, 0, 0, 1},
 	{3, 4, 0, 0, 0, 1},
