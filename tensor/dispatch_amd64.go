@@ -70,8 +70,8 @@ var avx512Kernels = &kernels{
 	axpy:        axpyAVX512,
 	scal:        scalAVX512,
 	softmaxGrad: softmaxGradAVX2, // AVX-512F CPUs have AVX2
-	expSum:      expSumAVX2,      // AVX-512F CPUs have AVX2+FMA
-	adamw:       adamwAVX2,       // AVX-512F CPUs have AVX2; the step is bound by sqrt and division
+	expSum:      expSumAVX512,
+	adamw:       adamwAVX2, // AVX-512F CPUs have AVX2; the step is bound by sqrt and division
 
 	sigmoidFinish:  sigmoidFinishAVX2, // AVX-512F CPUs have AVX2
 	swiGLUFinish:   swiGLUFinishAVX2,

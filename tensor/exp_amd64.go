@@ -25,7 +25,25 @@ func expSumAVX2(y, x []float32, scale, shift float32) float64 {
 //	}
 //	return sum
 //
-// up to the 2-ulp error of its polynomial (see exp_avx2_amd64.s for the method).
+// up to the 2-ulp error of its polynomial (see exp_amd64.s for the method).
 //
 //go:noescape
 func expSumBlocksAVX2(y, x []float32, scale, shift float32) float64
+
+// expSumAVX512 is expSumAVX2 sixteen lanes at a time: bit for bit the same results and sum
+// (TestExpSumAVX512), about twice as fast.
+func expSumAVX512(y, x []float32, scale, shift float32) float64 {
+	n := len(x) &^ 7
+	sum := expSumBlocksAVX512(y[:n], x[:n], scale, shift)
+	if n < len(x) {
+		sum += expSumGeneric(y[n:len(x)], x[n:], scale, shift)
+	}
+	return sum
+}
+
+// expSumBlocksAVX512 is expSumBlocksAVX2 with 512-bit vectors; len(y) == len(x), a multiple
+// of 8. Its y and its sum equal expSumBlocksAVX2's bit for bit: the same operations per
+// element and the same float64 additions in the same order (see exp_amd64.s).
+//
+//go:noescape
+func expSumBlocksAVX512(y, x []float32, scale, shift float32) float64
