@@ -91,6 +91,11 @@ type kernels struct {
 	swiGLUFinish   func(y, gate, up, e []float32)         // y = gate * (1/(1+e)) * up
 	swiGLUGradGate func(dgate, dy, gate, up, s []float32) // dgate += dy*up*s*(1+gate*(1-s))
 	swiGLUGradUp   func(dup, dy, gate, s []float32)       // dup += dy*gate*s
+
+	// A row of RMSNorm's output and of its input gradient given the row's sums (rmsnorm.go),
+	// each matching its generic version bit for bit.
+	rmsScale func(y, x, w []float32, r float32)        // y = w * (x * r)
+	rmsGrad  func(dx, g, x, w []float32, r, c float32) // dx += r * (g*w - x*c)
 }
 
 // packedRowsMin returns the fewest rows for which GemmPacked uses the packed B:
@@ -122,6 +127,9 @@ var genericKernels = &kernels{
 	swiGLUFinish:   swiGLUFinishGeneric,
 	swiGLUGradGate: swiGLUGradGateGeneric,
 	swiGLUGradUp:   swiGLUGradUpGeneric,
+
+	rmsScale: rmsScaleGeneric,
+	rmsGrad:  rmsGradGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -38,6 +38,9 @@ var avx2Kernels = &kernels{
 	swiGLUFinish:   swiGLUFinishAVX2,
 	swiGLUGradGate: swiGLUGradGateAVX2,
 	swiGLUGradUp:   swiGLUGradUpAVX2,
+
+	rmsScale: rmsScaleAVX2,
+	rmsGrad:  rmsGradAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -77,6 +80,9 @@ var avx512Kernels = &kernels{
 	swiGLUFinish:   swiGLUFinishAVX2,
 	swiGLUGradGate: swiGLUGradGateAVX2,
 	swiGLUGradUp:   swiGLUGradUpAVX2,
+
+	rmsScale: rmsScaleAVX2,
+	rmsGrad:  rmsGradAVX2,
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

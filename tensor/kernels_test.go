@@ -196,3 +196,101 @@ func TestActivationKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestRMSNormRowChains checks that RMSNormForward and RMSNormBackward, which run the float64
+// sums of four rows as four interleaved chains (rowSquareSums, rowWeightedDots), give bit for
+// bit what one row at a time gives (the loops below, the formulas of rmsnorm.go's comments),
+// for row counts that leave 0-3 rows after the last group of four, on one worker and on two.
+func TestRMSNormRowChains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const eps = 1e-6
+	for _, threads := range []int{1, 2} {
+		for _, n := range []int{1, 3, 4, 5, 8, 11, 130} {
+			d := 37
+			x, w, dy := randSlice(rng, n*d), randSlice(rng, d), randSlice(rng, n*d)
+			wantY, wantR, wantDx := make([]float32, n*d), make([]float32, n), randSlice(rng, n*d)
+			for i := range n {
+				xr := x[i*d : (i+1)*d]
+				var ss float64
+				for _, v := range xr {
+					ss += float64(v) * float64(v)
+				}
+				r := float32(1 / math.Sqrt(ss/float64(d)+eps))
+				wantR[i] = r
+				for j, v := range xr {
+					wantY[i*d+j] = w[j] * (v * r)
+				}
+			}
+			gotDx := slices.Clone(wantDx)
+			for i := range n {
+				xr, gr := x[i*d:(i+1)*d], dy[i*d:(i+1)*d]
+				var gx float64
+				for j, v := range xr {
+					gx += float64(gr[j]) * float64(w[j]) * float64(v)
+				}
+				r := wantR[i]
+				c := float32(gx) * r * r / float32(d)
+				for j, v := range xr {
+					wantDx[i*d+j] += r * (gr[j]*w[j] - v*c)
+				}
+			}
+			old := SetWorkers(threads)
+			gotY, gotR := make([]float32, n*d), make([]float32, n)
+			RMSNormForward(gotY, gotR, x, w, n, d, eps)
+			RMSNormBackward(gotDx, nil, dy, x, w, gotR, n, d)
+			SetWorkers(old)
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"y", gotY, wantY}, {"rstd", gotR, wantR}, {"dx", gotDx, wantDx}} {
+				if i := bitDiff(c.got, c.want); i >= 0 {
+					t.Errorf("threads=%d n=%d: %s[%d] = %v, want %v (one row at a time)", threads, n, c.name, i, c.got[i], c.want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestRMSNormKernels checks every kernel set's RMSNorm row loops against the generic ones bit
+// for bit, over lengths with and without a tail past the last full vector, at an unaligned
+// offset, with values from 1e-30 to 3e38 and guard elements after the end that must stay as
+// they were.
+func TestRMSNormKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	special := []float32{0, 1e-30, 3e38, -2.5e-8}
+	for _, ks := range supportedKernels {
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 29, 515} {
+			const off, guard = 3, 4
+			// bufs: the output (y or dx) and three inputs (x, w, g).
+			var bufs [4][]float32
+			for i := range bufs {
+				bufs[i] = make([]float32, off+n+guard)
+				for j := range bufs[i] {
+					bufs[i][j] = float32(rng.NormFloat64() * 3)
+					if j%5 == 0 {
+						bufs[i][j] = special[j/5%len(special)]
+					}
+				}
+			}
+			r, c := float32(rng.Float64()*4), float32(rng.NormFloat64())
+			sl := func(b []float32) []float32 { return b[off : off+n] }
+			run := func(name string, generic, kernel func(b [4][]float32)) {
+				var want, got [4][]float32
+				for i := range bufs {
+					want[i], got[i] = slices.Clone(bufs[i]), slices.Clone(bufs[i])
+				}
+				generic(want)
+				kernel(got)
+				for i := range got {
+					if j := bitDiff(got[i], want[i]); j >= 0 {
+						t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
+					}
+				}
+			}
+			run("rmsScale", func(b [4][]float32) { rmsScaleGeneric(sl(b[0]), sl(b[1]), sl(b[2]), r) },
+				func(b [4][]float32) { ks.rmsScale(sl(b[0]), sl(b[1]), sl(b[2]), r) })
+			run("rmsGrad", func(b [4][]float32) { rmsGradGeneric(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) },
+				func(b [4][]float32) { ks.rmsGrad(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) })
+		}
+	}
+}

@@ -27,18 +27,44 @@ func RMSNormForward(y, rstd, x, w []float32, n, d int, eps float32) {
 
 // rmsNormRows is RMSNormForward on rows [lo, hi).
 func rmsNormRows(y, rstd, x, w []float32, lo, hi, d int, eps float32) {
-	for i := lo; i < hi; i++ {
-		xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
-		var ss float64
-		for _, v := range xr {
-			ss += float64(v) * float64(v)
-		}
-		r := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
-		rstd[i] = r
-		for j, v := range xr {
-			yr[j] = w[j] * (v * r)
+	var ss [4]float64
+	for i := lo; i < hi; i += 4 {
+		rows := min(4, hi-i)
+		rowSquareSums(&ss, x[i*d:(i+rows)*d], rows, d)
+		for t := range rows {
+			xr, yr := x[(i+t)*d:(i+t+1)*d], y[(i+t)*d:(i+t+1)*d] // (d)
+			r := float32(1 / math.Sqrt(ss[t]/float64(d)+float64(eps)))
+			rstd[i+t] = r
+			active.rmsScale(yr, xr, w, r)
 		}
 	}
+}
+
+// rowSquareSums sets ss[t] = sum_j x_tj^2 for the rows rows (at most 4) of x (rows, d), each
+// accumulated in float64 from j = 0 up, one addition after another, as a plain loop over the
+// row would. Four rows go through the loop together: each row's sum is one chain of dependent
+// additions, so four independent chains keep the FPU busy where one would wait on each
+// addition's latency, and the results are the same bits as one row at a time.
+func rowSquareSums(ss *[4]float64, x []float32, rows, d int) {
+	if rows < 4 {
+		for t := range rows {
+			var s float64
+			for _, v := range x[t*d : (t+1)*d] {
+				s += float64(v) * float64(v)
+			}
+			ss[t] = s
+		}
+		return
+	}
+	x0, x1, x2, x3 := x[:d], x[d:2*d], x[2*d:3*d], x[3*d:4*d]
+	var s0, s1, s2, s3 float64
+	for j, v := range x0 {
+		s0 += float64(v) * float64(v)
+		s1 += float64(x1[j]) * float64(x1[j])
+		s2 += float64(x2[j]) * float64(x2[j])
+		s3 += float64(x3[j]) * float64(x3[j])
+	}
+	ss[0], ss[1], ss[2], ss[3] = s0, s1, s2, s3
 }
 
 // RMSNormBackward accumulates the gradients of RMSNormForward, given its saved rstd (n).
@@ -59,16 +85,16 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 	mustLen("RMSNormBackward", "rstd", rstd, n)
 	if dx != nil {
 		Parallel(n, rowChunk(d), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				xr, gr, dxr := x[i*d:(i+1)*d], dy[i*d:(i+1)*d], dx[i*d:(i+1)*d] // (d)
-				r := rstd[i]
-				var gx float64 // sum_j dy_j w_j x_j
-				for j, v := range xr {
-					gx += float64(gr[j]) * float64(w[j]) * float64(v)
-				}
-				c := float32(gx) * r * r / float32(d)
-				for j, v := range xr {
-					dxr[j] += r * (gr[j]*w[j] - v*c)
+			var gx [4]float64 // sum_j dy_j w_j x_j of four rows
+			for i := lo; i < hi; i += 4 {
+				rows := min(4, hi-i)
+				rowWeightedDots(&gx, dy[i*d:(i+rows)*d], w, x[i*d:(i+rows)*d], rows, d)
+				for t := range rows {
+					k := i + t
+					xr, gr, dxr := x[k*d:(k+1)*d], dy[k*d:(k+1)*d], dx[k*d:(k+1)*d] // (d)
+					r := rstd[k]
+					c := float32(gx[t]) * r * r / float32(d)
+					active.rmsGrad(dxr, gr, xr, w, r, c)
 				}
 			}
 		})
@@ -85,5 +111,52 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 				}
 			}
 		})
+	}
+}
+
+// rowWeightedDots sets gx[t] = sum_j g_tj * w_j * x_tj for the rows rows (at most 4) of g and x
+// (rows, d), in float64, each a plain left-to-right sum: rowSquareSums's four chains at once.
+func rowWeightedDots(gx *[4]float64, g, w, x []float32, rows, d int) {
+	if rows < 4 {
+		for t := range rows {
+			gr, xr := g[t*d:(t+1)*d], x[t*d:(t+1)*d]
+			var s float64
+			for j, v := range xr {
+				s += float64(gr[j]) * float64(w[j]) * float64(v)
+			}
+			gx[t] = s
+		}
+		return
+	}
+	w = w[:d]
+	g0, g1, g2, g3 := g[:d], g[d:2*d], g[2*d:3*d], g[3*d:4*d]
+	x0, x1, x2, x3 := x[:d], x[d:2*d], x[2*d:3*d], x[3*d:4*d]
+	var s0, s1, s2, s3 float64
+	for j, wj := range w {
+		s0 += float64(g0[j]) * float64(wj) * float64(x0[j])
+		s1 += float64(g1[j]) * float64(wj) * float64(x1[j])
+		s2 += float64(g2[j]) * float64(wj) * float64(x2[j])
+		s3 += float64(g3[j]) * float64(wj) * float64(x3[j])
+	}
+	gx[0], gx[1], gx[2], gx[3] = s0, s1, s2, s3
+}
+
+// rmsScaleGeneric sets y[j] = w[j] * (x[j] * r): a row of RMSNormForward's output given its r.
+// Every kernel set's rmsScale matches it bit for bit (two float32 products, in this order).
+func rmsScaleGeneric(y, x, w []float32, r float32) {
+	x, w = x[:len(y)], w[:len(y)]
+	for j, v := range x {
+		y[j] = w[j] * (v * r)
+	}
+}
+
+// rmsGradGeneric adds r * (g[j]*w[j] - x[j]*c) to dx[j]: a row of RMSNormBackward's input
+// gradient given its r and c = r^2 * (sum_j g_j w_j x_j) / d. The conversions round each
+// product and the difference to float32, so that no compiler setting fuses them into
+// multiply-adds; every kernel set's rmsGrad matches it bit for bit.
+func rmsGradGeneric(dx, g, x, w []float32, r, c float32) {
+	g, x, w = g[:len(dx)], x[:len(dx)], w[:len(dx)]
+	for j, v := range x {
+		dx[j] += float32(r * float32(float32(g[j]*w[j])-float32(v*c)))
 	}
 }
