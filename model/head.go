@@ -154,12 +154,7 @@ func (m *Model) headProbs(ws *Workspace, rows, labels []int, probs []float32, re
 	tensor.Parallel(n, max(1, (1<<14)/max(V, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			zr, pr := z[i*V:(i+1)*V], probs[i*V:(i+1)*V] // (V)
-			top := 0
-			for j, v := range zr {
-				if v > zr[top] {
-					top = j
-				}
-			}
+			top := tensor.Argmax(zr)
 			lse := float64(zr[top]) - math.Log(float64(pr[top]))
 			r := rows[i] + 1
 			h.logp[r] = float32(float64(zr[labels[i]]) - lse)

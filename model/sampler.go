@@ -47,12 +47,7 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 	sc.probs = grow(sc.probs, V)
 	p := sc.probs // (V) softmax(logits / Temperature)
 	if s.Greedy || s.Temperature <= 0 {
-		best := 0
-		for i, x := range logits {
-			if x > logits[best] {
-				best = i
-			}
-		}
+		best := tensor.Argmax(logits)
 		tensor.SoftmaxForward(p, logits, 1, V)
 		return best, float32(math.Log(float64(p[best])))
 	}

@@ -28,6 +28,37 @@ func Scal(alpha float32, x []float32) {
 	active.scal(alpha, x)
 }
 
+// Argmax returns the index of the first largest element of x, as the loop
+//
+//	best := 0
+//	for i, v := range x {
+//		if v > x[best] {
+//			best = i
+//		}
+//	}
+//
+// does whenever x[0] is not NaN (a NaN element is never the largest; with x[0] NaN the loop
+// keeps 0, Argmax the first largest other element; if every element is NaN, 0). It finds the
+// maximum with the kernel set's vector max, then its first occurrence. It panics if x is
+// empty.
+func Argmax(x []float32) int {
+	if len(x) == 0 {
+		panic("tensor.Argmax: empty x")
+	}
+	return argmax(active, x)
+}
+
+// argmax is Argmax with the kernel set ks.
+func argmax(ks *kernels, x []float32) int {
+	m := ks.max(x)
+	for i, v := range x {
+		if v == m {
+			return i
+		}
+	}
+	return 0 // every element NaN
+}
+
 // dotGeneric is the pure-Go Dot: four independent partial sums, so the loop is not bound by the
 // latency of one chain of additions, combined as (s0+s1)+(s2+s3) plus the tail.
 func dotGeneric(x, y []float32) float32 {

@@ -350,3 +350,54 @@ func checkStrip(t *testing.T, label string, rows [][]float32, b []float32, ldb, 
 		}
 	}
 }
+
+// TestArgmax checks argmax on every kernel set against the loop of Argmax's comment: random
+// rows with repeated maxima, -Inf, zeros of both signs and NaN anywhere but the first element,
+// lengths around the vector width; every element NaN gives 0; an empty x panics.
+func TestArgmax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, ks := range supportedKernels {
+		for _, n := range []int{1, 2, 7, 8, 9, 16, 17, 33, 4096} {
+			for trial := range 20 {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(rng.IntN(7) - 3) // small integers: repeated maxima
+					switch rng.IntN(12) {
+					case 0:
+						x[i] = -inf
+					case 1:
+						x[i] = float32(math.Copysign(0, -1))
+					case 2:
+						if i > 0 {
+							x[i] = nan
+						}
+					}
+				}
+				if trial == 0 {
+					for i := range x {
+						x[i] = -inf
+					}
+				}
+				want := 0
+				for i, v := range x {
+					if v > x[want] {
+						want = i
+					}
+				}
+				if got := argmax(ks, x); got != want {
+					t.Fatalf("%s n=%d trial %d: argmax = %d, want %d (x = %v)", ks.name, n, trial, got, want, x)
+				}
+			}
+		}
+		if got := argmax(ks, []float32{nan, nan, nan}); got != 0 {
+			t.Errorf("%s: argmax of all NaN = %d, want 0", ks.name, got)
+		}
+	}
+	defer func() {
+		if msg, _ := recover().(string); msg != "tensor.Argmax: empty x" {
+			t.Errorf("Argmax(nil) panicked with %q", msg)
+		}
+	}()
+	Argmax(nil)
+}
