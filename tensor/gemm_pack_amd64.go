@@ -159,8 +159,8 @@ func pack6BlocksAVX(dst, src []float32, ld, blocks int, scale float32)
 func transpose8x8BlocksAVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
 
 // copyStrided copies runs runs of width floats (a multiple of 16) from src, one every srcStride
-// floats, to dst, one every dstStride floats, with SSE moves (baseline amd64, so any kernel set
-// may use it). It is equivalent to
+// floats, to dst, one every dstStride floats, with 256-bit AVX moves where the CPU has AVX and
+// SSE moves otherwise (baseline amd64, so any kernel set may use it). It is equivalent to
 //
 //	for r := 0; r < runs; r++ {
 //		copy(dst[r*dstStride:r*dstStride+width], src[r*srcStride:r*srcStride+width])
@@ -173,8 +173,22 @@ func copyStrided(dst []float32, dstStride int, src []float32, srcStride int, run
 	}
 	_ = dst[(runs-1)*dstStride+width-1]
 	_ = src[(runs-1)*srcStride+width-1]
-	copyStridedSSE(dst, dstStride, src, srcStride, runs, width)
+	copyStridedMoves(dst, dstStride, src, srcStride, runs, width)
 }
+
+// copyStridedMoves is copyStridedAVX where the CPU has AVX, else copyStridedSSE. Packing the
+// avx512 tile's B panels (128-byte rows), the AVX moves are about 1.15x faster (BenchmarkPack,
+// op=B/trans=false, six alternating runs each on the AVX-512 machine: 0.233 against 0.204 ns
+// per element).
+var copyStridedMoves = func() func(dst []float32, dstStride int, src []float32, srcStride int, runs, width int) {
+	if cpuid.CPU.Supports(cpuid.AVX) {
+		return copyStridedAVX
+	}
+	return copyStridedSSE
+}()
 
 //go:noescape
 func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
+
+//go:noescape
+func copyStridedAVX(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)

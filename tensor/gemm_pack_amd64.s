@@ -346,3 +346,44 @@ scatter12loop:
 	JNZ     scatter12loop
 	VZEROUPPER
 	RET
+
+// func copyStridedAVX(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
+// copyStridedSSE with 256-bit moves: each run as width/16 blocks of two 32-byte loads and stores.
+TEXT ·copyStridedAVX(SB), NOSPLIT, $0-80
+	MOVQ  dst_base+0(FP), DI
+	MOVQ  dstStride+24(FP), R10
+	SHLQ  $2, R10              // destination stride in bytes
+	MOVQ  src_base+32(FP), SI
+	MOVQ  srcStride+56(FP), R8
+	SHLQ  $2, R8               // source stride in bytes
+	MOVQ  runs+64(FP), CX
+	MOVQ  width+72(FP), DX
+	SHRQ  $4, DX               // 64-byte blocks per run
+	TESTQ CX, CX
+	JZ    avxdone
+	TESTQ DX, DX
+	JZ    avxdone
+
+avxrun:
+	MOVQ SI, R9
+	MOVQ DI, R11
+	MOVQ DX, BX
+
+avxblock:
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	VMOVUPS Y0, (R11)
+	VMOVUPS Y1, 32(R11)
+	ADDQ    $64, R9
+	ADDQ    $64, R11
+	DECQ    BX
+	JNZ     avxblock
+
+	ADDQ R8, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ  avxrun
+	VZEROUPPER
+
+avxdone:
+	RET

@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
-// BenchmarkPack times packing one (mc, kc) block of A and one (kc, nc) block of B for the avx2
-// tile shape, from row-major and transposed storage, in ns per packed element.
+// BenchmarkPack times packing one (mc, kc) block of A and one (kc, nc) block of B for the tile
+// and block shape of the selected kernel set, from row-major and transposed storage, in ns per
+// packed element.
 func BenchmarkPack(b *testing.B) {
-	const mc, kc, nc, mr, nr = 120, 256, 1024, 6, 16
+	const nc = 1024
+	mc, kc, mr, nr := active.mc, active.kc, active.mr, active.nr // the selected set's panels
 	src := make([]float32, 1024*1024)
 	for i := range src {
 		src[i] = float32(i % 7)
