@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// Constants of expSumBlocksAVX2, each replicated eight times so that it can be a 256-bit memory
-// operand: log2(e), ln2 split into a float32 high part and the remainder, the Cephes expf
+// Constants of expSumBlocksAVX2 and expSumBlocksAVX512 (which broadcasts each from its first
+// lane), each replicated eight times so that it can be a 256-bit memory operand: log2(e), ln2 split into a float32 high part and the remainder, the Cephes expf
 // polynomial coefficients p0..p5 (e^r = 1 + r + r^2*(((((p0 r + p1) r + p2) r + p3) r + p4) r + p5),
 // 1.0, the exponent bias 127 and the clamp bounds 127 and -126 of the integer exponent.
 DATA expConsts<>+0(SB)/4, $0x3fb8aa3b

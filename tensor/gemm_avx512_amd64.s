@@ -295,6 +295,7 @@ loop1:;                           \
 	DECQ CX;                  \
 	JNZ  loop1
 
+// NOTHING is an empty macro argument: the kernels that overwrite C do not prefetch it.
 #define NOTHING
 
 // func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)

@@ -18,7 +18,7 @@ package tensor
 //	a:   (m, k) at stride lda, or (k, m) when transA
 //	dst: (ceil(mb/mr), kb, mr)
 func packA(dst, a []float32, lda int, transA bool, i0, mb, p0, kb int, alpha float32, mr int) {
-	if transA && mb >= 2*mr && (mr == 6 || mr == 12 && scatter12 != nil) {
+	if transA && mb >= 2*mr && (mr == 6 || (mr == 12 && scatter12 != nil)) {
 		// Full panels (six or twelve rows) of a transposed A row by row of the stored A: each
 		// row's run of op(A) columns is read once, front to back, its mr-float pieces going to
 		// consecutive panels. Reading panel by panel instead touches kb rows lda apart for

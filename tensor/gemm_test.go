@@ -195,9 +195,9 @@ func loopStridedKernel(mr, nr int) func(k int, a []float32, lda int, b, c []floa
 }
 
 // tileTwins run the blocked driver with the tile and block sizes of the assembly kernel sets
-// (6x16 avx2 and 12x32 avx512, each with its in-place transposed A) but plain-loop kernels, so the
-// driver's handling of those shapes is tested on every machine, including ones that cannot run
-// the assembly.
+// (6x16 avx2 and 12x32 avx512, each with its in-place transposed A) but plain-loop kernels,
+// so the driver's handling of those shapes is tested on every machine, including ones that
+// cannot run the assembly.
 var tileTwins = []*kernels{
 	{name: "loop6x16", mr: 6, nr: 16, kc: 256, mc: 120, nc: 3072, gemmKernel: loopKernel(6, 16),
 		gemmKernelStrided: loopStridedKernel(6, 16),

@@ -230,8 +230,8 @@ func TestRMSNormRowChains(t *testing.T) {
 				}
 				r := wantR[i]
 				c := float32(gx) * r * r / float32(d)
-				for j, v := range xr {
-					wantDx[i*d+j] += r * (gr[j]*w[j] - v*c)
+				for j, v := range xr { // rounded as written: no fused multiply-adds
+					wantDx[i*d+j] += float32(r * float32(float32(gr[j]*w[j])-float32(v*c)))
 				}
 			}
 			old := SetWorkers(threads)
