@@ -2,10 +2,11 @@
 
 #include "textflag.h"
 
-// AVX512_STEP does one rank-1 update of the 12x32 tile: row i of C, held in Z(2i) (columns 0-15)
-// and Z(2i+1) (columns 16-31), gains a[i] * b[0:32]. The packed A step is 12 floats (48 bytes)
-// at aoff(SI), the packed B step 32 floats (128 bytes) at boff(DI).
-#define AVX512_STEP(aoff, boff) \
+// AVX512_STEP8 does one rank-1 update of the first eight rows of the 12x32 tile: row i of C,
+// held in Z(2i) (columns 0-15) and Z(2i+1) (columns 16-31), gains a[i] * b[0:32]. The packed A
+// step is 12 floats (48 bytes) at aoff(SI), of which rows 8-11 are not read; the packed B step
+// 32 floats (128 bytes) at boff(DI), loaded into Z24, Z25.
+#define AVX512_STEP8(aoff, boff) \
 	VMOVUPS      boff(DI), Z24;    \
 	VMOVUPS      boff+64(DI), Z25; \
 	VBROADCASTSS aoff(SI), Z26;    \
@@ -31,7 +32,12 @@
 	VFMADD231PS  Z25, Z26, Z13;    \
 	VBROADCASTSS aoff+28(SI), Z27; \
 	VFMADD231PS  Z24, Z27, Z14;    \
-	VFMADD231PS  Z25, Z27, Z15;    \
+	VFMADD231PS  Z25, Z27, Z15
+
+// AVX512_STEP does one rank-1 update of the whole 12x32 tile: AVX512_STEP8, then rows 8-11
+// (Z16-Z23) from the same B row.
+#define AVX512_STEP(aoff, boff) \
+	AVX512_STEP8(aoff, boff);      \
 	VBROADCASTSS aoff+32(SI), Z26; \
 	VFMADD231PS  Z24, Z26, Z16;    \
 	VFMADD231PS  Z25, Z26, Z17;    \
@@ -239,36 +245,6 @@ loop1:;                           \
 	ADDQ $128, DI;            \
 	DECQ CX;                  \
 	JNZ  loop1
-
-// AVX512_STEP8 is AVX512_STEP for the first eight rows of the twelve-row A panel: the A step is
-// still 12 floats (48 bytes) at aoff(SI), rows 8-11 are not read; row i in Z(2i), Z(2i+1).
-#define AVX512_STEP8(aoff, boff) \
-	VMOVUPS      boff(DI), Z24;    \
-	VMOVUPS      boff+64(DI), Z25; \
-	VBROADCASTSS aoff(SI), Z26;    \
-	VFMADD231PS  Z24, Z26, Z0;     \
-	VFMADD231PS  Z25, Z26, Z1;     \
-	VBROADCASTSS aoff+4(SI), Z27;  \
-	VFMADD231PS  Z24, Z27, Z2;     \
-	VFMADD231PS  Z25, Z27, Z3;     \
-	VBROADCASTSS aoff+8(SI), Z26;  \
-	VFMADD231PS  Z24, Z26, Z4;     \
-	VFMADD231PS  Z25, Z26, Z5;     \
-	VBROADCASTSS aoff+12(SI), Z27; \
-	VFMADD231PS  Z24, Z27, Z6;     \
-	VFMADD231PS  Z25, Z27, Z7;     \
-	VBROADCASTSS aoff+16(SI), Z26; \
-	VFMADD231PS  Z24, Z26, Z8;     \
-	VFMADD231PS  Z25, Z26, Z9;     \
-	VBROADCASTSS aoff+20(SI), Z27; \
-	VFMADD231PS  Z24, Z27, Z10;    \
-	VFMADD231PS  Z25, Z27, Z11;    \
-	VBROADCASTSS aoff+24(SI), Z26; \
-	VFMADD231PS  Z24, Z26, Z12;    \
-	VFMADD231PS  Z25, Z26, Z13;    \
-	VBROADCASTSS aoff+28(SI), Z27; \
-	VFMADD231PS  Z24, Z27, Z14;    \
-	VFMADD231PS  Z25, Z27, Z15
 
 // GEMM8_BODY is GEMM12_BODY for the eight-row kernels: the same arguments and packed panels,
 // the k loop of AVX512_STEP8 into Z0-Z15.
