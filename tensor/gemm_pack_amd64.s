@@ -2,6 +2,36 @@
 
 #include "textflag.h"
 
+// TRANSPOSE_8X8 transposes the 8x8 tile whose rows are Y0-Y7 into Y8-Y15 (Y8+j holds column
+// j): unpack pairs of rows (r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5], ...), shuffle
+// quads (rows 0-3 of columns 0 and 4 in one register, ...), then swap 128-bit halves. Y0-Y7
+// are overwritten.
+#define TRANSPOSE_8X8 \
+	VUNPCKLPS Y1, Y0, Y8;\
+	VUNPCKHPS Y1, Y0, Y9;\
+	VUNPCKLPS Y3, Y2, Y10;\
+	VUNPCKHPS Y3, Y2, Y11;\
+	VUNPCKLPS Y5, Y4, Y12;\
+	VUNPCKHPS Y5, Y4, Y13;\
+	VUNPCKLPS Y7, Y6, Y14;\
+	VUNPCKHPS Y7, Y6, Y15;\
+	VSHUFPS $0x44, Y10, Y8, Y0;\
+	VSHUFPS $0xEE, Y10, Y8, Y1;\
+	VSHUFPS $0x44, Y11, Y9, Y2;\
+	VSHUFPS $0xEE, Y11, Y9, Y3;\
+	VSHUFPS $0x44, Y14, Y12, Y4;\
+	VSHUFPS $0xEE, Y14, Y12, Y5;\
+	VSHUFPS $0x44, Y15, Y13, Y6;\
+	VSHUFPS $0xEE, Y15, Y13, Y7;\
+	VPERM2F128 $0x20, Y4, Y0, Y8;\
+	VPERM2F128 $0x20, Y5, Y1, Y9;\
+	VPERM2F128 $0x20, Y6, Y2, Y10;\
+	VPERM2F128 $0x20, Y7, Y3, Y11;\
+	VPERM2F128 $0x31, Y4, Y0, Y12;\
+	VPERM2F128 $0x31, Y5, Y1, Y13;\
+	VPERM2F128 $0x31, Y6, Y2, Y14;\
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
 // func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
 // Each run moves as width/16 blocks of four 16-byte MOVUPS loads and stores.
 TEXT ·copyStridedSSE(SB), NOSPLIT, $0-80
@@ -75,32 +105,7 @@ tblock:
 	VMOVUPS (AX)(R8*2), Y6
 	VMOVUPS (AX)(R9*1), Y7
 
-	VUNPCKLPS Y1, Y0, Y8           // r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]
-	VUNPCKHPS Y1, Y0, Y9           // r0[2] r1[2] r0[3] r1[3] | r0[6] r1[6] r0[7] r1[7]
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-
-	VSHUFPS $0x44, Y10, Y8, Y0     // r0-3[0] | r0-3[4]
-	VSHUFPS $0xEE, Y10, Y8, Y1     // r0-3[1] | r0-3[5]
-	VSHUFPS $0x44, Y11, Y9, Y2     // r0-3[2] | r0-3[6]
-	VSHUFPS $0xEE, Y11, Y9, Y3     // r0-3[3] | r0-3[7]
-	VSHUFPS $0x44, Y14, Y12, Y4    // r4-7[0] | r4-7[4]
-	VSHUFPS $0xEE, Y14, Y12, Y5    // r4-7[1] | r4-7[5]
-	VSHUFPS $0x44, Y15, Y13, Y6    // r4-7[2] | r4-7[6]
-	VSHUFPS $0xEE, Y15, Y13, Y7    // r4-7[3] | r4-7[7]
-
-	VPERM2F128 $0x20, Y4, Y0, Y8   // column 0
-	VPERM2F128 $0x20, Y5, Y1, Y9   // column 1
-	VPERM2F128 $0x20, Y6, Y2, Y10  // column 2
-	VPERM2F128 $0x20, Y7, Y3, Y11  // column 3
-	VPERM2F128 $0x31, Y4, Y0, Y12  // column 4
-	VPERM2F128 $0x31, Y5, Y1, Y13  // column 5
-	VPERM2F128 $0x31, Y6, Y2, Y14  // column 6
-	VPERM2F128 $0x31, Y7, Y3, Y15  // column 7
+	TRANSPOSE_8X8
 
 	MOVQ    DI, AX
 	VMOVUPS Y8, (AX)
@@ -225,7 +230,7 @@ scatter6loop:
 // func pack12BlocksAVX(dst []float32, src []float32, ld int, blocks int, scale float32)
 // Block b reads columns 8b..8b+7 of twelve rows of src (ld floats apart), scales them, and
 // writes them to dst[96b:96b+96] column by column, twelve floats per column: rows 0-7 by the
-// 8x8 transpose of transpose8x8BlocksAVX, each column's eight floats at the start of its
+// 8x8 transpose (TRANSPOSE_8X8), each column's eight floats at the start of its
 // 48-byte group, then rows 8-11 by the same unpack and shuffle on four rows, each column's
 // four floats (one 128-bit half) after them.
 TEXT ·pack12BlocksAVX(SB), NOSPLIT, $0-68
@@ -252,32 +257,7 @@ p12block:
 	VMULPS       (AX)(R8*2), Y15, Y6
 	VMULPS       (AX)(R9*1), Y15, Y7
 
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-
-	VSHUFPS $0x44, Y10, Y8, Y0     // r0-3[0] | r0-3[4]
-	VSHUFPS $0xEE, Y10, Y8, Y1     // r0-3[1] | r0-3[5]
-	VSHUFPS $0x44, Y11, Y9, Y2     // r0-3[2] | r0-3[6]
-	VSHUFPS $0xEE, Y11, Y9, Y3     // r0-3[3] | r0-3[7]
-	VSHUFPS $0x44, Y14, Y12, Y4    // r4-7[0] | r4-7[4]
-	VSHUFPS $0xEE, Y14, Y12, Y5    // r4-7[1] | r4-7[5]
-	VSHUFPS $0x44, Y15, Y13, Y6    // r4-7[2] | r4-7[6]
-	VSHUFPS $0xEE, Y15, Y13, Y7    // r4-7[3] | r4-7[7]
-
-	VPERM2F128 $0x20, Y4, Y0, Y8   // column 0
-	VPERM2F128 $0x20, Y5, Y1, Y9   // column 1
-	VPERM2F128 $0x20, Y6, Y2, Y10  // column 2
-	VPERM2F128 $0x20, Y7, Y3, Y11  // column 3
-	VPERM2F128 $0x31, Y4, Y0, Y12  // column 4
-	VPERM2F128 $0x31, Y5, Y1, Y13  // column 5
-	VPERM2F128 $0x31, Y6, Y2, Y14  // column 6
-	VPERM2F128 $0x31, Y7, Y3, Y15  // column 7
+	TRANSPOSE_8X8
 
 	VMOVUPS Y8, (DI)
 	VMOVUPS Y9, 48(DI)
