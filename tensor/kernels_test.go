@@ -157,7 +157,7 @@ func TestActivationKernels(t *testing.T) {
 		for _, n := range []int{0, 1, 7, 8, 9, 16, 29, 515} {
 			const off, guard = 3, 4
 			// bufs: the output (y or dgate or dup) and four inputs (dy, gate, up, e or s).
-			var bufs [5][]float32
+			bufs := make([][]float32, 5)
 			for i := range bufs {
 				bufs[i] = make([]float32, off+n+guard)
 				for j := range bufs[i] {
@@ -172,27 +172,17 @@ func TestActivationKernels(t *testing.T) {
 				bufs[4][j] = e
 			}
 			sl := func(b []float32) []float32 { return b[off : off+n] }
-			run := func(name string, generic, kernel func(b [5][]float32)) {
-				var want, got [5][]float32
-				for i := range bufs {
-					want[i], got[i] = slices.Clone(bufs[i]), slices.Clone(bufs[i])
-				}
-				generic(want)
-				kernel(got)
-				for i := range got {
-					if j := bitDiff(got[i], want[i]); j >= 0 {
-						t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
-					}
-				}
+			run := func(name string, generic, kernel func(b [][]float32)) {
+				checkElementwise(t, ks.name+" "+name, n, off, bufs, generic, kernel)
 			}
-			run("sigmoidFinish", func(b [5][]float32) { sigmoidFinishGeneric(sl(b[4])) },
-				func(b [5][]float32) { ks.sigmoidFinish(sl(b[4])) })
-			run("swiGLUFinish", func(b [5][]float32) { swiGLUFinishGeneric(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) },
-				func(b [5][]float32) { ks.swiGLUFinish(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) })
-			run("swiGLUGradGate", func(b [5][]float32) { swiGLUGradGateGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) },
-				func(b [5][]float32) { ks.swiGLUGradGate(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) })
-			run("swiGLUGradUp", func(b [5][]float32) { swiGLUGradUpGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) },
-				func(b [5][]float32) { ks.swiGLUGradUp(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) })
+			run("sigmoidFinish", func(b [][]float32) { sigmoidFinishGeneric(sl(b[4])) },
+				func(b [][]float32) { ks.sigmoidFinish(sl(b[4])) })
+			run("swiGLUFinish", func(b [][]float32) { swiGLUFinishGeneric(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) },
+				func(b [][]float32) { ks.swiGLUFinish(sl(b[0]), sl(b[2]), sl(b[3]), sl(b[4])) })
+			run("swiGLUGradGate", func(b [][]float32) { swiGLUGradGateGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) },
+				func(b [][]float32) { ks.swiGLUGradGate(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[3]), sl(b[4])) })
+			run("swiGLUGradUp", func(b [][]float32) { swiGLUGradUpGeneric(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) },
+				func(b [][]float32) { ks.swiGLUGradUp(sl(b[0]), sl(b[1]), sl(b[2]), sl(b[4])) })
 		}
 	}
 }
@@ -262,7 +252,7 @@ func TestRMSNormKernels(t *testing.T) {
 		for _, n := range []int{0, 1, 7, 8, 9, 16, 29, 515} {
 			const off, guard = 3, 4
 			// bufs: the output (y or dx) and three inputs (x, w, g).
-			var bufs [4][]float32
+			bufs := make([][]float32, 4)
 			for i := range bufs {
 				bufs[i] = make([]float32, off+n+guard)
 				for j := range bufs[i] {
@@ -274,23 +264,32 @@ func TestRMSNormKernels(t *testing.T) {
 			}
 			r, c := float32(rng.Float64()*4), float32(rng.NormFloat64())
 			sl := func(b []float32) []float32 { return b[off : off+n] }
-			run := func(name string, generic, kernel func(b [4][]float32)) {
-				var want, got [4][]float32
-				for i := range bufs {
-					want[i], got[i] = slices.Clone(bufs[i]), slices.Clone(bufs[i])
-				}
-				generic(want)
-				kernel(got)
-				for i := range got {
-					if j := bitDiff(got[i], want[i]); j >= 0 {
-						t.Fatalf("%s %s: n=%d: buffer %d [%d] = %v, want %v (generic)", ks.name, name, n, i, j-off, got[i][j], want[i][j])
-					}
-				}
+			run := func(name string, generic, kernel func(b [][]float32)) {
+				checkElementwise(t, ks.name+" "+name, n, off, bufs, generic, kernel)
 			}
-			run("rmsScale", func(b [4][]float32) { rmsScaleGeneric(sl(b[0]), sl(b[1]), sl(b[2]), r) },
-				func(b [4][]float32) { ks.rmsScale(sl(b[0]), sl(b[1]), sl(b[2]), r) })
-			run("rmsGrad", func(b [4][]float32) { rmsGradGeneric(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) },
-				func(b [4][]float32) { ks.rmsGrad(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) })
+			run("rmsScale", func(b [][]float32) { rmsScaleGeneric(sl(b[0]), sl(b[1]), sl(b[2]), r) },
+				func(b [][]float32) { ks.rmsScale(sl(b[0]), sl(b[1]), sl(b[2]), r) })
+			run("rmsGrad", func(b [][]float32) { rmsGradGeneric(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) },
+				func(b [][]float32) { ks.rmsGrad(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) })
+		}
+	}
+}
+
+// checkElementwise runs generic and kernel, each on its own copy of bufs, and fails at the
+// first element of any buffer where the two differ in any bit: the check of every kernel set's
+// elementwise loops against their generic versions (off is where the n elements under test
+// start in each buffer, for the message).
+func checkElementwise(t *testing.T, name string, n, off int, bufs [][]float32, generic, kernel func(b [][]float32)) {
+	t.Helper()
+	want, got := make([][]float32, len(bufs)), make([][]float32, len(bufs))
+	for i := range bufs {
+		want[i], got[i] = slices.Clone(bufs[i]), slices.Clone(bufs[i])
+	}
+	generic(want)
+	kernel(got)
+	for i := range got {
+		if j := bitDiff(got[i], want[i]); j >= 0 {
+			t.Fatalf("%s: n=%d: buffer %d [%d] = %v, want %v (generic)", name, n, i, j-off, got[i][j], want[i][j])
 		}
 	}
 }
