@@ -189,15 +189,57 @@ expdone:
 	VZEROUPPER
 	RET
 
+// EXP16 computes Z3 = e^t for the sixteen floats x in Z0 (Z0 overwritten): expSumBlocksAVX2's
+// steps on each lane, the constants of expConsts (at BX) broadcast from their first lane;
+// Z15 scale, Z14 shift, Z11 and Z10 the clamp bounds; Z1, Z2 and Z4-Z7 are overwritten.
+#define EXP16 \
+	VFMSUB213PS  Z14, Z15, Z0; /* t = scale*x - shift */ \
+	VMINPS       Z0, Z11, Z0; /* min(89, t); a NaN t is kept */ \
+	VMAXPS       Z0, Z10, Z0; /* max(-104, t) */ \
+	VBROADCASTSS 0(BX), Z1;     \
+	VMULPS       Z1, Z0, Z1; /* t*log2e */ \
+	VRNDSCALEPS  $0, Z1, Z1; /* n, to nearest (as VROUNDPS $0) */ \
+	VBROADCASTSS 32(BX), Z2;    \
+	VFNMADD231PS Z2, Z1, Z0; /* r = t - n*ln2hi */ \
+	VBROADCASTSS 64(BX), Z2;    \
+	VFNMADD231PS Z2, Z1, Z0; /* r -= n*ln2lo */ \
+	VBROADCASTSS 96(BX), Z3; /* p0 */ \
+	VBROADCASTSS 128(BX), Z2;   \
+	VFMADD213PS  Z2, Z0, Z3; /* p = p*r + p1 */ \
+	VBROADCASTSS 160(BX), Z2;   \
+	VFMADD213PS  Z2, Z0, Z3;    \
+	VBROADCASTSS 192(BX), Z2;   \
+	VFMADD213PS  Z2, Z0, Z3;    \
+	VBROADCASTSS 224(BX), Z2;   \
+	VFMADD213PS  Z2, Z0, Z3;    \
+	VBROADCASTSS 256(BX), Z2;   \
+	VFMADD213PS  Z2, Z0, Z3; /* ... + p5 */ \
+	VMULPS       Z0, Z0, Z4; /* r^2 */ \
+	VFMADD213PS  Z0, Z4, Z3; /* p = p*r^2 + r */ \
+	VBROADCASTSS 288(BX), Z2;   \
+	VADDPS       Z2, Z3, Z3; /* p += 1 */ \
+	VCVTPS2DQ    Z1, Z5; /* n as int32 (exact: n is integral) */ \
+	VPBROADCASTD 352(BX), Z2;   \
+	VPMINSD      Z2, Z5, Z6; /* j = min(n, 127) */ \
+	VPBROADCASTD 384(BX), Z2;   \
+	VPMAXSD      Z2, Z6, Z6; /* j = max(j, -126) */ \
+	VPSUBD       Z6, Z5, Z7; /* k = n - j */ \
+	VPBROADCASTD 320(BX), Z2;   \
+	VPADDD       Z2, Z6, Z6;    \
+	VPSLLD       $23, Z6, Z6; /* 2^j */ \
+	VPADDD       Z2, Z7, Z7;    \
+	VPSLLD       $23, Z7, Z7; /* 2^k */ \
+	VMULPS       Z7, Z3, Z3;    \
+	VMULPS       Z6, Z3, Z3       /* e^t */
+
 // func expSumBlocksAVX512(y, x []float32, scale, shift float32) float64
 //
-// expSumBlocksAVX2 sixteen lanes at a time: the same operations on each element, the constants
-// of expConsts broadcast from their first lane, so every y[i] has the same bits.
-// The sum keeps expSumBlocksAVX2's order too: its two 4-lane float64 accumulators (elements
-// 8g..8g+3 into the first, 8g+4..8g+7 into the second, for each group g of eight) are the two
-// halves of Z12, so adding the eight converted results of each group to Z12 adds what the AVX2
-// loop adds, in the same order. A last group of eight (len%16 == 8) goes through the same
-// steps in YMM registers.
+// expSumBlocksAVX2 sixteen lanes at a time (EXP16), so every y[i] has the same bits. The sum
+// keeps expSumBlocksAVX2's order too: its two 4-lane float64 accumulators (elements 8g..8g+3
+// into the first, 8g+4..8g+7 into the second, for each group g of eight) are the two halves of
+// Z12, so adding the eight converted results of each group to Z12 adds what the AVX2 loop
+// adds, in the same order. A last group of eight (len%16 == 8) runs through EXP16 with its
+// upper eight lanes masked off (K1): zero on loading, not stored, not summed.
 //
 // Registers: Z15 scale, Z14 shift, Z11 upper clamp, Z10 lower clamp, Z12 the float64 sums.
 TEXT ·expSumBlocksAVX512(SB), NOSPLIT, $0-64
@@ -221,89 +263,29 @@ TEXT ·expSumBlocksAVX512(SB), NOSPLIT, $0-64
 	JZ           exp512tail
 
 exp512loop:
-	VMOVUPS      (SI), Z0
-	VFMSUB213PS  Z14, Z15, Z0      // t = scale*x - shift
-	VMINPS       Z0, Z11, Z0       // min(89, t); a NaN t is kept
-	VMAXPS       Z0, Z10, Z0       // max(-104, t)
-	VBROADCASTSS 0(BX), Z1
-	VMULPS       Z1, Z0, Z1        // t*log2e
-	VRNDSCALEPS  $0, Z1, Z1        // n, to nearest (as VROUNDPS $0)
-	VBROADCASTSS 32(BX), Z2
-	VFNMADD231PS Z2, Z1, Z0        // r = t - n*ln2hi
-	VBROADCASTSS 64(BX), Z2
-	VFNMADD231PS Z2, Z1, Z0        // r -= n*ln2lo
-	VBROADCASTSS 96(BX), Z3        // p0
-	VBROADCASTSS 128(BX), Z2
-	VFMADD213PS  Z2, Z0, Z3        // p = p*r + p1
-	VBROADCASTSS 160(BX), Z2
-	VFMADD213PS  Z2, Z0, Z3
-	VBROADCASTSS 192(BX), Z2
-	VFMADD213PS  Z2, Z0, Z3
-	VBROADCASTSS 224(BX), Z2
-	VFMADD213PS  Z2, Z0, Z3
-	VBROADCASTSS 256(BX), Z2
-	VFMADD213PS  Z2, Z0, Z3        // ... + p5
-	VMULPS       Z0, Z0, Z4        // r^2
-	VFMADD213PS  Z0, Z4, Z3        // p = p*r^2 + r
-	VBROADCASTSS 288(BX), Z2
-	VADDPS       Z2, Z3, Z3        // p += 1
-	VCVTPS2DQ    Z1, Z5            // n as int32 (exact: n is integral)
-	VPBROADCASTD 352(BX), Z2
-	VPMINSD      Z2, Z5, Z6        // j = min(n, 127)
-	VPBROADCASTD 384(BX), Z2
-	VPMAXSD      Z2, Z6, Z6        // j = max(j, -126)
-	VPSUBD       Z6, Z5, Z7        // k = n - j
-	VPBROADCASTD 320(BX), Z2
-	VPADDD       Z2, Z6, Z6
-	VPSLLD       $23, Z6, Z6       // 2^j
-	VPADDD       Z2, Z7, Z7
-	VPSLLD       $23, Z7, Z7       // 2^k
-	VMULPS       Z7, Z3, Z3
-	VMULPS       Z6, Z3, Z3        // e^t
-	VMOVUPS      Z3, (DI)
-	VCVTPS2PD    Y3, Z4            // elements 0-7 as float64
-	VADDPD       Z4, Z12, Z12
+	VMOVUPS       (SI), Z0
+	EXP16
+	VMOVUPS       Z3, (DI)
+	VCVTPS2PD     Y3, Z4           // elements 0-7 as float64
+	VADDPD        Z4, Z12, Z12
 	VEXTRACTF64X4 $1, Z3, Y5
-	VCVTPS2PD    Y5, Z5            // elements 8-15
-	VADDPD       Z5, Z12, Z12
-	ADDQ         $64, SI
-	ADDQ         $64, DI
-	DECQ         DX
-	JNZ          exp512loop
+	VCVTPS2PD     Y5, Z5           // elements 8-15
+	VADDPD        Z5, Z12, Z12
+	ADDQ          $64, SI
+	ADDQ          $64, DI
+	DECQ          DX
+	JNZ           exp512loop
 
 exp512tail:
-	TESTQ        CX, CX
-	JZ           exp512done
-	VMOVUPS      (SI), Y0
-	VFMSUB213PS  Y14, Y15, Y0
-	VMINPS       Y0, Y11, Y0
-	VMAXPS       Y0, Y10, Y0
-	VMULPS       0(BX), Y0, Y1
-	VROUNDPS     $0, Y1, Y1
-	VFNMADD231PS 32(BX), Y1, Y0
-	VFNMADD231PS 64(BX), Y1, Y0
-	VMOVUPS      96(BX), Y3
-	VFMADD213PS  128(BX), Y0, Y3
-	VFMADD213PS  160(BX), Y0, Y3
-	VFMADD213PS  192(BX), Y0, Y3
-	VFMADD213PS  224(BX), Y0, Y3
-	VFMADD213PS  256(BX), Y0, Y3
-	VMULPS       Y0, Y0, Y4
-	VFMADD213PS  Y0, Y4, Y3
-	VADDPS       288(BX), Y3, Y3
-	VCVTPS2DQ    Y1, Y5
-	VPMINSD      352(BX), Y5, Y6
-	VPMAXSD      384(BX), Y6, Y6
-	VPSUBD       Y6, Y5, Y7
-	VPADDD       320(BX), Y6, Y6
-	VPSLLD       $23, Y6, Y6
-	VPADDD       320(BX), Y7, Y7
-	VPSLLD       $23, Y7, Y7
-	VMULPS       Y7, Y3, Y3
-	VMULPS       Y6, Y3, Y3
-	VMOVUPS      Y3, (DI)
-	VCVTPS2PD    Y3, Z4
-	VADDPD       Z4, Z12, Z12
+	TESTQ     CX, CX
+	JZ        exp512done
+	MOVL      $0xff, AX
+	KMOVW     AX, K1               // lanes 0-7
+	VMOVUPS.Z (SI), K1, Z0
+	EXP16
+	VMOVUPS   Z3, K1, (DI)
+	VCVTPS2PD Y3, Z4
+	VADDPD    Z4, Z12, Z12
 
 exp512done:
 	VEXTRACTF64X4 $1, Z12, Y13     // the second accumulator
