@@ -124,48 +124,46 @@
 	VPXORD Z23, Z23, Z23
 
 // PREFETCH_C12 prefetches the twelve 32-float rows of the C tile at DX (row stride R8), which
-// every twelve-row kernel touches once, after the k loop: the adding kernels read and write
+// every twelve-row kernel touches once (PREFETCH_C8 the eight of the eight-row kernels), after the k loop: the adding kernels read and write
 // it, the overwriting ones write it, and either way the lines then arrive while the k loop
 // runs instead of after it. With it the overwriting kernels ran the train step's forward
 // products (1024 x 256 x 128-4096, single-thread, alone) faster in 24 of 30 interleaved pairs
 // on the AVX-512 machine, by 8% in the median; the whole train step was level within the
-// host's noise (22 rounds). It uses R9.
+// host's noise (22 rounds); decoding, whose eight-row kernels prefetch since they share
+// GEMM_BODY, was level too (eight rounds). It uses R9.
 #define PREFETCH_C12 \
-	MOVQ       DX, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
-	PREFETCHT0 127(R9);    \
-	ADDQ       R8, R9;     \
-	PREFETCHT0 (R9);       \
+	MOVQ DX, R9;      \
+	PREFETCH_ROWS4;   \
+	PREFETCH_ROWS4;   \
+	PREFETCH_ROW;     \
+	PREFETCH_ROW;     \
+	PREFETCH_ROW;     \
+	PREFETCH_LASTROW
+
+// PREFETCH_C8 is PREFETCH_C12 for the eight rows of the eight-row kernels' tile.
+#define PREFETCH_C8 \
+	MOVQ DX, R9;      \
+	PREFETCH_ROWS4;   \
+	PREFETCH_ROW;     \
+	PREFETCH_ROW;     \
+	PREFETCH_ROW;     \
+	PREFETCH_LASTROW
+
+// PREFETCH_ROW prefetches the two cache lines of the 32-float row of C at R9 and moves R9 to
+// the next row; PREFETCH_ROWS4 does four rows, PREFETCH_LASTROW one without moving on.
+#define PREFETCH_ROW \
+	PREFETCHT0 (R9);    \
+	PREFETCHT0 127(R9); \
+	ADDQ       R8, R9
+
+#define PREFETCH_ROWS4 \
+	PREFETCH_ROW; \
+	PREFETCH_ROW; \
+	PREFETCH_ROW; \
+	PREFETCH_ROW
+
+#define PREFETCH_LASTROW \
+	PREFETCHT0 (R9); \
 	PREFETCHT0 127(R9)
 
 // SPLIT_K4 splits the depth in CX into BX = k/4 unrolled iterations and CX = k%4 single steps,
@@ -177,10 +175,11 @@
 	TESTQ BX, BX; \
 	JZ    tail
 
-// GEMM12_BODY loads the arguments of a packed twelve-row kernel (k int, a, b, c []float32,
-// ldc int), clears the accumulators and runs the k loop into Z0-Z23, leaving DX at C and R8 at
-// its row stride in bytes, with the C tile prefetched (PREFETCH_C12).
-#define GEMM12_BODY(loop4, tail, loop1, done) \
+// GEMM_BODY loads the arguments of a packed kernel (k int, a, b, c []float32, ldc int), clears
+// the accumulators and runs the k loop of step (AVX512_STEP into Z0-Z23 for the twelve-row
+// kernels, AVX512_STEP8 into Z0-Z15 for the eight-row ones), leaving DX at C and R8 at its row
+// stride in bytes, with the C tile prefetched by prefetch (PREFETCH_C12 or PREFETCH_C8).
+#define GEMM_BODY(step, prefetch, loop4, tail, loop1, done) \
 	MOVQ k+0(FP), CX;         \
 	MOVQ a_base+8(FP), SI;    \
 	MOVQ b_base+32(FP), DI;   \
@@ -188,13 +187,13 @@
 	MOVQ ldc+80(FP), R8;      \
 	SHLQ $2, R8;              \
 	AVX512_ZERO24;            \
-	PREFETCH_C12;             \
+	prefetch;                 \
 	SPLIT_K4(tail);           \
 loop4:;                           \
-	AVX512_STEP(0, 0);        \
-	AVX512_STEP(48, 128);     \
-	AVX512_STEP(96, 256);     \
-	AVX512_STEP(144, 384);    \
+	step(0, 0);               \
+	step(48, 128);            \
+	step(96, 256);            \
+	step(144, 384);           \
 	ADDQ $192, SI;            \
 	ADDQ $512, DI;            \
 	DECQ BX;                  \
@@ -203,13 +202,13 @@ tail:;                            \
 	TESTQ CX, CX;             \
 	JZ    done;               \
 loop1:;                           \
-	AVX512_STEP(0, 0);        \
+	step(0, 0);               \
 	ADDQ $48, SI;             \
 	ADDQ $128, DI;            \
 	DECQ CX;                  \
 	JNZ  loop1
 
-// GEMM12S_BODY is GEMM12_BODY for the in-place (strided) kernels, (k int, a []float32, lda int,
+// GEMM12S_BODY is GEMM_BODY(AVX512_STEP, PREFETCH_C12, ...) for the in-place (strided) kernels, (k int, a []float32, lda int,
 // b, c []float32, ldc int): the A step is lda floats (R10 bytes) instead of the packed panel's
 // 12, so AVX512_STEP always reads at 0(SI) and SI moves on by R10 after each step.
 #define GEMM12S_BODY(loop4, tail, loop1, done) \
@@ -246,40 +245,10 @@ loop1:;                           \
 	DECQ CX;                  \
 	JNZ  loop1
 
-// GEMM8_BODY is GEMM12_BODY for the eight-row kernels: the same arguments and packed panels,
-// the k loop of AVX512_STEP8 into Z0-Z15.
-#define GEMM8_BODY(loop4, tail, loop1, done) \
-	MOVQ k+0(FP), CX;         \
-	MOVQ a_base+8(FP), SI;    \
-	MOVQ b_base+32(FP), DI;   \
-	MOVQ c_base+56(FP), DX;   \
-	MOVQ ldc+80(FP), R8;      \
-	SHLQ $2, R8;              \
-	AVX512_ZERO24;            \
-	SPLIT_K4(tail);           \
-loop4:;                           \
-	AVX512_STEP8(0, 0);       \
-	AVX512_STEP8(48, 128);    \
-	AVX512_STEP8(96, 256);    \
-	AVX512_STEP8(144, 384);   \
-	ADDQ $192, SI;            \
-	ADDQ $512, DI;            \
-	DECQ BX;                  \
-	JNZ  loop4;               \
-tail:;                            \
-	TESTQ CX, CX;             \
-	JZ    done;               \
-loop1:;                           \
-	AVX512_STEP8(0, 0);       \
-	ADDQ $48, SI;             \
-	ADDQ $128, DI;            \
-	DECQ CX;                  \
-	JNZ  loop1
-
 
 // func gemmKernel12x32AVX512(k int, a, b, c []float32, ldc int)
 TEXT ·gemmKernel12x32AVX512(SB), NOSPLIT, $0-88
-	GEMM12_BODY(k12loop4, k12tail, k12loop1, k12store)
+	GEMM_BODY(AVX512_STEP, PREFETCH_C12, k12loop4, k12tail, k12loop1, k12store)
 
 k12store:
 	AVX512_ADD_TILE
@@ -289,7 +258,7 @@ k12store:
 // func gemmKernel12x32SetAVX512(k int, a, b, c []float32, ldc int)
 // The same as gemmKernel12x32AVX512 but C(12, 32) = the product: C is written, never read.
 TEXT ·gemmKernel12x32SetAVX512(SB), NOSPLIT, $0-88
-	GEMM12_BODY(k12sloop4, k12stail, k12sloop1, k12sstore)
+	GEMM_BODY(AVX512_STEP, PREFETCH_C12, k12sloop4, k12stail, k12sloop1, k12sstore)
 
 k12sstore:
 	AVX512_SET_TILE
@@ -316,7 +285,7 @@ g12sstore:
 
 // func gemmKernel8of12x32AVX512(k int, a, b, c []float32, ldc int)
 TEXT ·gemmKernel8of12x32AVX512(SB), NOSPLIT, $0-88
-	GEMM8_BODY(k8loop4, k8tail, k8loop1, k8store)
+	GEMM_BODY(AVX512_STEP8, PREFETCH_C8, k8loop4, k8tail, k8loop1, k8store)
 
 k8store:
 	AVX512_ROW(Z0, Z1)
@@ -332,7 +301,7 @@ k8store:
 
 // func gemmKernel8of12x32SetAVX512(k int, a, b, c []float32, ldc int)
 TEXT ·gemmKernel8of12x32SetAVX512(SB), NOSPLIT, $0-88
-	GEMM8_BODY(k8sloop4, k8stail, k8sloop1, k8sstore)
+	GEMM_BODY(AVX512_STEP8, PREFETCH_C8, k8sloop4, k8stail, k8sloop1, k8sstore)
 
 k8sstore:
 	AVX512_SETROW(Z0, Z1)
