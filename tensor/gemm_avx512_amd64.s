@@ -124,13 +124,14 @@
 	VPXORD Z23, Z23, Z23
 
 // PREFETCH_C12 prefetches the twelve 32-float rows of the C tile at DX (row stride R8), which
-// every twelve-row kernel touches once (PREFETCH_C8 the eight of the eight-row kernels), after the k loop: the adding kernels read and write
-// it, the overwriting ones write it, and either way the lines then arrive while the k loop
-// runs instead of after it. With it the overwriting kernels ran the train step's forward
-// products (1024 x 256 x 128-4096, single-thread, alone) faster in 24 of 30 interleaved pairs
-// on the AVX-512 machine, by 8% in the median; the whole train step was level within the
-// host's noise (22 rounds); decoding, whose eight-row kernels prefetch since they share
-// GEMM_BODY, was level too (eight rounds). It uses R9.
+// every twelve-row kernel touches once, after the k loop (PREFETCH_C8 the eight rows of the
+// eight-row kernels): the adding kernels read and write it, the overwriting ones write it, and
+// either way the lines then arrive while the k loop runs instead of after it. With it the
+// overwriting kernels ran the train step's forward products (1024 x 256 x 128-4096,
+// single-thread, alone) faster in 24 of 30 interleaved pairs on the AVX-512 machine, by 8% in
+// the median; the whole train step was level within the host's noise (22 rounds), and so was
+// decoding, whose eight-row kernels prefetch since they share GEMM_BODY (eight rounds). It
+// uses R9.
 #define PREFETCH_C12 \
 	MOVQ DX, R9;      \
 	PREFETCH_ROWS4;   \
