@@ -32,48 +32,72 @@
 	VPERM2F128 $0x31, Y6, Y2, Y14;\
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
+// COPY_STRIDED loads the arguments of copyStridedSSE and copyStridedAVX (dst []float32,
+// dstStride int, src []float32, srcStride int, runs, width int) and copies each run as
+// width/16 blocks of 64 bytes with moves, a macro copying the 64 bytes at R9 to R11:
+// MOVES64_SSE or MOVES64_AVX. It jumps to done at once when there is nothing to copy.
+#define COPY_STRIDED(moves, run, block, done) \
+	MOVQ  dst_base+0(FP), DI;   \
+	MOVQ  dstStride+24(FP), R10; \
+	SHLQ  $2, R10; /* destination stride in bytes */ \
+	MOVQ  src_base+32(FP), SI;  \
+	MOVQ  srcStride+56(FP), R8; \
+	SHLQ  $2, R8; /* source stride in bytes */ \
+	MOVQ  runs+64(FP), CX;      \
+	MOVQ  width+72(FP), DX;     \
+	SHRQ  $4, DX; /* 64-byte blocks per run */ \
+	TESTQ CX, CX;               \
+	JZ    done;                 \
+	TESTQ DX, DX;               \
+	JZ    done;                 \
+run:;                               \
+	MOVQ SI, R9;                \
+	MOVQ DI, R11;               \
+	MOVQ DX, BX;                \
+block:;                             \
+	moves;                      \
+	ADDQ $64, R9;               \
+	ADDQ $64, R11;              \
+	DECQ BX;                    \
+	JNZ  block;                 \
+	ADDQ R8, SI;                \
+	ADDQ R10, DI;               \
+	DECQ CX;                    \
+	JNZ  run
+
+// MOVES64_SSE copies the 64 bytes at R9 to R11 with four 16-byte MOVUPS loads and stores.
+#define MOVES64_SSE \
+	MOVUPS (R9), X0;    \
+	MOVUPS 16(R9), X1;  \
+	MOVUPS 32(R9), X2;  \
+	MOVUPS 48(R9), X3;  \
+	MOVUPS X0, (R11);   \
+	MOVUPS X1, 16(R11); \
+	MOVUPS X2, 32(R11); \
+	MOVUPS X3, 48(R11)
+
+// MOVES64_AVX copies the 64 bytes at R9 to R11 with two 32-byte VMOVUPS loads and stores.
+#define MOVES64_AVX \
+	VMOVUPS (R9), Y0;    \
+	VMOVUPS 32(R9), Y1;  \
+	VMOVUPS Y0, (R11);   \
+	VMOVUPS Y1, 32(R11)
+
 // func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
 // Each run moves as width/16 blocks of four 16-byte MOVUPS loads and stores.
 TEXT ·copyStridedSSE(SB), NOSPLIT, $0-80
-	MOVQ  dst_base+0(FP), DI
-	MOVQ  dstStride+24(FP), R10
-	SHLQ  $2, R10              // destination stride in bytes
-	MOVQ  src_base+32(FP), SI
-	MOVQ  srcStride+56(FP), R8
-	SHLQ  $2, R8               // source stride in bytes
-	MOVQ  runs+64(FP), CX
-	MOVQ  width+72(FP), DX
-	SHRQ  $4, DX               // 64-byte blocks per run
-	TESTQ CX, CX
-	JZ    done
-	TESTQ DX, DX
-	JZ    done
-
-run:
-	MOVQ SI, R9
-	MOVQ DI, R11
-	MOVQ DX, BX
-
-block:
-	MOVUPS (R9), X0
-	MOVUPS 16(R9), X1
-	MOVUPS 32(R9), X2
-	MOVUPS 48(R9), X3
-	MOVUPS X0, (R11)
-	MOVUPS X1, 16(R11)
-	MOVUPS X2, 32(R11)
-	MOVUPS X3, 48(R11)
-	ADDQ   $64, R9
-	ADDQ   $64, R11
-	DECQ   BX
-	JNZ    block
-
-	ADDQ R8, SI
-	ADDQ R10, DI
-	DECQ CX
-	JNZ  run
+	COPY_STRIDED(MOVES64_SSE, run, block, done)
 
 done:
+	RET
+
+// func copyStridedAVX(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
+// copyStridedSSE with 256-bit moves: each run as width/16 blocks of two 32-byte loads and stores.
+TEXT ·copyStridedAVX(SB), NOSPLIT, $0-80
+	COPY_STRIDED(MOVES64_AVX, avxrun, avxblock, avxdone)
+	VZEROUPPER
+
+avxdone:
 	RET
 
 // func transpose8x8BlocksAVX(dst []float32, dstStride int, src []float32, srcStride int, blocks int)
@@ -327,43 +351,3 @@ scatter12loop:
 	VZEROUPPER
 	RET
 
-// func copyStridedAVX(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
-// copyStridedSSE with 256-bit moves: each run as width/16 blocks of two 32-byte loads and stores.
-TEXT ·copyStridedAVX(SB), NOSPLIT, $0-80
-	MOVQ  dst_base+0(FP), DI
-	MOVQ  dstStride+24(FP), R10
-	SHLQ  $2, R10              // destination stride in bytes
-	MOVQ  src_base+32(FP), SI
-	MOVQ  srcStride+56(FP), R8
-	SHLQ  $2, R8               // source stride in bytes
-	MOVQ  runs+64(FP), CX
-	MOVQ  width+72(FP), DX
-	SHRQ  $4, DX               // 64-byte blocks per run
-	TESTQ CX, CX
-	JZ    avxdone
-	TESTQ DX, DX
-	JZ    avxdone
-
-avxrun:
-	MOVQ SI, R9
-	MOVQ DI, R11
-	MOVQ DX, BX
-
-avxblock:
-	VMOVUPS (R9), Y0
-	VMOVUPS 32(R9), Y1
-	VMOVUPS Y0, (R11)
-	VMOVUPS Y1, 32(R11)
-	ADDQ    $64, R9
-	ADDQ    $64, R11
-	DECQ    BX
-	JNZ     avxblock
-
-	ADDQ R8, SI
-	ADDQ R10, DI
-	DECQ CX
-	JNZ  avxrun
-	VZEROUPPER
-
-avxdone:
-	RET
