@@ -4,13 +4,18 @@ package tensor
 
 import "github.com/klauspost/cpuid/v2"
 
-// transpose8x8 is transpose8x8AVX where the CPU has AVX (for the 256-bit shuffles), else nil.
-var transpose8x8 = func() func(dst []float32, dstStride int, src []float32, srcStride int, blocks int) {
-	if cpuid.CPU.Supports(cpuid.AVX) {
-		return transpose8x8AVX
+// forCPU returns f where the CPU has every one of features, else otherwise (nil, or a
+// slower version that needs less): how the packing moves below pick their implementation
+// once, at start-up.
+func forCPU[F any](f, otherwise F, features ...cpuid.FeatureID) F {
+	if cpuid.CPU.Supports(features...) {
+		return f
 	}
-	return nil
-}()
+	return otherwise
+}
+
+// transpose8x8 is transpose8x8AVX where the CPU has AVX (for the 256-bit shuffles), else nil.
+var transpose8x8 = forCPU(transpose8x8AVX, nil, cpuid.AVX)
 
 // transpose8x8AVX moves blocks 8x8 tiles, tile b from src[b*8:] (8 rows srcStride apart) to
 // dst[b*8*dstStride:] (8 rows dstStride apart), transposed. It is equivalent to
@@ -34,12 +39,7 @@ func transpose8x8AVX(dst []float32, dstStride int, src []float32, srcStride int,
 }
 
 // pack6 is pack6AVX where the CPU has AVX2 (for the lane blend of the store mask), else nil.
-var pack6 = func() func(dst, src []float32, ld, blocks int, scale float32) {
-	if cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2) {
-		return pack6AVX
-	}
-	return nil
-}()
+var pack6 = forCPU(pack6AVX, nil, cpuid.AVX, cpuid.AVX2)
 
 // pack6AVX writes blocks*8 columns of six rows of src (ld floats apart), scaled, to dst six
 // floats per column, the avx2 tile's A micro-panel: it is equivalent to
@@ -61,12 +61,7 @@ func pack6AVX(dst, src []float32, ld, blocks int, scale float32) {
 }
 
 // scatter6 is scatter6AVX where the CPU has AVX, else nil.
-var scatter6 = func() func(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
-	if cpuid.CPU.Supports(cpuid.AVX) {
-		return scatter6AVX
-	}
-	return nil
-}()
+var scatter6 = forCPU(scatter6AVX, nil, cpuid.AVX)
 
 // scatter6AVX writes chunks six-float runs of src, scaled, to dst one every dstStride floats:
 // a row of a transposed A going to consecutive micro-panels of the avx2 tile. It is
@@ -89,12 +84,7 @@ func scatter6AVX(dst []float32, dstStride int, src []float32, chunks int, scale 
 }
 
 // pack12 is pack12AVX where the CPU has AVX (for the 256-bit shuffles), else nil.
-var pack12 = func() func(dst, src []float32, ld, blocks int, scale float32) {
-	if cpuid.CPU.Supports(cpuid.AVX) {
-		return pack12AVX
-	}
-	return nil
-}()
+var pack12 = forCPU(pack12AVX, nil, cpuid.AVX)
 
 // pack12AVX writes blocks*8 columns of twelve rows of src (ld floats apart), scaled, to dst
 // twelve floats per column, the avx512 tile's A micro-panel: it is equivalent to
@@ -116,12 +106,7 @@ func pack12AVX(dst, src []float32, ld, blocks int, scale float32) {
 }
 
 // scatter12 is scatter12AVX where the CPU has AVX, else nil.
-var scatter12 = func() func(dst []float32, dstStride int, src []float32, chunks int, scale float32) {
-	if cpuid.CPU.Supports(cpuid.AVX) {
-		return scatter12AVX
-	}
-	return nil
-}()
+var scatter12 = forCPU(scatter12AVX, nil, cpuid.AVX)
 
 // scatter12AVX writes chunks twelve-float runs of src, scaled, to dst one every dstStride
 // floats: a row of a transposed A going to consecutive micro-panels of the avx512 tile. It is
@@ -180,12 +165,7 @@ func copyStrided(dst []float32, dstStride int, src []float32, srcStride int, run
 // avx512 tile's B panels (128-byte rows), the AVX moves are about 1.15x faster (BenchmarkPack,
 // op=B/trans=false, six alternating runs each on the AVX-512 machine: 0.233 against 0.204 ns
 // per element).
-var copyStridedMoves = func() func(dst []float32, dstStride int, src []float32, srcStride int, runs, width int) {
-	if cpuid.CPU.Supports(cpuid.AVX) {
-		return copyStridedAVX
-	}
-	return copyStridedSSE
-}()
+var copyStridedMoves = forCPU(copyStridedAVX, copyStridedSSE, cpuid.AVX)
 
 //go:noescape
 func copyStridedSSE(dst []float32, dstStride int, src []float32, srcStride int, runs, width int)
