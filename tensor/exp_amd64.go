@@ -2,21 +2,16 @@
 
 package tensor
 
-// expSumAVX2 is expShiftSum with AVX2+FMA: the assembly handles the multiple-of-8 prefix and
-// expSumGeneric the short tail. Its float32 exponential, measured by TestExpShiftSum over
-// [-104, 89] against math.Exp, is within 2 ulp (relative error below 1.8e-7) for normal
-// results; subnormal results are rounded once, from a correctly scaled value.
+// expSumAVX2 is expShiftSum with AVX2+FMA, every element in assembly (a last group of fewer
+// than eight is masked). Its float32 exponential, measured by TestExpShiftSum over [-104, 89]
+// against math.Exp, is within 2 ulp (relative error below 1.8e-7) for normal results;
+// subnormal results are rounded once, from a correctly scaled value.
 func expSumAVX2(y, x []float32, scale, shift float32) float64 {
-	n := len(x) &^ 7
-	sum := expSumBlocksAVX2(y[:n], x[:n], scale, shift)
-	if n < len(x) {
-		sum += expSumGeneric(y[n:len(x)], x[n:], scale, shift)
-	}
-	return sum
+	return expSumBlocksAVX2(y[:len(x)], x, scale, shift)
 }
 
 // expSumBlocksAVX2 writes y[i] = exp(scale*x[i] - shift) in float32 and returns the float64 sum
-// of the y[i]; len(y) == len(x), a multiple of 8. It is equivalent to
+// of the y[i]; len(y) == len(x). It is equivalent to
 //
 //	var sum float64
 //	for i := range x {
@@ -25,7 +20,8 @@ func expSumAVX2(y, x []float32, scale, shift float32) float64 {
 //	}
 //	return sum
 //
-// up to the 2-ulp error of its polynomial (see exp_amd64.s for the method).
+// up to the 2-ulp error of its polynomial and the order of the additions (two accumulators,
+// see exp_amd64.s for the method).
 //
 //go:noescape
 func expSumBlocksAVX2(y, x []float32, scale, shift float32) float64
@@ -34,17 +30,12 @@ func expSumBlocksAVX2(y, x []float32, scale, shift float32) float64
 // (TestExpSumAVX512), about 1.3x as fast (BenchmarkExpShiftSum; 512-bit operations issue on
 // two ports where 256-bit ones have three).
 func expSumAVX512(y, x []float32, scale, shift float32) float64 {
-	n := len(x) &^ 7
-	sum := expSumBlocksAVX512(y[:n], x[:n], scale, shift)
-	if n < len(x) {
-		sum += expSumGeneric(y[n:len(x)], x[n:], scale, shift)
-	}
-	return sum
+	return expSumBlocksAVX512(y[:len(x)], x, scale, shift)
 }
 
-// expSumBlocksAVX512 is expSumBlocksAVX2 with 512-bit vectors; len(y) == len(x), a multiple
-// of 8. Its y and its sum equal expSumBlocksAVX2's bit for bit: the same operations per
-// element and the same float64 additions in the same order (see exp_amd64.s).
+// expSumBlocksAVX512 is expSumBlocksAVX2 with 512-bit vectors; len(y) == len(x). Its y and
+// its sum equal expSumBlocksAVX2's bit for bit: the same operations per element and the same
+// float64 additions in the same order (see exp_amd64.s).
 //
 //go:noescape
 func expSumBlocksAVX512(y, x []float32, scale, shift float32) float64

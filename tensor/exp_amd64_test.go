@@ -10,16 +10,16 @@ import (
 )
 
 // TestExpSumAVX512 checks that the 512-bit exponential gives the 256-bit one's results and sum
-// bit for bit, over lengths with and without a last group of eight and a Go tail, arguments
-// across the whole range and the special values, with guard elements after the end that must
-// stay as they were.
+// bit for bit, over lengths that leave a masked last group of every size to one or both (or
+// none), arguments across the whole range and the special values, with guard elements after
+// the end that must stay as they were.
 func TestExpSumAVX512(t *testing.T) {
 	if !slices.Contains(supportedKernels, avx512Kernels) {
 		t.Skip("no AVX-512F on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	special := []float32{0, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 88.72, 88.73, -87.33, -100, -104, -1e30}
-	for _, n := range []int{0, 3, 8, 15, 16, 24, 31, 32, 40, 1000, 4096} {
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 40, 1000, 1001, 4096} {
 		const guard = 5
 		// wide: the whole range with the special values (a NaN or +Inf makes the sum NaN or
 		// +Inf); plain: finite sums of terms of many sizes, where any change in the order of

@@ -71,7 +71,7 @@ func TestExpShiftSum(t *testing.T) {
 			{"sigmoid arg", 2, -1, 0, math.Exp(-2)},
 		}
 		for _, c := range special {
-			// Eight copies fill one vector of the assembly, one more runs the tail.
+			// Eight copies fill one AVX2 vector, one more the masked last group.
 			in := make([]float32, 9)
 			for i := range in {
 				in[i] = c.x
