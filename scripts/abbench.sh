@@ -6,13 +6,18 @@
 # BENCHMARKS.md.
 #
 # usage: scripts/abbench.sh [-n ROUNDS] [-t BENCHTIME] OLD NEW PACKAGE BENCH
-#   OLD, NEW    commits (anything git rev-parse takes); NEW may be "." for the work tree
+#   OLD, NEW    commits (anything git rev-parse takes); NEW may be "." for the work tree;
+#               either may instead be "cmd:COMMAND", a shell command run from the top of the
+#               work tree each round, whose first "ns/op" line is its time (another
+#               implementation of the same benchmark, such as scripts/torch_bench.py)
 #   PACKAGE     the package directory, e.g. ./model/
 #   BENCH       a -bench pattern that selects one benchmark, e.g. 'TrainStep/config=bench-s$'
 #   -n ROUNDS   rounds (default 8)
 #   -t TIME     -benchtime of each run (default 5x)
 #
-# example: scripts/abbench.sh -n 12 bd928b9 . ./model/ 'TrainStep/config=bench-s$'
+# examples: scripts/abbench.sh -n 12 bd928b9 . ./model/ 'TrainStep/config=bench-s$'
+#   scripts/abbench.sh 'cmd:OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=2 /usr/bin/python3
+#     scripts/torch_bench.py -n 5 -threads 1 train' . ./model/ 'TrainStep/config=bench-s$'
 set -euo pipefail
 
 rounds=8
@@ -21,12 +26,12 @@ while getopts "n:t:" opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	t) benchtime=$OPTARG ;;
-	*) sed -n '2,17p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,22p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 4 ]; then
-	sed -n '2,17p' "$0" >&2
+	sed -n '2,22p' "$0" >&2
 	exit 2
 fi
 old=$1 new=$2 pkg=$3 bench=$4
@@ -41,9 +46,14 @@ cleanup() {
 trap cleanup EXIT
 
 # build NAME REV: compiles PACKAGE's test binary at REV into $tmp/NAME.test and records the
-# package directory to run it in (benchmarks may read testdata relative to it).
+# package directory to run it in (benchmarks may read testdata relative to it); for a
+# "cmd:COMMAND" side it records the command instead.
 build() {
 	local name=$1 rev=$2 tree=$top
+	if [ "${rev#cmd:}" != "$rev" ]; then
+		echo "${rev#cmd:}" >"$tmp/$name.cmd"
+		return
+	fi
 	if [ "$rev" != "." ]; then
 		tree=$tmp/$name-tree
 		git -C "$top" worktree add --detach "$tree" "$(git -C "$top" rev-parse --verify "$rev^{commit}")" >/dev/null
@@ -58,7 +68,11 @@ build new "$new"
 # run NAME: one run of the benchmark, printing its ns/op.
 run() {
 	local out
-	out=$(cd "$(cat "$tmp/$1.dir")" && "$tmp/$1.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime")
+	if [ -f "$tmp/$1.cmd" ]; then
+		out=$(cd "$top" && bash -c "$(cat "$tmp/$1.cmd")")
+	else
+		out=$(cd "$(cat "$tmp/$1.dir")" && "$tmp/$1.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime")
+	fi
 	echo "$out" | awk '/ns\/op/ { for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") { print $i; exit } }'
 }
 

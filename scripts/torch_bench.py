@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""torch_bench.py: the PyTorch side of issue 3's comparison, in the same minutes as ours.
+
+It runs the two model/ benchmarks of issue 3 in PyTorch eager on the CPU, written out here as a
+plain Qwen2 decoder (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied embeddings), the way
+Hugging Face transformers' eager Qwen2 computes it:
+
+  train     BenchmarkTrainStep/config=bench-s: forward, next-token cross entropy (mean of
+            -log p over the B*(T-1) predicted tokens), backward, AdamW (lr 1e-3, betas
+            0.9/0.999, eps 1e-8, weight decay 0.01) on a batch of 8 x 256 tokens.
+  generate  BenchmarkGenerate/config=bench-s/batch=16: greedy decoding with a KV cache,
+            16 rows, a 32-token prompt each prefilled row by row, then 224 new tokens per row
+            (the first from the prefill, 223 batched one-token steps). tokens/s = 16*224/time.
+
+PyTorch gets every advantage we could give it: preallocated KV caches written in place (not
+concatenated each step), gradients set to None instead of zeroed, torch.no_grad for decoding,
+as many threads as the machine has. It prints one line per benchmark in `go test -bench`
+format, so benchstat and scripts/abbench.sh's readers can take both.
+
+It is not part of the build or the tests (agentr1 needs no Python). On Debian bookworm:
+    apt-get install python3-torch          # PyTorch 1.13.1, CPU, OpenBLAS
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 scripts/torch_bench.py -n 5 train generate
+(OpenBLAS 0.3.21 does not know Sapphire/Emerald Rapids and falls back to its Prescott kernels
+unless told the core type: BENCHMARKS.md, eighth pass.)
+"""
+
+import argparse
+import math
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+
+# bench-s, model/bench_test.go's benchS.
+VOCAB, HIDDEN, INTER, LAYERS, HEADS, KV_HEADS = 4096, 256, 688, 4, 8, 4
+HEAD_DIM = HIDDEN // HEADS
+EPS, THETA = 1e-6, 10000.0
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * self.weight
+
+
+def rope_tables(max_pos):
+    """cos, sin: [max_pos, HEAD_DIM], the rotate-half layout of Hugging Face's Qwen2."""
+    inv = 1.0 / (THETA ** (torch.arange(0, HEAD_DIM, 2).float() / HEAD_DIM))
+    ang = torch.outer(torch.arange(max_pos).float(), inv)
+    ang = torch.cat([ang, ang], dim=-1)
+    return ang.cos(), ang.sin()
+
+
+def rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat([-b, a], dim=-1)
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm = RMSNorm(HIDDEN)
+        self.q_proj = torch.nn.Linear(HIDDEN, HEADS * HEAD_DIM, bias=True)
+        self.k_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=True)
+        self.v_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=True)
+        self.o_proj = torch.nn.Linear(HEADS * HEAD_DIM, HIDDEN, bias=False)
+        self.post_attention_layernorm = RMSNorm(HIDDEN)
+        self.gate_proj = torch.nn.Linear(HIDDEN, INTER, bias=False)
+        self.up_proj = torch.nn.Linear(HIDDEN, INTER, bias=False)
+        self.down_proj = torch.nn.Linear(INTER, HIDDEN, bias=False)
+
+    def forward(self, x, cos, sin, mask, cache=None, start=0):
+        """x: [B, T, HIDDEN]; cos, sin: [T, HEAD_DIM]; mask: [T, S] additive (or None).
+        With cache = (k, v), each [B, KV_HEADS, maxT, HEAD_DIM], the new keys and values are
+        written at positions start..start+T and attention reads 0..start+T."""
+        B, T, _ = x.shape
+        h = self.input_layernorm(x)
+        q = self.q_proj(h).view(B, T, HEADS, HEAD_DIM).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        if cache is not None:
+            cache[0][:, :, start:start + T] = k
+            cache[1][:, :, start:start + T] = v
+            k, v = cache[0][:, :, :start + T], cache[1][:, :, :start + T]
+        rep = HEADS // KV_HEADS
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        s = q @ k.transpose(-1, -2) / math.sqrt(HEAD_DIM)  # [B, HEADS, T, S]
+        if mask is not None:
+            s = s + mask
+        a = torch.softmax(s, dim=-1) @ v  # [B, HEADS, T, HEAD_DIM]
+        x = x + self.o_proj(a.transpose(1, 2).reshape(B, T, HIDDEN))
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class Qwen2(torch.nn.Module):
+    def __init__(self, max_pos=2048):
+        super().__init__()
+        self.embed_tokens = torch.nn.Embedding(VOCAB, HIDDEN)
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
+        self.norm = RMSNorm(HIDDEN)
+        for p in self.parameters():
+            if p.dim() == 2:
+                torch.nn.init.normal_(p, std=0.02)
+        cos, sin = rope_tables(max_pos)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, tokens, caches=None, start=0):
+        """tokens: [B, T] -> logits [B, T, VOCAB] (tied lm_head)."""
+        T = tokens.shape[1]
+        cos, sin = self.cos[start:start + T], self.sin[start:start + T]
+        mask = None
+        if T > 1:
+            mask = torch.full((T, start + T), float("-inf")).triu(start + 1)
+        x = self.embed_tokens(tokens)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, cos, sin, mask, None if caches is None else caches[i], start)
+        return self.norm(x) @ self.embed_tokens.weight.t()
+
+
+def bench_train(model, rounds):
+    B, T = 8, 256
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, VOCAB, (B, T), generator=g)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=0.01)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        logp = torch.log_softmax(model(tokens)[:, :-1], dim=-1)
+        loss = -logp.gather(-1, tokens[:, 1:, None]).mean()
+        loss.backward()
+        opt.step()
+
+    step()  # sizes the optimiser moments outside the timing, as the Go benchmark does
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        step()
+    dt = (time.perf_counter() - t0) / rounds
+    print(f"BenchmarkTrainStep/config=bench-s/torch \t{rounds}\t{dt * 1e9:.0f} ns/op\t"
+          f"{B * T / dt:.0f} tokens/s", flush=True)
+
+
+@torch.no_grad()
+def bench_generate(model, rounds):
+    rows, prompt, gen = 16, 32, 224
+    g = torch.Generator().manual_seed(2)
+    prompts = torch.randint(0, VOCAB, (rows, prompt), generator=g)
+    caches = [(torch.zeros(rows, KV_HEADS, prompt + gen, HEAD_DIM),
+               torch.zeros(rows, KV_HEADS, prompt + gen, HEAD_DIM)) for _ in range(LAYERS)]
+
+    def decode():
+        nxt = torch.empty(rows, 1, dtype=torch.long)
+        for r in range(rows):  # the Go benchmark prefills row by row
+            row = [(k[r:r + 1], v[r:r + 1]) for k, v in caches]
+            nxt[r, 0] = model(prompts[r:r + 1], row, 0)[0, -1].argmax()
+        for i in range(gen - 1):
+            nxt = model(nxt, caches, prompt + i)[:, -1].argmax(-1, keepdim=True)
+
+    decode()
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        decode()
+    dt = (time.perf_counter() - t0) / rounds
+    print(f"BenchmarkGenerate/config=bench-s/batch=16/torch \t{rounds}\t{dt * 1e9:.0f} ns/op\t"
+          f"{rows * gen / dt:.0f} tokens/s", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-n", type=int, default=5, help="timed repetitions per benchmark")
+    ap.add_argument("-threads", type=int, default=os.cpu_count(), help="torch threads")
+    ap.add_argument("benchmarks", nargs="*", default=["train", "generate"],
+                    choices=["train", "generate"])
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(1)
+    model = Qwen2()
+    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}", flush=True)
+    for name in args.benchmarks:
+        {"train": bench_train, "generate": bench_generate}[name](model, args.n)
+
+
+if __name__ == "__main__":
+    main()
