@@ -96,6 +96,10 @@ type kernels struct {
 	// each matching its generic version bit for bit.
 	rmsScale func(y, x, w []float32, r float32)        // y = w * (x * r)
 	rmsGrad  func(dx, g, x, w []float32, r, c float32) // dx += r * (g*w - x*c)
+	// RMSNorm's float64 row sums of up to four rows of length d, in the lane order of
+	// rmsnorm.go, each matching its generic version bit for bit.
+	rowSquareSums   func(ss *[4]float64, x []float32, rows, d int)       // ss[t] = sum x_t^2
+	rowWeightedDots func(gx *[4]float64, g, w, x []float32, rows, d int) // gx[t] = sum g_t*w*x_t
 }
 
 // packedRowsMin returns the fewest rows for which GemmPacked uses the packed B:
@@ -128,8 +132,10 @@ var genericKernels = &kernels{
 	swiGLUGradGate: swiGLUGradGateGeneric,
 	swiGLUGradUp:   swiGLUGradUpGeneric,
 
-	rmsScale: rmsScaleGeneric,
-	rmsGrad:  rmsGradGeneric,
+	rmsScale:        rmsScaleGeneric,
+	rmsGrad:         rmsGradGeneric,
+	rowSquareSums:   rowSquareSumsGeneric,
+	rowWeightedDots: rowWeightedDotsGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -39,8 +39,10 @@ var avx2Kernels = &kernels{
 	swiGLUGradGate: swiGLUGradGateAVX2,
 	swiGLUGradUp:   swiGLUGradUpAVX2,
 
-	rmsScale: rmsScaleAVX2,
-	rmsGrad:  rmsGradAVX2,
+	rmsScale:        rmsScaleAVX2,
+	rmsGrad:         rmsGradAVX2,
+	rowSquareSums:   rowSquareSumsAVX2,
+	rowWeightedDots: rowWeightedDotsAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -81,8 +83,10 @@ var avx512Kernels = &kernels{
 	swiGLUGradGate: swiGLUGradGateAVX2,
 	swiGLUGradUp:   swiGLUGradUpAVX2,
 
-	rmsScale: rmsScaleAVX2,
-	rmsGrad:  rmsGradAVX2,
+	rmsScale:        rmsScaleAVX2,
+	rmsGrad:         rmsGradAVX2,
+	rowSquareSums:   rowSquareSumsAVX2,
+	rowWeightedDots: rowWeightedDotsAVX2,
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

@@ -187,10 +187,11 @@ func TestActivationKernels(t *testing.T) {
 	}
 }
 
-// TestRMSNormRowChains checks that RMSNormForward and RMSNormBackward, which run the float64
-// sums of four rows as four interleaved chains (rowSquareSums, rowWeightedDots), give bit for
-// bit what one row at a time gives (the loops below, the formulas of rmsnorm.go's comments),
-// for row counts that leave 0-3 rows after the last group of four, on one worker and on two.
+// TestRMSNormRowChains checks that RMSNormForward and RMSNormBackward, which take the float64
+// sums of four rows at a time (rowSquareSums, rowWeightedDots), give bit for bit what one row
+// at a time gives (the loops below, the formulas of rmsnorm.go's comments, with the sums in
+// its lane order, laneSum), for row counts that leave 0-3 rows after the last group of four, on
+// one worker and on two.
 func TestRMSNormRowChains(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	const eps = 1e-6
@@ -201,10 +202,7 @@ func TestRMSNormRowChains(t *testing.T) {
 			wantY, wantR, wantDx := make([]float32, n*d), make([]float32, n), randSlice(rng, n*d)
 			for i := range n {
 				xr := x[i*d : (i+1)*d]
-				var ss float64
-				for _, v := range xr {
-					ss += float64(v) * float64(v)
-				}
+				ss := laneSum(d, func(j int) float64 { return float64(xr[j]) * float64(xr[j]) })
 				r := float32(1 / math.Sqrt(ss/float64(d)+eps))
 				wantR[i] = r
 				for j, v := range xr {
@@ -214,10 +212,7 @@ func TestRMSNormRowChains(t *testing.T) {
 			gotDx := slices.Clone(wantDx)
 			for i := range n {
 				xr, gr := x[i*d:(i+1)*d], dy[i*d:(i+1)*d]
-				var gx float64
-				for j, v := range xr {
-					gx += float64(gr[j]) * float64(w[j]) * float64(v)
-				}
+				gx := laneSum(d, func(j int) float64 { return float64(gr[j]) * float64(w[j]) * float64(xr[j]) })
 				r := wantR[i]
 				c := float32(gx) * r * r / float32(d)
 				for j, v := range xr { // rounded as written: no fused multiply-adds
@@ -235,6 +230,52 @@ func TestRMSNormRowChains(t *testing.T) {
 			}{{"y", gotY, wantY}, {"rstd", gotR, wantR}, {"dx", gotDx, wantDx}} {
 				if i := bitDiff(c.got, c.want); i >= 0 {
 					t.Errorf("threads=%d n=%d: %s[%d] = %v, want %v (one row at a time)", threads, n, c.name, i, c.got[i], c.want[i])
+				}
+			}
+		}
+	}
+}
+
+// laneSum returns sum_{j<n} term(j) in rmsnorm.go's lane order, written out independently of
+// it: eight partial sums by j%8, then ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)).
+func laneSum(n int, term func(j int) float64) float64 {
+	var s [8]float64
+	for j := range n {
+		t := float64(term(j)) // rounded before the addition: no fused multiply-add
+		s[j%8] += t
+	}
+	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
+}
+
+// TestRMSNormRowSums checks every kernel set's float64 row sums of RMSNorm against laneSum bit
+// for bit, for one to four rows, lengths with and without a tail past the last eight, and
+// terms from 1e-9 to 1e9 in size, where any other order of the additions shows.
+func TestRMSNormRowSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	wide := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, rng.Float64()*9-4.5))
+		}
+		return x
+	}
+	for _, ks := range supportedKernels {
+		for _, d := range []int{0, 1, 7, 8, 9, 16, 29, 256, 515} {
+			for rows := 1; rows <= 4; rows++ {
+				x, g, w := wide(rows*d), wide(rows*d), wide(d)
+				var ss, gx [4]float64
+				ks.rowSquareSums(&ss, x, rows, d)
+				ks.rowWeightedDots(&gx, g, w, x, rows, d)
+				for r := range rows {
+					xr, gr := x[r*d:(r+1)*d], g[r*d:(r+1)*d]
+					wantSS := laneSum(d, func(j int) float64 { return float64(xr[j]) * float64(xr[j]) })
+					wantGX := laneSum(d, func(j int) float64 { return float64(gr[j]) * float64(w[j]) * float64(xr[j]) })
+					if math.Float64bits(ss[r]) != math.Float64bits(wantSS) {
+						t.Errorf("impl=%s d=%d rows=%d: square sum of row %d = %v, want %v", ks.name, d, rows, r, ss[r], wantSS)
+					}
+					if math.Float64bits(gx[r]) != math.Float64bits(wantGX) {
+						t.Errorf("impl=%s d=%d rows=%d: weighted dot of row %d = %v, want %v", ks.name, d, rows, r, gx[r], wantGX)
+					}
 				}
 			}
 		}

@@ -10,7 +10,7 @@ import "math"
 //
 //	x: (n, d)   w: (d)   y: (n, d), overwritten   rstd: (n), overwritten, kept for backward
 //
-// The mean of squares is accumulated in float64. It panics if a slice length does not match
+// The mean of squares is accumulated in float64 (in the lane order below). It panics if a slice length does not match
 // its dimensions.
 func RMSNormForward(y, rstd, x, w []float32, n, d int, eps float32) {
 	mustDims("RMSNormForward", n, d)
@@ -30,7 +30,7 @@ func rmsNormRows(y, rstd, x, w []float32, lo, hi, d int, eps float32) {
 	var ss [4]float64
 	for i := lo; i < hi; i += 4 {
 		rows := min(4, hi-i)
-		rowSquareSums(&ss, x[i*d:(i+rows)*d], rows, d)
+		active.rowSquareSums(&ss, x[i*d:(i+rows)*d], rows, d)
 		for t := range rows {
 			xr, yr := x[(i+t)*d:(i+t+1)*d], y[(i+t)*d:(i+t+1)*d] // (d)
 			r := float32(1 / math.Sqrt(ss[t]/float64(d)+float64(eps)))
@@ -40,31 +40,82 @@ func rmsNormRows(y, rstd, x, w []float32, lo, hi, d int, eps float32) {
 	}
 }
 
-// rowSquareSums sets ss[t] = sum_j x_tj^2 for the rows rows (at most 4) of x (rows, d), each
-// accumulated in float64 from j = 0 up, one addition after another, as a plain loop over the
-// row would. Four rows go through the loop together: each row's sum is one chain of dependent
-// additions, so four independent chains keep the FPU busy where one would wait on each
-// addition's latency, and the results are the same bits as one row at a time.
-func rowSquareSums(ss *[4]float64, x []float32, rows, d int) {
-	if rows < 4 {
-		for t := range rows {
-			var s float64
-			for _, v := range x[t*d : (t+1)*d] {
-				s += float64(v) * float64(v)
-			}
-			ss[t] = s
-		}
-		return
+// RMSNorm's two row sums, sum_j x_j^2 (forward) and sum_j g_j w_j x_j (backward), are taken in
+// float64 over eight lanes, the order of an eight-wide vector loop: lane l adds the terms
+// j = l, l+8, l+16, ... one after another, and the row's sum is
+//
+//	((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
+//
+// (sumLanes), the halving of a vector register. Every kernel set gives these bits: the generic
+// loops below define them, and TestRMSNormKernels holds the others to them.
+
+// rowSquareSumsGeneric sets ss[t] = sum_j x_tj^2 for the rows rows (at most 4) of x (rows, d),
+// in the lane order above.
+func rowSquareSumsGeneric(ss *[4]float64, x []float32, rows, d int) {
+	for t := range rows {
+		var s [8]float64
+		squareSumLanes(&s, x[t*d:(t+1)*d])
+		ss[t] = sumLanes(&s)
 	}
-	x0, x1, x2, x3 := x[:d], x[d:2*d], x[2*d:3*d], x[3*d:4*d]
-	var s0, s1, s2, s3 float64
-	for j, v := range x0 {
-		s0 += float64(v) * float64(v)
-		s1 += float64(x1[j]) * float64(x1[j])
-		s2 += float64(x2[j]) * float64(x2[j])
-		s3 += float64(x3[j]) * float64(x3[j])
+}
+
+// rowWeightedDotsGeneric sets gx[t] = sum_j g_tj * w_j * x_tj for the rows rows (at most 4) of
+// g and x (rows, d), in the lane order above, each term rounded as (g*w)*x in float64.
+func rowWeightedDotsGeneric(gx *[4]float64, g, w, x []float32, rows, d int) {
+	for t := range rows {
+		var s [8]float64
+		weightedDotLanes(&s, g[t*d:(t+1)*d], w[:d], x[t*d:(t+1)*d])
+		gx[t] = sumLanes(&s)
 	}
-	ss[0], ss[1], ss[2], ss[3] = s0, s1, s2, s3
+}
+
+// squareSumLanes adds x[j]^2 to lane j%8 of s, j from 0 up. A square of a float32 is exact in
+// float64, so a fused multiply-add gives the same bits as the product and the sum.
+func squareSumLanes(s *[8]float64, x []float32) {
+	s0, s1, s2, s3, s4, s5, s6, s7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	for ; len(x) >= 8; x = x[8:] {
+		v := x[:8:8]
+		s0 += float64(v[0]) * float64(v[0])
+		s1 += float64(v[1]) * float64(v[1])
+		s2 += float64(v[2]) * float64(v[2])
+		s3 += float64(v[3]) * float64(v[3])
+		s4 += float64(v[4]) * float64(v[4])
+		s5 += float64(v[5]) * float64(v[5])
+		s6 += float64(v[6]) * float64(v[6])
+		s7 += float64(v[7]) * float64(v[7])
+	}
+	s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = s0, s1, s2, s3, s4, s5, s6, s7
+	for j, v := range x {
+		s[j] += float64(v) * float64(v)
+	}
+}
+
+// weightedDotLanes adds g[j]*w[j]*x[j] to lane j%8 of s, j from 0 up; len(w) and len(x) are at
+// least len(g). The conversion rounds each term before its addition, so that no compiler
+// setting fuses them.
+func weightedDotLanes(s *[8]float64, g, w, x []float32) {
+	w, x = w[:len(g)], x[:len(g)]
+	s0, s1, s2, s3, s4, s5, s6, s7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	for ; len(g) >= 8; g, w, x = g[8:], w[8:], x[8:] {
+		gv, wv, xv := g[:8:8], w[:8:8], x[:8:8]
+		s0 += float64(float64(gv[0]) * float64(wv[0]) * float64(xv[0]))
+		s1 += float64(float64(gv[1]) * float64(wv[1]) * float64(xv[1]))
+		s2 += float64(float64(gv[2]) * float64(wv[2]) * float64(xv[2]))
+		s3 += float64(float64(gv[3]) * float64(wv[3]) * float64(xv[3]))
+		s4 += float64(float64(gv[4]) * float64(wv[4]) * float64(xv[4]))
+		s5 += float64(float64(gv[5]) * float64(wv[5]) * float64(xv[5]))
+		s6 += float64(float64(gv[6]) * float64(wv[6]) * float64(xv[6]))
+		s7 += float64(float64(gv[7]) * float64(wv[7]) * float64(xv[7]))
+	}
+	s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = s0, s1, s2, s3, s4, s5, s6, s7
+	for j, v := range g {
+		s[j] += float64(float64(v) * float64(w[j]) * float64(x[j]))
+	}
+}
+
+// sumLanes returns the row sum of eight lanes, in the order of the comment above.
+func sumLanes(s *[8]float64) float64 {
+	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
 }
 
 // RMSNormBackward accumulates the gradients of RMSNormForward, given its saved rstd (n).
@@ -88,7 +139,7 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 			var gx [4]float64 // sum_j dy_j w_j x_j of four rows
 			for i := lo; i < hi; i += 4 {
 				rows := min(4, hi-i)
-				rowWeightedDots(&gx, dy[i*d:(i+rows)*d], w, x[i*d:(i+rows)*d], rows, d)
+				active.rowWeightedDots(&gx, dy[i*d:(i+rows)*d], w, x[i*d:(i+rows)*d], rows, d)
 				for t := range rows {
 					k := i + t
 					xr, gr, dxr := x[k*d:(k+1)*d], dy[k*d:(k+1)*d], dx[k*d:(k+1)*d] // (d)

@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// RMSNorm's row loops eight floats at a time, each the same float32 operations in the same
-// order as its Go loop (rmsnorm.go), so the results are the same bits: no fused multiply-adds.
+// RMSNorm's row loops eight floats at a time, each the same operations in the same order as its
+// Go loop (rmsnorm.go), so the results are the same bits: no fused multiply-adds, except where
+// the product is exact (the square of a float32 in float64).
 
 // func rmsScaleBlocksAVX2(y, x, w []float32, r float32)
 // y = w * (x * r)
@@ -59,5 +60,115 @@ rgloop:
 	JNZ     rgloop
 
 rgdone:
+	VZEROUPPER
+	RET
+
+// func rowSquareSumsBlocksAVX2(lanes *[4][8]float64, x []float32, d, n int)
+// Four rows at SI, SI+R9, SI+2*R9, SI+R10 (R9 = 4d bytes, R10 = 3*R9); row t's lanes 0-3 in
+// Y(8+2t), lanes 4-7 in Y(9+2t), each x_j^2 added by one fused multiply-add (exact product).
+TEXT ·rowSquareSumsBlocksAVX2(SB), NOSPLIT, $0-48
+	MOVQ   lanes+0(FP), DI
+	MOVQ   x_base+8(FP), SI
+	MOVQ   d+32(FP), R9
+	MOVQ   n+40(FP), CX
+	SHLQ   $2, R9
+	LEAQ   (R9)(R9*2), R10
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	VXORPD Y13, Y13, Y13
+	VXORPD Y14, Y14, Y14
+	VXORPD Y15, Y15, Y15
+
+ssloop:
+	VCVTPS2PD   (SI), Y0
+	VCVTPS2PD   16(SI), Y1
+	VFMADD231PD Y0, Y0, Y8
+	VFMADD231PD Y1, Y1, Y9
+	VCVTPS2PD   (SI)(R9*1), Y2
+	VCVTPS2PD   16(SI)(R9*1), Y3
+	VFMADD231PD Y2, Y2, Y10
+	VFMADD231PD Y3, Y3, Y11
+	VCVTPS2PD   (SI)(R9*2), Y4
+	VCVTPS2PD   16(SI)(R9*2), Y5
+	VFMADD231PD Y4, Y4, Y12
+	VFMADD231PD Y5, Y5, Y13
+	VCVTPS2PD   (SI)(R10*1), Y6
+	VCVTPS2PD   16(SI)(R10*1), Y7
+	VFMADD231PD Y6, Y6, Y14
+	VFMADD231PD Y7, Y7, Y15
+	ADDQ        $32, SI
+	SUBQ        $8, CX
+	JNZ         ssloop
+
+	VMOVUPD Y8, (DI)
+	VMOVUPD Y9, 32(DI)
+	VMOVUPD Y10, 64(DI)
+	VMOVUPD Y11, 96(DI)
+	VMOVUPD Y12, 128(DI)
+	VMOVUPD Y13, 160(DI)
+	VMOVUPD Y14, 192(DI)
+	VMOVUPD Y15, 224(DI)
+	VZEROUPPER
+	RET
+
+// WDOT_ROW adds row off(R8)/off(DX) of g and x, eight floats at a time as two float64 halves,
+// into the accumulators lo and hi: ((g*w)*x), w in Y0 (elements 0-3) and Y1 (4-7).
+#define WDOT_ROW(gaddr, gaddr16, xaddr, xaddr16, lo, hi) \
+	VCVTPS2PD gaddr, Y2;   \
+	VCVTPS2PD gaddr16, Y3; \
+	VMULPD    Y0, Y2, Y2;  \
+	VMULPD    Y1, Y3, Y3;  \
+	VCVTPS2PD xaddr, Y4;   \
+	VCVTPS2PD xaddr16, Y5; \
+	VMULPD    Y4, Y2, Y2;  \
+	VMULPD    Y5, Y3, Y3;  \
+	VADDPD    Y2, lo, lo;  \
+	VADDPD    Y3, hi, hi
+
+// func rowWeightedDotsBlocksAVX2(lanes *[4][8]float64, g, w, x []float32, d, n int)
+// g's rows at R8 + t*R9, x's at DX + t*R9 (R9 = 4d bytes, R10 = 3*R9), w at SI; row t's lanes
+// 0-3 in Y(8+2t), lanes 4-7 in Y(9+2t).
+TEXT ·rowWeightedDotsBlocksAVX2(SB), NOSPLIT, $0-96
+	MOVQ   lanes+0(FP), DI
+	MOVQ   g_base+8(FP), R8
+	MOVQ   w_base+32(FP), SI
+	MOVQ   x_base+56(FP), DX
+	MOVQ   d+80(FP), R9
+	MOVQ   n+88(FP), CX
+	SHLQ   $2, R9
+	LEAQ   (R9)(R9*2), R10
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	VXORPD Y13, Y13, Y13
+	VXORPD Y14, Y14, Y14
+	VXORPD Y15, Y15, Y15
+
+wdloop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	WDOT_ROW((R8), 16(R8), (DX), 16(DX), Y8, Y9)
+	WDOT_ROW((R8)(R9*1), 16(R8)(R9*1), (DX)(R9*1), 16(DX)(R9*1), Y10, Y11)
+	WDOT_ROW((R8)(R9*2), 16(R8)(R9*2), (DX)(R9*2), 16(DX)(R9*2), Y12, Y13)
+	WDOT_ROW((R8)(R10*1), 16(R8)(R10*1), (DX)(R10*1), 16(DX)(R10*1), Y14, Y15)
+	ADDQ      $32, SI
+	ADDQ      $32, R8
+	ADDQ      $32, DX
+	SUBQ      $8, CX
+	JNZ       wdloop
+
+	VMOVUPD Y8, (DI)
+	VMOVUPD Y9, 32(DI)
+	VMOVUPD Y10, 64(DI)
+	VMOVUPD Y11, 96(DI)
+	VMOVUPD Y12, 128(DI)
+	VMOVUPD Y13, 160(DI)
+	VMOVUPD Y14, 192(DI)
+	VMOVUPD Y15, 224(DI)
 	VZEROUPPER
 	RET
