@@ -2,9 +2,12 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"agentr1/tensor"
 )
 
 // TestShardedPass checks data parallelism over rows (shard.go): cut into 2 or 3 shards (even and
@@ -128,4 +131,60 @@ func TestShardedWorkspaceReuse(t *testing.T) {
 	}()
 	m.Forward(ws, tokens, mask, 3, T)
 	NewCritic(m, 1).Backward(ws, a)
+}
+
+// TestWorkersSameBits checks that a whole-batch Forward and Backward give the same bits on two
+// workers as on one. Inside Shards a kernel may get a second core when the other shard has
+// finished (tensor.Available), at a moment that varies from run to run, so a training run is
+// reproducible only if no kernel's result depends on how many workers split it. The shape is
+// the default policy's at the length of a long demonstration: attention's last block of 13
+// query rows against 717 keys is a few-row product whose columns two workers split.
+func TestWorkersSameBits(t *testing.T) {
+	cfg := Config{VocabSize: 768, HiddenSize: 128, IntermediateSize: 384, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 2, RMSNormEps: 1e-6, RopeTheta: 10000,
+		TieWordEmbeddings: true, MaxPositionEmbeddings: 1024, InitializerRange: 0.02}
+	const B, T = 2, 717
+	rng := rand.New(rand.NewPCG(51, 52))
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{T, 370})
+	dlogp, dentropy := make([]float32, B*T), make([]float32, B*T) // (B, T)
+	for i := range dlogp {
+		dlogp[i], dentropy[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	m, err := New(cfg, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(workers int) (logp []float32, grads [][]float32) {
+		defer tensor.SetWorkers(tensor.SetWorkers(workers))
+		m.ZeroGrad()
+		ws := NewWorkspace()
+		ws.Shards = 1
+		lp, _ := m.Forward(ws, tokens, mask, B, T)
+		logp = slices.Clone(lp)
+		m.Backward(ws, dlogp, dentropy)
+		for _, g := range m.ParamGrads() {
+			grads = append(grads, slices.Clone(g))
+		}
+		return logp, grads
+	}
+	lp1, g1 := run(1)
+	lp2, g2 := run(2)
+	if i := bitsDiffer(lp2, lp1); i >= 0 {
+		t.Fatalf("logp[%d] = %v on two workers, %v on one", i, lp2[i], lp1[i])
+	}
+	for k := range g1 {
+		if i := bitsDiffer(g2[k], g1[k]); i >= 0 {
+			t.Fatalf("gradient of %s [%d] = %v on two workers, %v on one", m.Params[k].Name, i, g2[k][i], g1[k][i])
+		}
+	}
+}
+
+// bitsDiffer returns the first index where got and want differ in their bits, or -1.
+func bitsDiffer(got, want []float32) int {
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
 }

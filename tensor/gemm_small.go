@@ -8,10 +8,25 @@ const gemmSmallRowsChunk = 2048
 // least: about 6 us at the 45 GFLOP/s of dot4x2, several times what starting a goroutine costs.
 const gemmSmallRowsParallelMin = 1 << 18
 
+// gemmSmallRowsAlign is the multiple of columns gemmSmallRows gives each worker: the pairs and
+// quads of B rows, the 16-column strips and the vector blocks and tails of its kernels then fall
+// on the same columns however many workers there are, so every element of C is computed the
+// same way and the results do not depend on the number of workers (TestGemmWorkers).
+const gemmSmallRowsAlign = 16
+
+// parallelCols is Parallel over the n columns of C in multiples of gemmSmallRowsAlign.
+func parallelCols(n, minCols int, f func(j0, j1 int)) {
+	units := (n + gemmSmallRowsAlign - 1) / gemmSmallRowsAlign
+	Parallel(units, max(1, minCols/gemmSmallRowsAlign), func(u0, u1 int) {
+		f(u0*gemmSmallRowsAlign, min(u1*gemmSmallRowsAlign, n))
+	})
+}
+
 // gemmSmallRows computes Gemm for a C of few rows (m below the micro-kernel's mr, as in a
 // decoding step, where the rows are the batch) from the vector primitives, without packing op(B):
 // with so few rows each packed B panel would feed a single, mostly empty register tile, so
-// packing would cost as much as the product. Columns of C are split across workers.
+// packing would cost as much as the product. Columns of C are split across workers
+// (parallelCols).
 //
 //   - transB: C(i, j) = alpha*Dot(op(A) row i, stored B row j) + beta*C(i, j); each row of B is
 //     read once and used for all m rows while it sits in L1, two rows of B against four rows of
@@ -49,7 +64,7 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 	// (16, 256) x (256, 256) projection is worth splitting across two cores.
 	minCols := max(16, gemmSmallRowsParallelMin/(m*k))
 	if transB {
-		Parallel(n, minCols, func(j0, j1 int) {
+		parallelCols(n, minCols, func(j0, j1 int) {
 			store := func(i, j int, dot float32) {
 				cij := &c[i*ldc+j]
 				if beta == 0 {
@@ -112,7 +127,7 @@ func gemmSmallRows(ks *kernels, transA, transB bool, m, n, k int, alpha float32,
 		})
 		return
 	}
-	Parallel(n, minCols, func(j0, j1 int) {
+	parallelCols(n, minCols, func(j0, j1 int) {
 		if ks.strip4x16 != nil {
 			// Strips of 16 columns, four rows of op(A) at a time (the last row repeated when m
 			// is not a multiple of 4), summed over all of k in registers: B is read once per

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -323,5 +324,60 @@ func TestGemmPanics(t *testing.T) {
 			}()
 			tc.call()
 		}()
+	}
+}
+
+// workerShapes adds to gemmShapes products large enough to be split across workers by each
+// driver: few rows against many columns (gemmSmallRows splits the columns: four rows or more,
+// two or three, and an odd column count, as attention's scores at T = 717 when one decoded
+// row's block has 13 queries), and a blocked product of several A blocks and strips.
+var workerShapes = []gemmCase{
+	{13, 717, 32, 0, 0, 0},
+	{3, 1501, 64, 1, 0, 0},
+	{5, 2001, 300, 0, 1, 2},
+	{40, 700, 300, 0, 0, 0},
+	{100, 257, 130, 2, 0, 1},
+}
+
+// TestGemmWorkers checks that both drivers of every kernel set give the same bits on two and
+// three workers as on one, for every shape and transpose and the scalar pairs that choose
+// different kernels (in-place store and add, packed with a scale): a training step's
+// results do not depend on how many cores ran it, nor on whether a shard's kernels got a
+// second core when another shard finished first (tensor.Available).
+func TestGemmWorkers(t *testing.T) {
+	defer SetWorkers(SetWorkers(1))
+	impls := gemmImpls()
+	for _, tc := range append(slices.Clone(gemmShapes), workerShapes...) {
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			for _, s := range gemmScalars[:3] {
+				r := rand.New(rand.NewPCG(uint64(tc.m*1000003+tc.n*1009+tc.k), 8))
+				ar, ac := tc.m, tc.k
+				if tr[0] {
+					ar, ac = tc.k, tc.m
+				}
+				br, bc := tc.k, tc.n
+				if tr[1] {
+					br, bc = tc.n, tc.k
+				}
+				lda, ldb, ldc := ac+tc.padA, bc+tc.padB, tc.n+tc.padC
+				a, b := fillMatrix(r, ar, ac, lda), fillMatrix(r, br, bc, ldb)
+				c0 := fillMatrix(r, tc.m, tc.n, ldc)
+				one := map[string][]float32{} // each implementation's result on one worker
+				for _, impl := range impls {
+					SetWorkers(impl.threads)
+					got := slices.Clone(c0)
+					impl.gemm(tr[0], tr[1], tc.m, tc.n, tc.k, s.alpha, a, lda, b, ldb, s.beta, got, ldc)
+					want, ok := one[impl.name]
+					if !ok || impl.threads == 1 {
+						one[impl.name] = got
+						continue
+					}
+					if i := bitDiff(got, want); i >= 0 {
+						t.Errorf("impl=%s m=%d n=%d k=%d transA=%v transB=%v alpha=%v beta=%v: C[%d] = %v on %d workers, %v on one",
+							impl.name, tc.m, tc.n, tc.k, tr[0], tr[1], s.alpha, s.beta, i, got[i], impl.threads, want[i])
+					}
+				}
+			}
+		}
 	}
 }
