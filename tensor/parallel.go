@@ -66,16 +66,21 @@ func parallel(n, minChunk, w int, f func(lo, hi int)) {
 // building one costs an allocation even when Parallel ends up not starting any helper.
 func serial(n, minChunk int) bool { return Available() <= 1 || n <= max(minChunk, 1) }
 
-// sharded counts the Shards calls running. While one runs, each of its goroutines has a core
-// to itself, and every kernel (whichever goroutine calls it) runs on its calling goroutine
-// alone: splitting it again would only make the shards take turns.
-var sharded atomic.Int32
+// sharded counts the Shards calls running, and shardGoroutines the goroutines running their
+// shards. While every worker runs a shard, each has a core to itself, and every kernel
+// (whichever goroutine calls it) runs on its calling goroutine alone: splitting it again would
+// only make the shards take turns. A worker whose shards are done is free again, and the
+// kernels of the shards still running may split across it.
+var sharded, shardGoroutines atomic.Int32
 
 // Available returns the number of goroutines a kernel may split its work across now:
-// Workers(), or 1 inside Shards.
+// Workers(), or inside Shards one plus the workers no shard occupies (1 while every worker
+// runs a shard, 2 for the last shard of two on two workers once the other has finished).
+// Results do not depend on it: kernels split their work into parts whose outputs are
+// disjoint (Parallel, Gemm), so only the time changes.
 func Available() int {
 	if sharded.Load() > 0 {
-		return 1
+		return max(1, workers-int(shardGoroutines.Load())+1)
 	}
 	return workers
 }
@@ -85,7 +90,9 @@ func Available() int {
 // n independent pieces of about the same size, such as a training batch cut into groups of rows
 // (model.Workspace.Shards). While the shards run, the kernels they call are single-threaded,
 // so no time goes to splitting small products and waking helpers, and each shard keeps its
-// operands in its own core's cache. With n > Workers() several shards share a goroutine;
+// operands in its own core's cache; when a goroutine's shards are done, the kernels of the
+// others may use its core (Available), so a shard slowed down (by another process on its
+// core, say) is helped instead of waited for. With n > Workers() several shards share a goroutine;
 // inside another Shards call, or with one worker, f runs on the calling goroutine for each s
 // in order. A panic in a shard is raised again on the calling goroutine once every shard has
 // returned (the first, by shard order).
@@ -93,7 +100,7 @@ func Shards(n int, f func(s int)) {
 	if n <= 0 {
 		return
 	}
-	if Available() <= 1 || n == 1 {
+	if sharded.Load() > 0 || workers <= 1 || n == 1 {
 		for s := range n {
 			f(s)
 		}
@@ -102,6 +109,8 @@ func Shards(n int, f func(s int)) {
 	sharded.Add(1)
 	panics := make([]any, n)
 	parallel(n, 1, workers, func(lo, hi int) {
+		shardGoroutines.Add(1)
+		defer shardGoroutines.Add(-1)
 		for s := lo; s < hi; s++ {
 			func() {
 				defer func() { panics[s] = recover() }()
