@@ -92,9 +92,9 @@ func Available() int {
 // so no time goes to splitting small products and waking helpers, and each shard keeps its
 // operands in its own core's cache; when a goroutine's shards are done, the kernels of the
 // others may use its core (Available), so a shard slowed down (by another process on its
-// core, say) is helped instead of waited for. With n > Workers() several shards share a goroutine;
-// inside another Shards call, or with one worker, f runs on the calling goroutine for each s
-// in order. A panic in a shard is raised again on the calling goroutine once every shard has
+// core, say) is helped instead of waited for. With n > Workers() several shards share a
+// goroutine; inside another Shards call, or with one worker, f runs on the calling goroutine
+// for each s in order. A panic in a shard is raised again on the calling goroutine once every shard has
 // returned (the first, by shard order).
 func Shards(n int, f func(s int)) {
 	if n <= 0 {

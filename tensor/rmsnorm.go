@@ -165,33 +165,6 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 	}
 }
 
-// rowWeightedDots sets gx[t] = sum_j g_tj * w_j * x_tj for the rows rows (at most 4) of g and x
-// (rows, d), in float64, each a plain left-to-right sum: rowSquareSums's four chains at once.
-func rowWeightedDots(gx *[4]float64, g, w, x []float32, rows, d int) {
-	if rows < 4 {
-		for t := range rows {
-			gr, xr := g[t*d:(t+1)*d], x[t*d:(t+1)*d]
-			var s float64
-			for j, v := range xr {
-				s += float64(gr[j]) * float64(w[j]) * float64(v)
-			}
-			gx[t] = s
-		}
-		return
-	}
-	w = w[:d]
-	g0, g1, g2, g3 := g[:d], g[d:2*d], g[2*d:3*d], g[3*d:4*d]
-	x0, x1, x2, x3 := x[:d], x[d:2*d], x[2*d:3*d], x[3*d:4*d]
-	var s0, s1, s2, s3 float64
-	for j, wj := range w {
-		s0 += float64(g0[j]) * float64(wj) * float64(x0[j])
-		s1 += float64(g1[j]) * float64(wj) * float64(x1[j])
-		s2 += float64(g2[j]) * float64(wj) * float64(x2[j])
-		s3 += float64(g3[j]) * float64(wj) * float64(x3[j])
-	}
-	gx[0], gx[1], gx[2], gx[3] = s0, s1, s2, s3
-}
-
 // rmsScaleGeneric sets y[j] = w[j] * (x[j] * r): a row of RMSNormForward's output given its r.
 // Every kernel set's rmsScale matches it bit for bit (two float32 products, in this order).
 func rmsScaleGeneric(y, x, w []float32, r float32) {
