@@ -110,6 +110,8 @@ DATA expConsts<>+400(SB)/4, $0xffffff82
 DATA expConsts<>+404(SB)/4, $0xffffff82
 DATA expConsts<>+408(SB)/4, $0xffffff82
 DATA expConsts<>+412(SB)/4, $0xffffff82
+GLOBL expConsts<>(SB), RODATA|NOPTR, $416
+
 // expTailMask: eight all-ones int32 then eight zeros; the eight at byte 4*(8-r) select the
 // first r lanes of a group (the AVX2 loop's masked last group of r < 8 elements).
 DATA expTailMask<>+0(SB)/8, $-1
@@ -121,8 +123,6 @@ DATA expTailMask<>+40(SB)/8, $0
 DATA expTailMask<>+48(SB)/8, $0
 DATA expTailMask<>+56(SB)/8, $0
 GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
-
-GLOBL expConsts<>(SB), RODATA|NOPTR, $416
 
 // EXP8 computes Y3 = e^t for the eight floats x in Y0 (Y0 overwritten): t = clamp(scale*x -
 // shift, -104, 89) (NaN stays NaN), n = round(t*log2e), r = t - n*ln2 (two FMAs: ln2hi then
@@ -172,9 +172,9 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $416
 //
 // Each group of eight elements through EXP8, stored to y and summed (SUM8) in two float64
 // accumulators of 4 lanes, which are added at the end. A last group of r < 8 elements runs
-// through the same steps with its lanes r..7 masked off (Y9): zero on loading (VMASKMOVPS
-// faults on no masked-off element), zeroed in the result, so they add +0 to the sums, and
-// not stored.
+// through the same steps with its lanes r..7 masked off (Y9): loaded as zero (a masked-off
+// element is never read, so it cannot fault), zeroed in the result, so that they add +0 to
+// the sums, and not stored.
 //
 // Registers: Y15 scale, Y14 shift, Y11 upper clamp, Y10 lower clamp, Y12/Y13 the float64 sums.
 TEXT ·expSumBlocksAVX2(SB), NOSPLIT, $0-64
