@@ -282,23 +282,28 @@ func attentionBackward(dq, dk, dv, dout, probs, stats, keyMask, q, k, v []float3
 						}
 					}
 					doutb := dout[qOff+i0*Hq*D:] // dout_h[i0:i1]
+					if ds != nil {
+						// scale*dP[i0:i1, :i1] = scale * dout_h[i0:i1] @ v_h[:i1]^T, into ds
+						// rows 0..i1-i0. The softmax backward is linear in dP, so the rows
+						// below come out as scale*dS, the scores' gradient times the score
+						// scale that both products after it need: they then run with alpha =
+						// 1, which lets Gemm read the transposed one (dk) in place instead of
+						// packing it.
+						Gemm(false, true, i1-i0, i1, D, scale, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
+						for i := i0; i < i1; i++ {
+							// scale*dS_i = P_i ⊙ (scale*dP_i − P_i·scale*dP_i)
+							pr, dr := pb[(i-i0)*T:(i-i0)*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
+							active.softmaxGrad(pr, dr, active.dot(pr, dr))
+						}
+					}
 					if dv != nil {
-						// dv_h[:i1] += P[i0:i1, :i1]^T @ dout_h[i0:i1]
+						// dv_h[:i1] += P[i0:i1, :i1]^T @ dout_h[i0:i1]. After the rows above,
+						// which read the kept weights front to back (so the hardware prefetches
+						// them) and leave them in cache for this product's strided reads.
 						Gemm(true, false, i1, D, i1-i0, 1, pb, T, doutb, Hq*D, 1, dv[kvOff:], Hkv*D)
 					}
 					if ds == nil {
 						continue
-					}
-					// scale*dP[i0:i1, :i1] = scale * dout_h[i0:i1] @ v_h[:i1]^T, into ds rows
-					// 0..i1-i0. The softmax backward is linear in dP, so the rows below come
-					// out as scale*dS, the scores' gradient times the score scale that both
-					// products after it need: they then run with alpha = 1, which lets Gemm
-					// read the transposed one (dk) in place instead of packing it.
-					Gemm(false, true, i1-i0, i1, D, scale, doutb, Hq*D, v[kvOff:], Hkv*D, 0, ds, T)
-					for i := i0; i < i1; i++ {
-						// scale*dS_i = P_i ⊙ (scale*dP_i − P_i·scale*dP_i)
-						pr, dr := pb[(i-i0)*T:(i-i0)*T+i1], ds[(i-i0)*T:(i-i0)*T+i1] // (i1)
-						active.softmaxGrad(pr, dr, active.dot(pr, dr))
 					}
 					if dq != nil {
 						// dq_h[i0:i1] += (scale*dS[i0:i1, :i1]) @ k_h[:i1]
