@@ -16,10 +16,9 @@ func LinearForward(y, x, w, bias []float32, n, in, out int) {
 	if bias != nil {
 		Parallel(n, rowChunk(out), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				row := y[i*out : (i+1)*out] // (out)
-				for j, b := range bias {
-					row[j] += b
-				}
+				// row += 1*bias: the product by 1 is exact, so each element is row + bias
+				// rounded once, as a plain addition.
+				active.axpy(1, bias, y[i*out:(i+1)*out])
 			}
 		})
 	}
