@@ -100,6 +100,10 @@ type kernels struct {
 	// rmsnorm.go, each matching its generic version bit for bit.
 	rowSquareSums   func(ss *[4]float64, x []float32, rows, d int)       // ss[t] = sum x_t^2
 	rowWeightedDots func(gx *[4]float64, g, w, x []float32, rows, d int) // gx[t] = sum g_t*w*x_t
+
+	// ropeRow rotates one token's heads (x: heads vectors of 2*len(cos)) by RoPE's angles,
+	// matching ropeRowGeneric bit for bit.
+	ropeRow func(x []float32, heads int, cos, sin []float32, sign float32)
 }
 
 // packedRowsMin returns the fewest rows for which GemmPacked uses the packed B:
@@ -136,6 +140,8 @@ var genericKernels = &kernels{
 	rmsGrad:         rmsGradGeneric,
 	rowSquareSums:   rowSquareSumsGeneric,
 	rowWeightedDots: rowWeightedDotsGeneric,
+
+	ropeRow: ropeRowGeneric,
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

@@ -43,6 +43,8 @@ var avx2Kernels = &kernels{
 	rmsGrad:         rmsGradAVX2,
 	rowSquareSums:   rowSquareSumsAVX2,
 	rowWeightedDots: rowWeightedDotsAVX2,
+
+	ropeRow: ropeRowAVX2,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -87,6 +89,8 @@ var avx512Kernels = &kernels{
 	rmsGrad:         rmsGradAVX2,
 	rowSquareSums:   rowSquareSumsAVX2,
 	rowWeightedDots: rowWeightedDotsAVX2,
+
+	ropeRow: ropeRowAVX2,
 }
 
 // archKernels returns the assembly implementations this CPU (and its OS, which must save the

@@ -316,6 +316,38 @@ func TestRMSNormKernels(t *testing.T) {
 	}
 }
 
+// TestRoPEKernels checks every kernel set's RoPE row rotation against the generic one bit for
+// bit, forward and backward, for halves that are and are not a multiple of the vector width,
+// one and several heads, at an unaligned offset with guard elements that must stay as they
+// were.
+func TestRoPEKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, ks := range supportedKernels {
+		for _, half := range []int{1, 4, 8, 16, 24, 36} {
+			for _, heads := range []int{1, 3} {
+				for _, sign := range []float32{1, -1} {
+					const off, guard = 3, 4
+					n := heads * 2 * half
+					// bufs: x (heads, 2*half), then cos and sin (half).
+					bufs := make([][]float32, 3)
+					for i, l := range []int{n, half, half} {
+						bufs[i] = make([]float32, off+l+guard)
+						for j := range bufs[i] {
+							bufs[i][j] = float32(rng.NormFloat64() * 3)
+						}
+					}
+					x := func(b [][]float32) []float32 { return b[0][off : off+n] }
+					cs := func(b [][]float32, i int) []float32 { return b[i][off : off+half] }
+					name := fmt.Sprintf("%s ropeRow half=%d heads=%d sign=%v", ks.name, half, heads, sign)
+					checkElementwise(t, name, n, off, bufs,
+						func(b [][]float32) { ropeRowGeneric(x(b), heads, cs(b, 1), cs(b, 2), sign) },
+						func(b [][]float32) { ks.ropeRow(x(b), heads, cs(b, 1), cs(b, 2), sign) })
+				}
+			}
+		}
+	}
+}
+
 // checkElementwise runs generic and kernel, each on its own copy of bufs, and fails at the
 // first element of any buffer where the two differ in any bit: the check of every kernel set's
 // elementwise loops against their generic versions (off is where the n elements under test

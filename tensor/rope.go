@@ -81,15 +81,25 @@ func (r *RoPE) rotateRows(x []float32, positions []int, lo, hi, heads int, sign 
 	for t := lo; t < hi; t++ {
 		p := positions[t]
 		cos, sin := r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half] // (D/2)
-		for h := 0; h < heads; h++ {
-			v := x[(t*heads+h)*d : (t*heads+h+1)*d] // (D)
-			x1, x2 := v[:half], v[half:]
-			for i, c := range cos {
-				s := sign * sin[i]
-				a, b := x1[i], x2[i]
-				x1[i] = a*c - b*s
-				x2[i] = b*c + a*s
-			}
+		active.ropeRow(x[t*heads*d:(t+1)*heads*d], heads, cos, sin, sign)
+	}
+}
+
+// ropeRowGeneric rotates the heads head vectors of one token, x (heads, 2*len(cos)), by the
+// angles whose cosines and sines are cos and sin (len(cos) each), the sines times sign (+1
+// forward, -1 backward): RoPE's row loop. Every kernel set's ropeRow matches it bit for bit;
+// the conversions round each product to float32, so that no compiler setting fuses them into
+// multiply-adds.
+func ropeRowGeneric(x []float32, heads int, cos, sin []float32, sign float32) {
+	half := len(cos)
+	sin = sin[:half]
+	for h := 0; h < heads; h++ {
+		x1, x2 := x[2*h*half:(2*h+1)*half], x[(2*h+1)*half:(2*h+2)*half] // (D/2) each
+		for i, c := range cos {
+			s := sign * sin[i]
+			a, b := x1[i], x2[i]
+			x1[i] = float32(a*c) - float32(b*s)
+			x2[i] = float32(b*c) + float32(a*s)
 		}
 	}
 }
