@@ -263,9 +263,12 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 					e, H = dentropy[r], h.entropy[r]
 				}
 				if e == 0 {
-					for j, pj := range p {
-						d[j] = -g * pj
+					// d = -g * p, with the kernel set's vector scaling (one product each, as
+					// the scalar loop it replaces).
+					if !recompute {
+						copy(d, p)
 					}
+					tensor.Scal(-g, d)
 				} else {
 					z, lse := h.z[i*V:(i+1)*V], h.lse[r] // (V) logits; log p_j = z_j - lse
 					for j, pj := range p {
