@@ -96,6 +96,8 @@ type kernels struct {
 	// each matching its generic version bit for bit.
 	rmsScale func(y, x, w []float32, r float32)        // y = w * (x * r)
 	rmsGrad  func(dx, g, x, w []float32, r, c float32) // dx += r * (g*w - x*c)
+	// rmsWeightGrad: dw += (g*x) * r, one row's part of the weight gradient
+	rmsWeightGrad func(dw, g, x []float32, r float32)
 	// RMSNorm's float64 row sums of up to four rows of length d, in the lane order of
 	// rmsnorm.go, each matching its generic version bit for bit.
 	rowSquareSums   func(ss *[4]float64, x []float32, rows, d int)       // ss[t] = sum x_t^2
@@ -138,6 +140,7 @@ var genericKernels = &kernels{
 
 	rmsScale:        rmsScaleGeneric,
 	rmsGrad:         rmsGradGeneric,
+	rmsWeightGrad:   rmsWeightGradGeneric,
 	rowSquareSums:   rowSquareSumsGeneric,
 	rowWeightedDots: rowWeightedDotsGeneric,
 

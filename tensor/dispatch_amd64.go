@@ -41,6 +41,7 @@ var avx2Kernels = &kernels{
 
 	rmsScale:        rmsScaleAVX2,
 	rmsGrad:         rmsGradAVX2,
+	rmsWeightGrad:   rmsWeightGradAVX2,
 	rowSquareSums:   rowSquareSumsAVX2,
 	rowWeightedDots: rowWeightedDotsAVX2,
 
@@ -87,6 +88,7 @@ var avx512Kernels = &kernels{
 
 	rmsScale:        rmsScaleAVX2,
 	rmsGrad:         rmsGradAVX2,
+	rmsWeightGrad:   rmsWeightGradAVX2,
 	rowSquareSums:   rowSquareSumsAVX2,
 	rowWeightedDots: rowWeightedDotsAVX2,
 

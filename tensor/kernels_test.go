@@ -312,6 +312,8 @@ func TestRMSNormKernels(t *testing.T) {
 				func(b [][]float32) { ks.rmsScale(sl(b[0]), sl(b[1]), sl(b[2]), r) })
 			run("rmsGrad", func(b [][]float32) { rmsGradGeneric(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) },
 				func(b [][]float32) { ks.rmsGrad(sl(b[0]), sl(b[3]), sl(b[1]), sl(b[2]), r, c) })
+			run("rmsWeightGrad", func(b [][]float32) { rmsWeightGradGeneric(sl(b[0]), sl(b[3]), sl(b[1]), r) },
+				func(b [][]float32) { ks.rmsWeightGrad(sl(b[0]), sl(b[3]), sl(b[1]), r) })
 		}
 	}
 }

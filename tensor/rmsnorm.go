@@ -153,13 +153,8 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 	if dw != nil {
 		// Split over columns so that each worker owns its slice of dw.
 		Parallel(d, 64, func(lo, hi int) {
-			dwc := dw[lo:hi]
 			for i := 0; i < n; i++ {
-				r := rstd[i]
-				xr, gr := x[i*d+lo:i*d+hi], dy[i*d+lo:i*d+hi]
-				for j, v := range xr {
-					dwc[j] += gr[j] * v * r
-				}
+				active.rmsWeightGrad(dw[lo:hi], dy[i*d+lo:i*d+hi], x[i*d+lo:i*d+hi], rstd[i])
 			}
 		})
 	}
@@ -182,5 +177,15 @@ func rmsGradGeneric(dx, g, x, w []float32, r, c float32) {
 	g, x, w = g[:len(dx)], x[:len(dx)], w[:len(dx)]
 	for j, v := range x {
 		dx[j] += float32(r * float32(float32(g[j]*w[j])-float32(v*c)))
+	}
+}
+
+// rmsWeightGradGeneric adds (g[j]*x[j]) * r to dw[j]: one row's part of RMSNormBackward's
+// weight gradient. The conversion rounds the product before the sum, so that no compiler
+// setting fuses them; every kernel set's rmsWeightGrad matches it bit for bit.
+func rmsWeightGradGeneric(dw, g, x []float32, r float32) {
+	g, x = g[:len(dw)], x[:len(dw)]
+	for j, v := range x {
+		dw[j] += float32(g[j] * v * r)
 	}
 }

@@ -21,6 +21,14 @@ func rmsGradAVX2(dx, g, x, w []float32, r, c float32) {
 	rmsGradGeneric(dx[n:], g[n:], x[n:], w[n:], r, c)
 }
 
+// rmsWeightGradAVX2 is rmsWeightGradGeneric with AVX.
+func rmsWeightGradAVX2(dw, g, x []float32, r float32) {
+	g, x = g[:len(dw)], x[:len(dw)]
+	n := len(dw) &^ 7
+	rmsWeightGradBlocksAVX2(dw[:n], g[:n], x[:n], r)
+	rmsWeightGradGeneric(dw[n:], g[n:], x[n:], r)
+}
+
 // rowSquareSumsAVX2 is rowSquareSumsGeneric with AVX: four rows' eight lanes in one pass over
 // the multiple-of-8 prefix, the tail added to the same lanes in Go.
 func rowSquareSumsAVX2(ss *[4]float64, x []float32, rows, d int) {
@@ -75,3 +83,6 @@ func rmsScaleBlocksAVX2(y, x, w []float32, r float32)
 
 //go:noescape
 func rmsGradBlocksAVX2(dx, g, x, w []float32, r, c float32)
+
+//go:noescape
+func rmsWeightGradBlocksAVX2(dw, g, x []float32, r float32)

@@ -63,6 +63,33 @@ rgdone:
 	VZEROUPPER
 	RET
 
+// func rmsWeightGradBlocksAVX2(dw, g, x []float32, r float32)
+// dw += (g * x) * r
+TEXT ·rmsWeightGradBlocksAVX2(SB), NOSPLIT, $0-76
+	MOVQ         dw_base+0(FP), DI
+	MOVQ         dw_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         x_base+48(FP), DX
+	VBROADCASTSS r+72(FP), Y4
+	TESTQ        CX, CX
+	JZ           rwdone
+
+rwloop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0 // g * x
+	VMULPS  Y4, Y0, Y0   // ... * r
+	VADDPS  (DI), Y0, Y0 // dw + ...
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	SUBQ    $8, CX
+	JNZ     rwloop
+
+rwdone:
+	VZEROUPPER
+	RET
+
 // The row sums' accumulators: row t's lanes 0-3 in Y(8+2t) and lanes 4-7 in Y(9+2t).
 // ZERO_LANES clears them; STORE_LANES writes them to lanes (*[4][8]float64) at DI.
 #define ZERO_LANES \
