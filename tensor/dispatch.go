@@ -85,26 +85,30 @@ type kernels struct {
 	// per element (see adamwGeneric, whose results every implementation matches bit for bit).
 	adamw func(p, g, m, v []float32, c *adamStep)
 
-	// The arithmetic of the sigmoid and SwiGLU after their exponentials, each matching its
-	// generic version (activation.go) bit for bit.
+	rowKernels
+}
+
+// rowKernels are the elementwise row loops of the activations, RMSNorm and RoPE, each
+// matching its generic version bit for bit (the same float32 operations in the same order;
+// RMSNorm's float64 sums in the lane order of rmsnorm.go). The avx512 set uses the avx2 set's
+// (AVX-512F CPUs have AVX2, and these loops are bound by memory, not by vector width).
+type rowKernels struct {
+	// The arithmetic of the sigmoid and SwiGLU after their exponentials (activation.go).
 	sigmoidFinish  func(s []float32)                      // s = 1/(1+s)
 	swiGLUFinish   func(y, gate, up, e []float32)         // y = gate * (1/(1+e)) * up
 	swiGLUGradGate func(dgate, dy, gate, up, s []float32) // dgate += dy*up*s*(1+gate*(1-s))
 	swiGLUGradUp   func(dup, dy, gate, s []float32)       // dup += dy*gate*s
 
-	// A row of RMSNorm's output and of its input gradient given the row's sums (rmsnorm.go),
-	// each matching its generic version bit for bit.
-	rmsScale func(y, x, w []float32, r float32)        // y = w * (x * r)
-	rmsGrad  func(dx, g, x, w []float32, r, c float32) // dx += r * (g*w - x*c)
-	// rmsWeightGrad: dw += (g*x) * r, one row's part of the weight gradient
-	rmsWeightGrad func(dw, g, x []float32, r float32)
-	// RMSNorm's float64 row sums of up to four rows of length d, in the lane order of
-	// rmsnorm.go, each matching its generic version bit for bit.
+	// A row of RMSNorm's output, of its input gradient given the row's sums, and of its
+	// weight gradient (rmsnorm.go).
+	rmsScale      func(y, x, w []float32, r float32)        // y = w * (x * r)
+	rmsGrad       func(dx, g, x, w []float32, r, c float32) // dx += r * (g*w - x*c)
+	rmsWeightGrad func(dw, g, x []float32, r float32)       // dw += (g*x) * r
+	// RMSNorm's float64 row sums of up to four rows of length d.
 	rowSquareSums   func(ss *[4]float64, x []float32, rows, d int)       // ss[t] = sum x_t^2
 	rowWeightedDots func(gx *[4]float64, g, w, x []float32, rows, d int) // gx[t] = sum g_t*w*x_t
 
-	// ropeRow rotates one token's heads (x: heads vectors of 2*len(cos)) by RoPE's angles,
-	// matching ropeRowGeneric bit for bit.
+	// ropeRow rotates one token's heads (x: heads vectors of 2*len(cos)) by RoPE's angles.
 	ropeRow func(x []float32, heads int, cos, sin []float32, sign float32)
 }
 
@@ -133,18 +137,20 @@ var genericKernels = &kernels{
 	expSum:      expSumGeneric,
 	adamw:       adamwGeneric,
 
-	sigmoidFinish:  sigmoidFinishGeneric,
-	swiGLUFinish:   swiGLUFinishGeneric,
-	swiGLUGradGate: swiGLUGradGateGeneric,
-	swiGLUGradUp:   swiGLUGradUpGeneric,
+	rowKernels: rowKernels{
+		sigmoidFinish:  sigmoidFinishGeneric,
+		swiGLUFinish:   swiGLUFinishGeneric,
+		swiGLUGradGate: swiGLUGradGateGeneric,
+		swiGLUGradUp:   swiGLUGradUpGeneric,
 
-	rmsScale:        rmsScaleGeneric,
-	rmsGrad:         rmsGradGeneric,
-	rmsWeightGrad:   rmsWeightGradGeneric,
-	rowSquareSums:   rowSquareSumsGeneric,
-	rowWeightedDots: rowWeightedDotsGeneric,
+		rmsScale:        rmsScaleGeneric,
+		rmsGrad:         rmsGradGeneric,
+		rmsWeightGrad:   rmsWeightGradGeneric,
+		rowSquareSums:   rowSquareSumsGeneric,
+		rowWeightedDots: rowWeightedDotsGeneric,
 
-	ropeRow: ropeRowGeneric,
+		ropeRow: ropeRowGeneric,
+	},
 }
 
 // supportedKernels lists every implementation this machine can run, slowest first: generic,

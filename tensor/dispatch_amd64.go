@@ -34,18 +34,7 @@ var avx2Kernels = &kernels{
 	expSum:      expSumAVX2,
 	adamw:       adamwAVX2,
 
-	sigmoidFinish:  sigmoidFinishAVX2,
-	swiGLUFinish:   swiGLUFinishAVX2,
-	swiGLUGradGate: swiGLUGradGateAVX2,
-	swiGLUGradUp:   swiGLUGradUpAVX2,
-
-	rmsScale:        rmsScaleAVX2,
-	rmsGrad:         rmsGradAVX2,
-	rmsWeightGrad:   rmsWeightGradAVX2,
-	rowSquareSums:   rowSquareSumsAVX2,
-	rowWeightedDots: rowWeightedDotsAVX2,
-
-	ropeRow: ropeRowAVX2,
+	rowKernels: avx2Rows,
 }
 
 // avx512Kernels uses 512-bit FMA: a 12x32 sgemm tile in 24 ZMM accumulators, 4 more ZMM for
@@ -81,7 +70,12 @@ var avx512Kernels = &kernels{
 	expSum:      expSumAVX512,
 	adamw:       adamwAVX2, // AVX-512F CPUs have AVX2; the step is bound by sqrt and division
 
-	sigmoidFinish:  sigmoidFinishAVX2, // AVX-512F CPUs have AVX2
+	rowKernels: avx2Rows, // AVX-512F CPUs have AVX2
+}
+
+// avx2Rows are the AVX2 row loops, which both assembly sets use.
+var avx2Rows = rowKernels{
+	sigmoidFinish:  sigmoidFinishAVX2,
 	swiGLUFinish:   swiGLUFinishAVX2,
 	swiGLUGradGate: swiGLUGradGateAVX2,
 	swiGLUGradUp:   swiGLUGradUpAVX2,
