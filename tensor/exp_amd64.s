@@ -3,9 +3,11 @@
 #include "textflag.h"
 
 // Constants of expSumBlocksAVX2 and expSumBlocksAVX512 (which broadcasts each from its first
-// lane), each replicated eight times so that it can be a 256-bit memory operand: log2(e), ln2 split into a float32 high part and the remainder, the Cephes expf
-// polynomial coefficients p0..p5 (e^r = 1 + r + r^2*(((((p0 r + p1) r + p2) r + p3) r + p4) r + p5),
-// 1.0, the exponent bias 127 and the clamp bounds 127 and -126 of the integer exponent.
+// lane), each replicated eight times so that it can be a 256-bit memory operand: log2(e), ln2
+// split into a float32 high part and the remainder, the Cephes expf polynomial coefficients
+// p0..p5 (e^r = 1 + r + r^2*(((((p0 r + p1) r + p2) r + p3) r + p4) r + p5), 1.0, the exponent
+// bias 127 and the clamp bounds 127 and -126 of the integer exponent; then, once each (both
+// functions broadcast them into registers), the clamp bounds 89 and -104 of the argument.
 DATA expConsts<>+0(SB)/4, $0x3fb8aa3b
 DATA expConsts<>+4(SB)/4, $0x3fb8aa3b
 DATA expConsts<>+8(SB)/4, $0x3fb8aa3b
@@ -110,7 +112,9 @@ DATA expConsts<>+400(SB)/4, $0xffffff82
 DATA expConsts<>+404(SB)/4, $0xffffff82
 DATA expConsts<>+408(SB)/4, $0xffffff82
 DATA expConsts<>+412(SB)/4, $0xffffff82
-GLOBL expConsts<>(SB), RODATA|NOPTR, $416
+DATA expConsts<>+416(SB)/4, $0x42b20000 // 89.0
+DATA expConsts<>+420(SB)/4, $0xc2d00000 // -104.0
+GLOBL expConsts<>(SB), RODATA|NOPTR, $424
 
 // expTailMask: eight all-ones int32 then eight zeros; the eight at byte 4*(8-r) select the
 // first r lanes of a group (the AVX2 loop's masked last group of r < 8 elements).
@@ -183,15 +187,11 @@ TEXT ·expSumBlocksAVX2(SB), NOSPLIT, $0-64
 	MOVQ         x_len+32(FP), CX
 	VBROADCASTSS scale+48(FP), Y15
 	VBROADCASTSS shift+52(FP), Y14
-	MOVL         $0x42b20000, AX // 89.0
-	VMOVD        AX, X11 // VEX-encoded: a legacy SSE move with dirty upper halves stalls
-	VBROADCASTSS X11, Y11
-	MOVL         $0xc2d00000, AX // -104.0
-	VMOVD        AX, X10
-	VBROADCASTSS X10, Y10
+	LEAQ         expConsts<>(SB), BX
+	VBROADCASTSS 416(BX), Y11 // 89
+	VBROADCASTSS 420(BX), Y10 // -104
 	VXORPD       Y12, Y12, Y12
 	VXORPD       Y13, Y13, Y13
-	LEAQ         expConsts<>(SB), BX
 	MOVQ         CX, DX
 	SHRQ         $3, DX          // groups of eight
 	ANDQ         $7, CX          // the last group's length, or 0
@@ -288,14 +288,10 @@ TEXT ·expSumBlocksAVX512(SB), NOSPLIT, $0-64
 	MOVQ         x_len+32(FP), CX
 	VBROADCASTSS scale+48(FP), Z15
 	VBROADCASTSS shift+52(FP), Z14
-	MOVL         $0x42b20000, AX   // 89.0
-	VMOVD        AX, X11
-	VBROADCASTSS X11, Z11
-	MOVL         $0xc2d00000, AX   // -104.0
-	VMOVD        AX, X10
-	VBROADCASTSS X10, Z10
-	VXORPD       Z12, Z12, Z12
 	LEAQ         expConsts<>(SB), BX
+	VBROADCASTSS 416(BX), Z11      // 89
+	VBROADCASTSS 420(BX), Z10      // -104
+	VXORPD       Z12, Z12, Z12
 	VBROADCASTSS 0(BX), Z16
 	VBROADCASTSS 32(BX), Z17
 	VBROADCASTSS 64(BX), Z18
