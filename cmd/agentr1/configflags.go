@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -15,43 +16,51 @@ import (
 // bindConfig declares one flag for every settable field of the struct that cfg points to,
 // recursively, named by the field path in kebab case: RL.LR becomes "rl.lr", TrainWorld.People
 // "train-world.people". Every setting of a run is therefore a flag, without a hand-kept list
-// that could drift from the config struct. A field tagged `flag:"-"` is skipped (the command
-// declares its own flag for it). A flag's default is the field's current value, so
-// bind after loading defaults (and a --config file). It returns the flag names it declared.
-func bindConfig(fs *flag.FlagSet, cfg any, prefix string) []string {
+// that could drift from the config struct. usage gives each flag's help text by name (a flag
+// it has no text for gets none: the command's test catches that). A field tagged `flag:"-"`
+// or named in skip is not bound (the command sets it another way). A flag's default is the
+// field's current value, so bind after loading defaults (and a --config file). It returns the
+// flag names it declared.
+func bindConfig(fs *flag.FlagSet, cfg any, prefix string, usage func(name string) string, skip map[string]string) []string {
 	v := reflect.ValueOf(cfg)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		panic(fmt.Sprintf("bindConfig: want a pointer to a struct, got %T", cfg))
 	}
-	var names []string
-	bindStruct(fs, v.Elem(), prefix, &names)
-	return names
+	b := &configBinder{fs: fs, usage: usage, skip: skip}
+	b.bindStruct(v.Elem(), prefix)
+	return b.names
 }
 
-func bindStruct(fs *flag.FlagSet, v reflect.Value, prefix string, names *[]string) {
+// configBinder carries bindConfig's settings through the recursion over nested structs.
+type configBinder struct {
+	fs    *flag.FlagSet
+	usage func(name string) string
+	skip  map[string]string
+	names []string // flags declared so far
+}
+
+func (b *configBinder) bindStruct(v reflect.Value, prefix string) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() || f.Tag.Get("flag") == "-" {
+		name := prefix + kebab(f.Name)
+		if _, skipped := b.skip[name]; skipped || !f.IsExported() || f.Tag.Get("flag") == "-" {
 			continue // `flag:"-"`: a setting the command declares itself (train's --data, --model)
 		}
-		name := prefix + kebab(f.Name)
 		fv := v.Field(i)
-		if fv.Kind() == reflect.Struct {
-			bindStruct(fs, fv, name+".", names)
+		if fv.Kind() == reflect.Struct && !isText(fv) {
+			b.bindStruct(fv, name+".")
 			continue
 		}
 		fl := &fieldFlag{v: fv}
 		if !fl.supported() {
 			continue
 		}
-		fs.Var(fl, name, fmt.Sprintf("%s %s (go doc %s.%s)", fv.Type(), f.Name, t.PkgPath(), t.Name()))
-		*names = append(*names, name)
+		b.fs.Var(fl, name, b.usage(name))
+		b.names = append(b.names, name)
 	}
 }
 
-// kebab turns a Go field name into a flag name: "MaxTurnTokens" -> "max-turn-tokens",
-// "LR" -> "lr", "KLCoef" -> "kl-coef", "TopP" -> "top-p".
 func kebab(s string) string {
 	r := []rune(s)
 	var b strings.Builder
@@ -68,10 +77,25 @@ func kebab(s string) string {
 	return b.String()
 }
 
-// fieldFlag is a flag.Value writing straight into one struct field.
+// fieldFlag is a flag.Value writing straight into one struct field: a bool, an integer, a
+// float, a string, or a type that reads and writes itself as text (encoding.TextUnmarshaler
+// and TextMarshaler, such as a named enumeration).
 type fieldFlag struct{ v reflect.Value }
 
+// isText reports whether the field v reads and writes itself as text.
+func isText(v reflect.Value) bool {
+	if !v.CanAddr() {
+		return false
+	}
+	_, in := v.Addr().Interface().(encoding.TextUnmarshaler)
+	_, out := v.Addr().Interface().(encoding.TextMarshaler)
+	return in && out
+}
+
 func (f *fieldFlag) supported() bool {
+	if isText(f.v) {
+		return true
+	}
 	switch f.v.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.String:
 		return true
@@ -79,16 +103,44 @@ func (f *fieldFlag) supported() bool {
 	return false
 }
 
+// typeName names the kind of value the flag takes, for help: "int", "float", "string", ...
+func (f *fieldFlag) typeName() string {
+	if isText(f.v) {
+		return "string"
+	}
+	switch f.v.Kind() {
+	case reflect.Bool:
+		return ""
+	case reflect.Int, reflect.Int64:
+		return "int"
+	case reflect.Uint64:
+		return "uint"
+	case reflect.Float64:
+		return "float"
+	}
+	return "string"
+}
+
 func (f *fieldFlag) String() string {
 	if f == nil || !f.v.IsValid() {
 		return ""
 	}
+	if isText(f.v) {
+		b, err := f.v.Addr().Interface().(encoding.TextMarshaler).MarshalText()
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
 	return fmt.Sprint(f.v.Interface())
 }
 
-func (f *fieldFlag) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
+func (f *fieldFlag) IsBoolFlag() bool { return !isText(f.v) && f.v.Kind() == reflect.Bool }
 
 func (f *fieldFlag) Set(s string) error {
+	if isText(f.v) {
+		return f.v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s))
+	}
 	switch f.v.Kind() {
 	case reflect.Bool:
 		b, err := strconv.ParseBool(s)

@@ -39,7 +39,7 @@ func TestBindConfigSetsNestedFields(t *testing.T) {
 	cfg := testCfg{LR: 0.1, Inner: innerCfg{MaxTurnTokens: 7}}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	names := bindConfig(fs, &cfg, "")
+	names := bindConfig(fs, &cfg, "", func(name string) string { return "the " + name }, nil)
 	if got := strings.Join(names, ","); got != "seed,lr,kl-coef,algorithm,no-mask,inner.max-turn-tokens,inner.top-p" {
 		t.Fatalf("flags = %s", got)
 	}
