@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentr1/report"
+	"agentr1/rl/trainer"
+)
+
+// tinyWorldConfig is a generated-world run small enough to prepare in a second.
+func tinyWorldConfig() trainer.Config {
+	cfg := trainer.DefaultConfig()
+	cfg.Seed, cfg.Worlds, cfg.Demos = 5, 2, 16
+	cfg.TrainWorld.Questions, cfg.EvalWorld.Questions = 80, 20
+	cfg.HeldOut, cfg.EvalQuestions, cfg.EvalBatch = 4, 3, 4
+	cfg.Model = trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
+	cfg.RL.MaxTurns, cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 2, 24, 320
+	return cfg
+}
+
+// worldRunFixture writes a run folder for cfg as train leaves one: config.json and final/ (a
+// freshly initialised policy with the run's tokenizer). It returns the folder and the setup.
+func worldRunFixture(t *testing.T, cfg trainer.Config) (string, *trainer.Setup) {
+	t.Helper()
+	setup, err := trainer.Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := writeJSONFile(filepath.Join(dir, report.ConfigFile), cfg); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := trainer.NewPolicy(cfg.Model, setup.Tokenizer, 2*cfg.RL.MaxLen, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := filepath.Join(dir, "final")
+	if err := policy.Save(final); err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.Tokenizer.Save(final); err != nil {
+		t.Fatal(err)
+	}
+	return dir, setup
+}
+
+// TestWorldSetsMatchPrepare holds worldSets to the questions training evaluates.
+func TestWorldSetsMatchPrepare(t *testing.T) {
+	cfg := tinyWorldConfig()
+	setup, err := trainer.Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := worldSets(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(setup.EvalSets) != len(sets) {
+		t.Fatalf("%d sets, training has %d", len(sets), len(setup.EvalSets))
+	}
+	for i, want := range setup.EvalSets {
+		got := sets[i]
+		ids := func(qs []string) string { return strings.Join(qs, ",") }
+		var gotIDs, wantIDs []string
+		for _, q := range got.questions {
+			gotIDs = append(gotIDs, q.ID)
+		}
+		for _, q := range want.Questions {
+			wantIDs = append(wantIDs, q.ID)
+		}
+		if got.name != want.Name || !slices.Equal(gotIDs, wantIDs) || len(gotIDs) == 0 {
+			t.Errorf("set %d: %s %s, training evaluates %s %s", i, got.name, ids(gotIDs), want.Name, ids(wantIDs))
+		}
+	}
+}
+
+// TestEvalWorldRun evaluates a run's final checkpoint with `eval --world-run` and checks the
+// figures of each set against trainer.Evaluate on the sets training prepared.
+func TestEvalWorldRun(t *testing.T) {
+	cfg := tinyWorldConfig()
+	dir, setup := worldRunFixture(t, cfg)
+	out := filepath.Join(t.TempDir(), "eval.json")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"eval", "--world-run", dir, "--out", out}, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+		t.Fatalf("eval --world-run: exit %d, stderr %q", code, stderr.String())
+	}
+	for _, name := range []string{"\nheldout ", "\nunseen "} {
+		if !strings.Contains(stdout.String(), name) {
+			t.Errorf("stdout has no %q row:\n%s", name, stdout.String())
+		}
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]*trainer.EvalMetrics
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	policy, tok, sp, err := loadAgent(&agentFlags{model: filepath.Join(dir, "final"), maxLen: cfg.RL.MaxLen}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range setup.EvalSets {
+		want, _, err := trainer.Evaluate(context.Background(), policy, tok, sp, set.Problems, trainer.EvalConfigFrom(cfg.RL, cfg.EvalBatch), "eval/"+set.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := got[set.Name]
+		if g == nil {
+			t.Fatalf("%s: not in --out %s", set.Name, raw)
+		}
+		if g.N != want.N || g.EM != want.EM || g.F1 != want.F1 || g.FormatRate != want.FormatRate || g.Turns != want.Turns || g.Searches != want.Searches {
+			t.Errorf("%s: eval --world-run %+v, training's evaluation %+v", set.Name, *g, *want)
+		}
+	}
+	// --n takes the first questions of each set; real-data flags are refused.
+	stdout.Reset()
+	if code := run([]string{"eval", "--world-run", dir, "--n", "2"}, &stdout, &stderr); code != 0 || strings.Count(stdout.String(), "\nheldout                          2 ") != 1 {
+		t.Errorf("eval --world-run --n 2: exit %d\n%s", code, stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"eval", "--world-run", dir, "--data", "musique"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--data is for real data") {
+		t.Errorf("eval --world-run --data: exit %d, stderr %q", code, stderr.String())
+	}
+}
