@@ -15,17 +15,22 @@ func init() {
 		usage: "agentr1 golden [-v] FILE...\n" +
 			"  e.g. agentr1 golden testdata/golden/torch_ops.json\n" +
 			"       agentr1 golden -v testdata/golden/verl/core_algos.json   (one line per case: PASS, FAIL or SKIP and why)",
-		flags: func(fs *flag.FlagSet) { fs.Bool("v", false, "list every case: PASS, FAIL (with the worst element of each field) or SKIP (with the reference's reason)") },
+		flags: func(fs *flag.FlagSet) { declareGoldenFlags(fs) },
 	}
 	c.run = func(args []string, stdout, stderr io.Writer) error {
 		fs := newFlagSet(c, stderr)
-		verbose := fs.Bool("v", false, "")
+		verbose := declareGoldenFlags(fs)
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		return runGolden(fs.Args(), *verbose, stdout)
 	}
 	register(c)
+}
+
+// declareGoldenFlags declares -v and returns where it is stored.
+func declareGoldenFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("v", false, "list every case: PASS, FAIL (with the worst element of each field) or SKIP (with the reference's reason)")
 }
 
 // runGolden loads every file, runs every case through the registry of all packages, prints one
