@@ -131,3 +131,51 @@ func TestEvalWorldRun(t *testing.T) {
 		t.Errorf("eval --world-run --data: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestChatWorldRunQuestions checks chat on a generated-world run offers the chosen world's
+// evaluation questions: :examples lists them with their gold answers, --sample asks them.
+func TestChatWorldRunQuestions(t *testing.T) {
+	cfg := tinyWorldConfig()
+	dir, _ := worldRunFixture(t, cfg)
+	sets, err := worldSets(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := chatInput
+	t.Cleanup(func() { chatInput = old })
+	for _, tc := range []struct {
+		name  string
+		input string
+		args  []string
+		set   worldSet
+		lines string // the prefix of the lines naming one of set's questions
+		want  int    // how many such lines
+	}{
+		{":examples", ":examples\nquit\n", nil, sets[1], "  ", min(chatExampleCount, len(sets[1].questions))},
+		{"sample held-out", "", []string{"--sample", "2", "--world", "train", "--turn-tokens", "4"}, sets[0], "question> ", 2},
+	} {
+		chatInput = strings.NewReader(tc.input)
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"chat", "--world-run", dir}, tc.args...), &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+			t.Fatalf("%s: exit %d, stderr %q", tc.name, code, stderr.String())
+		}
+		known := map[string]string{}
+		for _, q := range tc.set.questions {
+			known[q.Question] = strings.Join(q.Answers, " / ")
+		}
+		found := 0
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			line = strings.TrimPrefix(line, "question> ") // :examples prints after the prompt
+			text, gold, _ := strings.Cut(strings.TrimPrefix(line, tc.lines), "   (gold: ")
+			if _, ok := known[text]; ok && (tc.lines != "  " || strings.TrimSuffix(gold, ")") == known[text]) {
+				found++
+			}
+		}
+		if found != tc.want {
+			t.Errorf("%s: %d lines name a %s question, want %d:\n%s", tc.name, found, tc.set.name, tc.want, stdout.String())
+		}
+		if tc.name == "sample held-out" && strings.Count(stdout.String(), "\ngold> ") != 2 {
+			t.Errorf("%s: want a gold line after each answer:\n%s", tc.name, stdout.String())
+		}
+	}
+}
