@@ -16,8 +16,8 @@ import (
 	"agentr1/env"
 	"agentr1/env/qa"
 	"agentr1/model"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/rollout"
-	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
@@ -66,7 +66,7 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	var runCfg *trainer.Config // the --world-run's settings
+	var runCfg *pipeline.Config // the --world-run's settings
 	if a.worldRun != "" {
 		cfg, err := loadRunConfig(a.worldRun)
 		if err != nil {
@@ -202,7 +202,7 @@ func chatSearchName(a *chatArgs) string {
 // --world-run, with the run's prompt and settings) and its evaluation questions, or a remote retriever or
 // BM25 over --corpus (both through eval's evalTools), with the embedded HotpotQA sample when
 // the corpus is mhqa, which holds its passages.
-func chatTools(a *chatArgs, runCfg *trainer.Config) (qa.Config, []env.Tool, []qa.Question, error) {
+func chatTools(a *chatArgs, runCfg *pipeline.Config) (qa.Config, []env.Tool, []qa.Question, error) {
 	if runCfg == nil {
 		if a.topK == 0 {
 			a.topK = 5
@@ -226,7 +226,7 @@ func chatTools(a *chatArgs, runCfg *trainer.Config) (qa.Config, []env.Tool, []qa
 		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}
 	set := worldSetOf(sets, a.world)
-	tools, err := trainer.SearchTools(set.world.Passages, a.topK, runCfg.Workers)
+	tools, err := pipeline.SearchTools(set.world.Passages, a.topK, runCfg.Workers)
 	if err != nil {
 		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}

@@ -19,14 +19,14 @@ type flagDoc struct {
 var trainFlagGroups = []string{"run", "environment", "model", "SFT", "RL", "algorithm", "evaluation"}
 
 // trainFlagDocs is the help of every `agentr1 train` flag, keyed by flag name: the command's
-// own flags and the run settings bindConfig declares from trainer.Config's fields. It lives here
+// own flags and the run settings bindConfig declares from pipeline.Config's fields. It lives here
 // rather than in struct tags so the config structs stay plain; TestTrainFlagDocs fails when a
 // declared flag has no entry or an entry names no flag, so the two cannot drift apart. The
-// texts follow the fields' doc comments in rl/trainer and env/world.
+// texts follow the fields' doc comments in rl/pipeline, rl/trainer and env/world.
 var trainFlagDocs = map[string]flagDoc{
 	// run: where the run lives, what it trains on, how it logs.
 	"out":                  {"run", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>)"},
-	"config":               {"run", "JSON file of settings (trainer.Config field names), applied before the flags"},
+	"config":               {"run", "JSON file of settings (pipeline.Config field names), applied before the flags"},
 	"resume":               {"run", "continue the run in DIR from its latest checkpoint, RL or SFT (its config.json is reused)"},
 	"data":                 {"run", "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model"},
 	"model":                {"run", "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT"},
@@ -114,7 +114,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.max-non-finite-steps": {"RL", "stop the run, its state saved, after this many steps in a row with a non-finite loss or gradient (0: never stop)"},
 
 	// algorithm: the advantage estimator and the loss.
-	"algo":                 {"algorithm", "RL algorithm (sets its defaults before the other flags): ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax"},
+	"algo":                 {"algorithm", "RL algorithm (sets its defaults before the other flags): " + algorithmNames()},
 	"rl.agg-mode":          {"algorithm", "how the per-token loss is reduced: token-mean, seq-mean-token-sum, seq-mean-token-mean or seq-mean-token-sum-norm (Dr.GRPO's)"},
 	"rl.clip-low":          {"algorithm", "PPO ratio clip below: 1 - clip-low, in (0, 1)"},
 	"rl.clip-high":         {"algorithm", "PPO ratio clip above: 1 + clip-high (above clip-low is clip-higher)"},
@@ -141,7 +141,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"eval-batch":     {"evaluation", "questions decoded together in an evaluation"},
 }
 
-// trainFixedFields are trainer.Config's settings that `train` does not bind as flags, with the
+// trainFixedFields are pipeline.Config's settings that `train` does not bind as flags, with the
 // reason: each is decided by another flag, and a flag of its own would be silently overwritten.
 var trainFixedFields = map[string]string{
 	"rl.algorithm":      "set by --algo, which also picks the algorithm's defaults",

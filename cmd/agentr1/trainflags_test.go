@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // TestTrainFlagDocs checks the help table against the flags train declares: every flag has a
@@ -39,11 +39,11 @@ func TestTrainFlagDocs(t *testing.T) {
 		}
 	}
 	all := flag.NewFlagSet("all", flag.ContinueOnError)
-	cfg := trainer.DefaultConfig()
+	cfg := pipeline.DefaultConfig()
 	every := bindConfig(all, &cfg, "", trainUsage, nil)
 	for name := range trainFixedFields {
 		if !slices.Contains(every, name) {
-			t.Errorf("trainFixedFields names %q, which is no setting of trainer.Config", name)
+			t.Errorf("trainFixedFields names %q, which is no setting of pipeline.Config", name)
 		}
 		if declared[name] {
 			t.Errorf("trainFixedFields names %q, but train declares it", name)
@@ -55,7 +55,7 @@ func TestTrainFlagDocs(t *testing.T) {
 // each of its flags does too.
 func TestExperimentFlagsHaveTexts(t *testing.T) {
 	fs := flag.NewFlagSet("experiment", flag.ContinueOnError)
-	declareExperimentFlags(fs, &experimentArgs{cfg: trainer.DefaultConfig()})
+	declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()})
 	fs.VisitAll(func(f *flag.Flag) {
 		if strings.TrimSpace(f.Usage) == "" || experimentFlagGroup(f.Name) == "" {
 			t.Errorf("experiment flag --%s: usage %q, section %q", f.Name, f.Usage, experimentFlagGroup(f.Name))

@@ -8,7 +8,7 @@ import (
 	"agentr1/env/qa"
 	"agentr1/env/world"
 	"agentr1/report"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // A run of `agentr1 train` on the generated world keeps only its settings (config.json) and its
@@ -18,12 +18,12 @@ import (
 
 // loadRunConfig reads the settings of the training run in dir (its config.json over the
 // defaults) and refuses a run on real data, which has no generated world.
-func loadRunConfig(dir string) (trainer.Config, error) {
-	cfg := trainer.DefaultConfig()
+func loadRunConfig(dir string) (pipeline.Config, error) {
+	cfg := pipeline.DefaultConfig()
 	if err := loadConfigFile(filepath.Join(dir, report.ConfigFile), &cfg); err != nil {
 		return cfg, fmt.Errorf("--world-run %s: %w", dir, err)
 	}
-	if !trainer.IsWorldData(cfg.Data) {
+	if !pipeline.IsWorldData(cfg.Data) {
 		return cfg, fmt.Errorf("--world-run %s: the run trained on --data %s, not the generated world; evaluate it with --data", dir, cfg.Data)
 	}
 	return cfg, nil
@@ -37,12 +37,12 @@ type worldSet struct {
 	questions []qa.Question
 }
 
-// worldSets rebuilds the run's two evaluation sets from its settings, drawn as trainer.Prepare
+// worldSets rebuilds the run's two evaluation sets from its settings, drawn as pipeline.Prepare
 // draws them: heldout is the last HeldOut questions of the training world (never demonstrated
 // nor trained on; its names were seen in training), unseen the first EvalQuestions of the
 // evaluation world (every name new). TestWorldSetsMatchPrepare holds the two to the same
 // questions.
-func worldSets(cfg trainer.Config) ([]worldSet, error) {
+func worldSets(cfg pipeline.Config) ([]worldSet, error) {
 	train, err := world.New(cfg.TrainWorld)
 	if err != nil {
 		return nil, fmt.Errorf("training world: %w", err)
@@ -75,7 +75,7 @@ func worldSetOf(sets []worldSet, which string) worldSet {
 // runLimits makes the run's episode settings the defaults of the agent flags not given on the
 // command line: passages per search, turns, tokens per turn and the length limit, so a
 // checkpoint is evaluated (or chatted with) as the run trained and evaluated it.
-func runLimits(fs *flag.FlagSet, a *agentFlags, cfg trainer.Config) {
+func runLimits(fs *flag.FlagSet, a *agentFlags, cfg pipeline.Config) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, s := range []struct {

@@ -11,25 +11,25 @@ import (
 	"testing"
 
 	"agentr1/report"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // tinyWorldConfig is a generated-world run small enough to prepare in a second.
-func tinyWorldConfig() trainer.Config {
-	cfg := trainer.DefaultConfig()
+func tinyWorldConfig() pipeline.Config {
+	cfg := pipeline.DefaultConfig()
 	cfg.Seed, cfg.Worlds, cfg.Demos = 5, 2, 16
 	cfg.TrainWorld.Questions, cfg.EvalWorld.Questions = 80, 20
 	cfg.HeldOut, cfg.EvalQuestions, cfg.EvalBatch = 4, 3, 4
-	cfg.Model = trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
+	cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
 	cfg.RL.MaxTurns, cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 2, 24, 320
 	return cfg
 }
 
 // worldRunFixture writes a run folder for cfg as train leaves one: config.json and final/ (a
 // freshly initialised policy with the run's tokenizer). It returns the folder and the setup.
-func worldRunFixture(t *testing.T, cfg trainer.Config) (string, *trainer.Setup) {
+func worldRunFixture(t *testing.T, cfg pipeline.Config) (string, *pipeline.Setup) {
 	t.Helper()
-	setup, err := trainer.Prepare(context.Background(), cfg)
+	setup, err := pipeline.Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func worldRunFixture(t *testing.T, cfg trainer.Config) (string, *trainer.Setup) 
 	if err := writeJSONFile(filepath.Join(dir, report.ConfigFile), cfg); err != nil {
 		t.Fatal(err)
 	}
-	policy, err := trainer.NewPolicy(cfg.Model, setup.Tokenizer, 2*cfg.RL.MaxLen, cfg.Seed)
+	policy, err := pipeline.NewPolicy(cfg.Model, setup.Tokenizer, 2*cfg.RL.MaxLen, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func worldRunFixture(t *testing.T, cfg trainer.Config) (string, *trainer.Setup) 
 // TestWorldSetsMatchPrepare holds worldSets to the questions training evaluates.
 func TestWorldSetsMatchPrepare(t *testing.T) {
 	cfg := tinyWorldConfig()
-	setup, err := trainer.Prepare(context.Background(), cfg)
+	setup, err := pipeline.Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestWorldSetsMatchPrepare(t *testing.T) {
 }
 
 // TestEvalWorldRun evaluates a run's final checkpoint with `eval --world-run` and checks the
-// figures of each set against trainer.Evaluate on the sets training prepared.
+// figures of each set against pipeline.Evaluate on the sets training prepared.
 func TestEvalWorldRun(t *testing.T) {
 	cfg := tinyWorldConfig()
 	dir, setup := worldRunFixture(t, cfg)
@@ -100,7 +100,7 @@ func TestEvalWorldRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]*trainer.EvalMetrics
+	var got map[string]*pipeline.EvalMetrics
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestEvalWorldRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, set := range setup.EvalSets {
-		want, _, err := trainer.Evaluate(context.Background(), policy, tok, sp, set.Problems, trainer.EvalConfigFrom(cfg.RL, cfg.EvalBatch), "eval/"+set.Name)
+		want, _, err := pipeline.Evaluate(context.Background(), policy, tok, sp, set.Problems, pipeline.EvalConfigFrom(cfg.RL, cfg.EvalBatch), "eval/"+set.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
