@@ -27,10 +27,10 @@ func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp strin
 	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
 	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
 	fs.IntVar(&a.topK, "topk", topK, topKHelp)
-	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question")
-	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn")
-	fs.IntVar(&a.maxLen, "max-len", 0, fmt.Sprintf("prompt + response tokens per question (0: the model's max_position_embeddings, at most %d)", defaultMaxLen))
-	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid")
+	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question (with --world-run: the run's)")
+	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn (with --world-run: the run's)")
+	fs.IntVar(&a.maxLen, "max-len", 0, fmt.Sprintf("prompt + response tokens per question (0: the model's max_position_embeddings, at most %d; with --world-run: the run's)", defaultMaxLen))
+	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid (with --world-run: as the run did)")
 }
 
 // flagMin is an integer flag and the least value it accepts.
