@@ -51,6 +51,19 @@ func TestTrainFlagDocs(t *testing.T) {
 	}
 }
 
+// TestTrainFlagsTakeTheirDefaults checks every train flag accepts the value its help prints as
+// the default, so a setting whose printed form is not its input form (an enumeration printed
+// by name but parsed as an integer) cannot hide behind a working default.
+func TestTrainFlagsTakeTheirDefaults(t *testing.T) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	declareTrainFlags(fs, new(trainArgs))
+	fs.VisitAll(func(f *flag.Flag) {
+		if err := f.Value.Set(f.DefValue); err != nil {
+			t.Errorf("--%s %q (its printed default): %v", f.Name, f.DefValue, err)
+		}
+	})
+}
+
 // TestExperimentFlagsHaveTexts checks that experiment, which binds the same settings, says what
 // each of its flags does too.
 func TestExperimentFlagsHaveTexts(t *testing.T) {
