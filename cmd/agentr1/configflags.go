@@ -174,10 +174,11 @@ func (f *fieldFlag) Set(s string) error {
 
 // loadConfigFile decodes the JSON object in path over cfg (fields absent from the file keep
 // their values). Unknown fields are an error naming the file, so a typo is not silently ignored.
+// Errors name the file (and the line of a syntax error); the caller names the flag that gave it.
 func loadConfigFile(path string, cfg any) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return err // names the path already
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -185,9 +186,9 @@ func loadConfigFile(path string, cfg any) error {
 		var se *json.SyntaxError
 		if ok := asSyntax(err, &se); ok {
 			line := 1 + bytes.Count(raw[:se.Offset], []byte("\n"))
-			return fmt.Errorf("--config %s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		return fmt.Errorf("--config %s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	}
 	if path, ok := preScan(args, "config"); ok {
 		if err := loadConfigFile(path, &a.cfg); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--config: %w", err)
 		}
 	}
 	fs := newFlagSet(commands["train"], stderr)

@@ -130,6 +130,12 @@ func TestEvalWorldRun(t *testing.T) {
 	if code := run([]string{"eval", "--world-run", dir, "--data", "musique"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--data is for real data") {
 		t.Errorf("eval --world-run --data: exit %d, stderr %q", code, stderr.String())
 	}
+	// A folder that is no run is named with the flag that gave it, once.
+	stderr.Reset()
+	none := t.TempDir()
+	if code := run([]string{"eval", "--world-run", none}, &stdout, &stderr); code != 1 || !strings.HasPrefix(stderr.String(), "agentr1 eval: --world-run "+none+": open ") || strings.Contains(stderr.String(), "--config") {
+		t.Errorf("eval --world-run EMPTY: exit %d, stderr %q", code, stderr.String())
+	}
 }
 
 // TestChatWorldRunQuestions checks chat on a generated-world run offers the chosen world's
