@@ -131,6 +131,13 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	return chatLoop(chatInput, stdout, examples, pick, ask)
+}
+
+// chatLoop reads questions from in until an empty line, "quit" or EOF and has ask answer
+// each; ":examples" lists a few of examples picked by pick, and an example asked back is
+// scored against its gold answer.
+func chatLoop(in io.Reader, out io.Writer, examples []qa.Question, pick *rand.Rand, ask func(qa.Question) error) error {
 	byText := map[string]qa.Question{}
 	for _, q := range examples {
 		byText[q.Question] = q
@@ -139,24 +146,24 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	if len(examples) > 0 {
 		help = `":examples" lists questions it can answer; ` + help
 	}
-	fmt.Fprintln(stdout, help)
-	in := bufio.NewScanner(chatInput)
-	in.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	fmt.Fprintln(out, help)
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for {
-		fmt.Fprint(stdout, "question> ")
-		if !in.Scan() {
-			fmt.Fprintln(stdout)
-			return in.Err()
+		fmt.Fprint(out, "question> ")
+		if !lines.Scan() {
+			fmt.Fprintln(out)
+			return lines.Err()
 		}
-		line := strings.TrimSpace(in.Text())
+		line := strings.TrimSpace(lines.Text())
 		switch {
 		case line == "" || line == "quit":
 			return nil
 		case line == ":examples":
-			printExamples(stdout, pickQuestions(examples, chatExampleCount, pick))
+			printExamples(out, pickQuestions(examples, chatExampleCount, pick))
 			continue
 		}
-		q, known := byText[line] // an example asked back is scored against its gold answer
+		q, known := byText[line]
 		if !known {
 			q = qa.Question{ID: "chat", Question: line}
 		}
