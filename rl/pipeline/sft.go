@@ -17,14 +17,14 @@ import (
 
 // SFTConfig sets the supervised warm start on demonstrations.
 type SFTConfig struct {
-	Steps       int     // optimiser steps
-	Batch       int     // demonstrations per step
-	LR          float64 // peak learning rate
-	WarmupSteps int     // linear warm-up
-	Decay       string  // cosine, linear, constant
-	MinLRRatio  float64 // final lr as a fraction of the peak
-	WeightDecay float64 // AdamW decoupled weight decay
-	GradClip    float64 // max gradient norm
+	Steps       int             // optimiser steps
+	Batch       int             // demonstrations per step
+	LR          float64         // peak learning rate
+	WarmupSteps int             // linear warm-up
+	Decay       trainer.LRDecay // cosine, linear, constant
+	MinLRRatio  float64         // final lr as a fraction of the peak
+	WeightDecay float64         // AdamW decoupled weight decay
+	GradClip    float64         // max gradient norm
 	// ContextWeight weights the next-token loss on observation tokens (tool responses)
 	// against 1 on agent tokens; 0 is the paper's masked loss on agent tokens only.
 	ContextWeight float64
@@ -51,7 +51,7 @@ type SFTConfig struct {
 // 80 steps from it at .26 on average; at 1,200 the steep fall has not come (held-out 0.05, and
 // GRPO gains nothing).
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
 }
 
 // Validate reports the first invalid setting.
@@ -64,6 +64,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
+	}
+	if _, err := trainer.ParseLRDecay(string(c.Decay)); err != nil {
+		return fmt.Errorf("sft config: Decay: %w", err)
 	}
 	return trainer.Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
 }

@@ -48,7 +48,7 @@ type RLConfig struct {
 	// update, as verl does; "sampled" takes the log-probs the rollout sampled with, which are
 	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a third less
 	// cost, and still recomputes every CheckOldEvery steps to log the drift.
-	OldLogProbs   string
+	OldLogProbs   OldLogProbSource
 	CheckOldEvery int
 
 	// PPO update.
@@ -65,8 +65,8 @@ type RLConfig struct {
 	// KLCoef is β (paper: 0.001; default 0: within a 15-minute run β = 0.001 barely acts, and
 	// the reference pass costs a quarter of a step on CPU). 0 disables the reference pass.
 	KLCoef      float64
-	KLPlacement string // "reward" (k1 in the token reward), "loss" (estimator as a loss term), "auto" (per algorithm), "none"
-	KLEstimator string // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
+	KLPlacement KLPlacement    // reward (k1 in the token reward), loss (the estimator as a loss term), auto (per algorithm), none
+	KLEstimator rl.KLEstimator // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
 
 	// Advantages.
 	Gamma        float64 // discount (paper: 1)
@@ -84,7 +84,7 @@ type RLConfig struct {
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps
-	Decay       string  // lr decay after warm-up: cosine, linear, constant
+	Decay       LRDecay // lr decay after warm-up: cosine, linear, constant
 	MinLRRatio  float64 // final lr as a fraction of the peak
 	WeightDecay float64 // AdamW decoupled weight decay
 	Beta1       float64 // AdamW β1
@@ -118,7 +118,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		MaxLen:        800,
 		MaxObsTokens:  160,
 		Temperature:   0.6,
-		OldLogProbs:   "sampled",
+		OldLogProbs:   OldLogProbsSampled,
 		CheckOldEvery: 10,
 		Epochs:        1,
 		MiniBatches:   2,
@@ -129,8 +129,8 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		EntropyCoef:   0,
 		GradClip:      1.0,
 		KLCoef:        0,
-		KLPlacement:   "auto",
-		KLEstimator:   "k3",
+		KLPlacement:   KLAuto,
+		KLEstimator:   rl.KLK3,
 		Gamma:         1,
 		Lambda:        1,
 		NormByStd:     true,
@@ -138,7 +138,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		LR:            3e-4,
 		CriticLR:      1e-3,
 		WarmupSteps:   2,
-		Decay:         "cosine",
+		Decay:         DecayCosine,
 		MinLRRatio:    0.1,
 		WeightDecay:   0.0,
 		Beta1:         0.9,
@@ -160,12 +160,13 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 	return c
 }
 
-// KLMode resolves KLPlacement ("auto" to the algorithm's default; "none" when KLCoef is 0).
-func (c *RLConfig) KLMode() string {
+// KLMode resolves KLPlacement: KLAuto to the algorithm's default, and KLOff when KLCoef is 0.
+// It returns KLInReward, KLAsLoss or KLOff.
+func (c *RLConfig) KLMode() KLPlacement {
 	if c.KLCoef == 0 {
-		return "none"
+		return KLOff
 	}
-	if c.KLPlacement == "auto" || c.KLPlacement == "" {
+	if c.KLPlacement == KLAuto || c.KLPlacement == "" {
 		return c.Algorithm.DefaultKLPlacement()
 	}
 	return c.KLPlacement
@@ -179,16 +180,17 @@ func (c *RLConfig) Validate() error {
 	if _, err := rl.ParseAggMode(string(c.AggMode)); err != nil {
 		return fmt.Errorf("rl config: AggMode: %w", err)
 	}
-	if _, err := rl.ParseKLEstimator(c.KLEstimator); err != nil {
+	if _, err := rl.ParseKLEstimator(c.KLEstimator.String()); err != nil {
 		return fmt.Errorf("rl config: KLEstimator: %w", err)
 	}
-	if c.OldLogProbs != "recompute" && c.OldLogProbs != "sampled" {
-		return fmt.Errorf("rl config: OldLogProbs %q, want recompute or sampled", c.OldLogProbs)
+	if _, err := ParseOldLogProbSource(string(c.OldLogProbs)); err != nil {
+		return fmt.Errorf("rl config: OldLogProbs: %w", err)
 	}
-	switch c.KLPlacement {
-	case "reward", "loss", "auto", "none", "":
-	default:
-		return fmt.Errorf("rl config: KLPlacement %q, want reward, loss, auto or none", c.KLPlacement)
+	if _, err := ParseKLPlacement(string(c.KLPlacement)); err != nil {
+		return fmt.Errorf("rl config: KLPlacement: %w", err)
+	}
+	if _, err := ParseLRDecay(string(c.Decay)); err != nil {
+		return fmt.Errorf("rl config: Decay: %w", err)
 	}
 	switch {
 	case c.Steps < 0:
