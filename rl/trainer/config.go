@@ -9,45 +9,43 @@ import (
 
 // RLConfig holds the settings of the RL phase: the algorithm, the rollout and the PPO update.
 // Defaults (DefaultRLConfig) are tuned for a ~1M-parameter policy on 2 CPU cores; the paper's
-// values (PAPER.md §6) are quoted where ours differ.
+// values (docs/PAPER.md §6) are quoted where ours differ, and docs/RESULTS.md holds the runs
+// that chose ours.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
-	// Steps is the number of RL steps (one rollout + update each); the default 40 of GRPO take
-	// about 3 minutes. From the 1,800-step SFT base (held-out EM 0.11), 80 GRPO steps ended
-	// at .25, .22, .31 (seeds 1-3) against 40's .19, .27, .26: the policy levels off where its
-	// warm start lets it (from the 2,400-step base, 40 steps reach .36, .41, .40).
+	// Steps is the number of RL steps (one rollout + update each). The default 40 (about 3
+	// minutes of GRPO) keeps the whole run near a quarter of an hour; twice as many gain little,
+	// since the policy levels off where its warm start lets it.
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8
-	// samples costs what 16 x 5 did (80 trajectories a step) and finds more of the rare
-	// successes that teach the second hop. From commit 932201a's base (held-out EM 0.05), 40
-	// GRPO steps ended at .32, .25, .32 over seeds 1-3 (+25 points), where 16 x 5 ended at
-	// .33, .09, .18, and nine 16 x 5 runs with three RL settings at .19 ± .10 (README); from
-	// the 1,800-step base of bf7a9f2 (0.11) at .19, .27, .26 (+13).
+	// samples costs what 16 x 5 would (80 trajectories a step), and a larger group more often
+	// holds one of the rare successes that teach the second hop: a group whose samples all
+	// fail teaches nothing, and the seeds then vary less.
 	N int
 
 	// Rollout.
 	MaxTurns      int // agent turns per episode (paper: 5-10)
 	MaxTurnTokens int // generated tokens per turn
-	// MaxLen is the prompt + response tokens per trajectory. It must hold the scripted agent's
-	// longest path (a three-hop question: three searches and an answer, ~700 tokens): at 600,
-	// greedy evaluation cut those episodes before their answer (held-out EM 0.34, format 0.87;
-	// 0.39 and 1.00 at 800, the same 20-world SFT base).
+	// MaxLen is the prompt + response tokens per trajectory. The default 800 holds the scripted
+	// agent's longest path (a three-hop question: three searches and an answer, ~700 tokens);
+	// a shorter limit cuts those episodes before their answer, and the policy is scored on a
+	// format it was never given room to finish.
 	MaxLen       int
 	MaxObsTokens int // tokens kept of one observation (0: all)
 	// Temperature τ of training rollouts (paper and verl: 1.0); the update scores tokens by
-	// softmax(logits/τ), as verl does. Evaluation is greedy. At τ = 1 the ~1M-parameter policy's
-	// samples were well formed only half the time (greedy: 0.9), so GRPO's groups differed
-	// mostly in format; at 0.6 the samples are as well formed as greedy decoding and differ in
-	// what they found (measured: sampled format 0.5-0.7 at 1.0, 0.85-0.98 at 0.6).
+	// softmax(logits/τ), as verl does. Evaluation is greedy. The default 0.6 is below the
+	// paper's because a ~1M-parameter policy sampled at τ = 1 often breaks the format, so
+	// GRPO's groups would differ mostly in format; at 0.6 the samples are about as well formed
+	// as greedy decoding and differ in what they found.
 	Temperature float64
 	TopP        float64 // nucleus filter (0: off)
 	TopK        int     // top-k filter (0: off)
 
 	// Old log-probs of the PPO ratio: "recompute" runs the policy over the batch before the
 	// update, as verl does; "sampled" takes the log-probs the rollout sampled with, which are
-	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a third less
-	// cost, and still recomputes every CheckOldEvery steps to log the drift.
+	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a
+	// third less cost, and still recomputes every CheckOldEvery steps to log the drift.
 	OldLogProbs   OldLogProbSource
 	CheckOldEvery int
 
@@ -76,11 +74,10 @@ type RLConfig struct {
 	AdvantageEps float64 // ε of GRPO's std division
 
 	// Optimiser.
-	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). The default 3e-4 with
-	// 40 steps took a 2,400-step SFT base from held-out EM 0.20 to 0.45, where 1e-4 with 20
-	// steps reached 0.33; from the 1,800-step base of 932201a (0.05) it reached 0.33, 0.09,
-	// 0.18 (seeds 1-3). 1e-3 collapsed the policy to answering without searching by step 26;
-	// 5e-4 ended seed 1 of bf7a9f2's 1,800-step base at .15 (3e-4: .19).
+	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). A ~1M-parameter policy
+	// given 40 steps needs far larger ones: the default 3e-4 is the largest that stays stable,
+	// where 1e-3 collapses the policy to answering without searching within the run and 1e-4
+	// learns less in the same steps.
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps
@@ -94,7 +91,7 @@ type RLConfig struct {
 	ValueClip    float64 // clipped value loss range (verl cliprange_value: 0.5)
 	CriticWarmup int     // first steps update only the critic (paper: 5)
 
-	// Ablations (PAPER.md §6).
+	// Ablations (docs/PAPER.md §6).
 	NoLossMask      bool // train on observation tokens too (loss mask = every response token)
 	NoAdvantageMask bool // compute advantages over every response position, as Search-R1
 
