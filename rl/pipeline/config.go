@@ -38,8 +38,9 @@ type Config struct {
 	// TrainWorld and Worlds-1 more of the same size and split with other seeds (0 or 1: only
 	// TrainWorld). A policy trained on one small world memorises its facts instead of reading
 	// the search results, and answers nothing about a world it never saw; across many worlds
-	// only reading answers the questions. The default 20 is the fewest with which the warm
-	// start learned to read names out of the passages of an unseen world.
+	// only reading answers the questions. With the default 20 (and the default warm start)
+	// the SFT base reads names out of the passages of a world it never saw, which it did not
+	// with one world or eight.
 	Worlds  int
 	HeldOut int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
 	// RLOnDemoQuestions puts the demonstrations' questions in the RL set too. By default RL
