@@ -48,7 +48,7 @@ func (b *configBinder) bindStruct(v reflect.Value, prefix string) {
 			continue // `flag:"-"`: a setting the command declares itself (train's --data, --model)
 		}
 		fv := v.Field(i)
-		if fv.Kind() == reflect.Struct && !isText(fv) {
+		if fv.Kind() == reflect.Struct && !parsesText(fv) {
 			b.bindStruct(fv, name+".")
 			continue
 		}
@@ -77,23 +77,27 @@ func kebab(s string) string {
 	return b.String()
 }
 
-// fieldFlag is a flag.Value writing straight into one struct field: a bool, an integer, a
-// float, a string, or a type that reads and writes itself as text (encoding.TextUnmarshaler
-// and TextMarshaler, such as a named enumeration).
+// fieldFlag is a flag.Value writing straight into one struct field. A field whose type parses
+// its own text (encoding.TextUnmarshaler: the typed settings, such as rl.KLEstimator) is set
+// through it, so a misspelt name is refused with the accepted ones.
 type fieldFlag struct{ v reflect.Value }
 
-// isText reports whether the field v reads and writes itself as text.
-func isText(v reflect.Value) bool {
-	if !v.CanAddr() {
-		return false
+// parsesText reports whether the field v parses its own text (encoding.TextUnmarshaler).
+func parsesText(v reflect.Value) bool {
+	_, ok := v.Addr().Interface().(encoding.TextUnmarshaler)
+	return ok
+}
+
+// text returns the field as a TextUnmarshaler, or nil when its type is not one.
+func (f *fieldFlag) text() encoding.TextUnmarshaler {
+	if parsesText(f.v) {
+		return f.v.Addr().Interface().(encoding.TextUnmarshaler)
 	}
-	_, in := v.Addr().Interface().(encoding.TextUnmarshaler)
-	_, out := v.Addr().Interface().(encoding.TextMarshaler)
-	return in && out
+	return nil
 }
 
 func (f *fieldFlag) supported() bool {
-	if isText(f.v) {
+	if f.text() != nil {
 		return true
 	}
 	switch f.v.Kind() {
@@ -105,7 +109,7 @@ func (f *fieldFlag) supported() bool {
 
 // typeName names the kind of value the flag takes, for help: "int", "float", "string", ...
 func (f *fieldFlag) typeName() string {
-	if isText(f.v) {
+	if f.text() != nil {
 		return "string"
 	}
 	switch f.v.Kind() {
@@ -125,21 +129,19 @@ func (f *fieldFlag) String() string {
 	if f == nil || !f.v.IsValid() {
 		return ""
 	}
-	if isText(f.v) {
-		b, err := f.v.Addr().Interface().(encoding.TextMarshaler).MarshalText()
-		if err != nil {
-			return ""
+	if m, ok := f.v.Addr().Interface().(encoding.TextMarshaler); ok {
+		if b, err := m.MarshalText(); err == nil {
+			return string(b)
 		}
-		return string(b)
 	}
-	return fmt.Sprint(f.v.Interface())
+	return fmt.Sprint(f.v.Interface()) // a typed setting prints its name through String
 }
 
-func (f *fieldFlag) IsBoolFlag() bool { return !isText(f.v) && f.v.Kind() == reflect.Bool }
+func (f *fieldFlag) IsBoolFlag() bool { return f.text() == nil && f.v.Kind() == reflect.Bool }
 
 func (f *fieldFlag) Set(s string) error {
-	if isText(f.v) {
-		return f.v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s))
+	if u := f.text(); u != nil {
+		return u.UnmarshalText([]byte(s))
 	}
 	switch f.v.Kind() {
 	case reflect.Bool:
