@@ -58,8 +58,7 @@ type Env struct {
 	turns   []string        // the agent's text per turn
 	support map[string]bool // the question's supporting pids
 	found   map[string]bool // supporting pids already rewarded
-	proc    float64
-	toolOK  bool // every tool turn well formed so far
+	toolOK  bool            // every tool turn well formed so far
 }
 
 // New returns a QA environment offering tools.
@@ -69,6 +68,9 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		return nil, fmt.Errorf("qa: %w", err)
 	}
 	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
+	if cfg.ProcessReward != 0 {
+		te.SetProcessReward(e.supportingPassageReward)
+	}
 	if e.system == "" {
 		e.system = SystemPrompt(DefaultInstructions, te.Tools())
 	}
@@ -89,7 +91,6 @@ func (e *Env) Reset(q Question) string {
 		e.support[id] = true
 	}
 	e.found = map[string]bool{}
-	e.proc = 0
 	e.toolOK = true
 	return env.RenderPrompt(e.system, UserMessage(q))
 }
@@ -123,21 +124,26 @@ func (e *Env) Step(ctx context.Context, agentText string) Step {
 			}
 		}
 	}
-	if e.cfg.ProcessReward != 0 {
-		for i, c := range res.Calls {
-			newFind := false
-			for _, id := range c.PassageIDs {
-				if e.support[id] && !e.found[id] {
-					e.found[id], newFind = true, true
-				}
-			}
-			if newFind {
-				s.ProcessRewards[i] = e.cfg.ProcessReward
-				e.proc += e.cfg.ProcessReward
-			}
-		}
+	for i, c := range res.Calls {
+		s.ProcessRewards[i] = c.ProcessReward
 	}
 	return s
+}
+
+// supportingPassageReward is the QA environment's process-reward hook (env.ProcessReward):
+// Config.ProcessReward for a call whose results hold a supporting passage of the question not
+// returned before in the episode.
+func (e *Env) supportingPassageReward(rec *env.CallRecord) float64 {
+	newFind := false
+	for _, id := range rec.PassageIDs {
+		if e.support[id] && !e.found[id] {
+			e.found[id], newFind = true, true
+		}
+	}
+	if newFind {
+		return e.cfg.ProcessReward
+	}
+	return 0
 }
 
 // Done reports whether the episode has ended.
@@ -152,7 +158,7 @@ func (e *Env) Score() Score {
 	st := e.tools.Stats()
 	s := Score{
 		ToolSyntaxOK:  e.toolOK,
-		ProcessReward: e.proc,
+		ProcessReward: st.ProcessReward,
 		Turns:         st.Turns,
 		Searches:      st.Executed,
 		ToolErrors:    st.ToolErrors,
