@@ -42,6 +42,12 @@ func (r *Registry) Register(name string, f ToolFactory) error {
 	return nil
 }
 
+// Has reports whether a tool called name is registered.
+func (r *Registry) Has(name string) bool {
+	_, ok := r.factories[name]
+	return ok
+}
+
 // Names returns the registered names, sorted.
 func (r *Registry) Names() []string {
 	names := make([]string, 0, len(r.factories))

@@ -57,6 +57,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"eval-world.distractors":  {"environment", "distractor passages in the evaluation world (negative: none)"},
 	"eval-world.questions":    {"environment", "questions generated in the evaluation world (the unseen set takes the first --eval-questions)"},
 	"search-top-k":            {"environment", "passages one search returns (paper: 5)"},
+	"tools":                   {"environment", "tools the agent is offered, by name, separated by commas: search, calculator (the system prompt lists exactly these)"},
 	"require-think":           {"environment", "the answer format requires <think>...</think> in every turn"},
 	"compact-prompt":          {"environment", "use the ~60-token system prompt stating the call format instead of Qwen2.5's ~200-token tool-schema block (a third cheaper steps on CPU)"},
 	"process-rew":             {"environment", "process reward per search that finds a new supporting passage, added to the outcome reward (0: off)"},

@@ -18,6 +18,25 @@ const DefaultInstructions = `Answer the question. You can search a wiki. ` +
 The results come back inside <tool_response> </tool_response>. Search as often as you need. ` +
 	`When you know the answer, think, then give only the short answer inside <answer> </answer>.`
 
+// ToolInstructions is the task part of the system prompt when the tools are not search alone:
+// the same task and format, with the call written for any tool of the <tools> block.
+const ToolInstructions = `Answer the question. You can call the tools listed below. ` +
+	`Think step by step inside <think> </think>. To call a tool, write:
+<tool_call>
+{"name": <tool name>, "arguments": <arguments object>}
+</tool_call>
+The results come back inside <tool_response> </tool_response>. Call tools as often as you need. ` +
+	`When you know the answer, think, then give only the short answer inside <answer> </answer>.`
+
+// InstructionsFor returns the instructions for tools: DefaultInstructions for the search tool
+// alone, ToolInstructions otherwise.
+func InstructionsFor(tools []env.Tool) string {
+	if len(tools) == 1 && tools[0].Name() == "search" {
+		return DefaultInstructions
+	}
+	return ToolInstructions
+}
+
 // SystemPrompt renders instructions followed by the tools' signatures in Qwen2.5's
 // <tools> block.
 func SystemPrompt(instructions string, tools []env.Tool) string {
@@ -30,7 +49,7 @@ func UserMessage(q Question) string { return "Question: " + q.Question }
 // Config sets up a QA environment.
 type Config struct {
 	Env env.Config
-	// SystemPrompt is the whole system message; "" means SystemPrompt(DefaultInstructions, tools).
+	// SystemPrompt is the whole system message; "" means SystemPrompt(InstructionsFor(tools), tools).
 	SystemPrompt string
 	// RequireThink makes a <think>...</think> block part of the required format of every turn,
 	// as in Agent-R1's reward.
@@ -72,7 +91,7 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		te.SetProcessReward(e.supportingPassageReward)
 	}
 	if e.system == "" {
-		e.system = SystemPrompt(DefaultInstructions, te.Tools())
+		e.system = SystemPrompt(InstructionsFor(te.Tools()), te.Tools())
 	}
 	return e, nil
 }

@@ -1,0 +1,97 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"agentr1/env"
+	"agentr1/env/calc"
+	"agentr1/env/qa"
+)
+
+// TestToolChoice checks that the chosen tools, and only they, are built, listed in both system
+// prompts and routed to by name, and that a tool not chosen is an unknown tool to the agent.
+func TestToolChoice(t *testing.T) {
+	passages := []env.Passage{{ID: "p1", Title: "Kalo", Text: "Kalo was founded in 1921."}}
+	for _, c := range []struct {
+		tools        string
+		want, absent []string // tool names the prompts list / must not list
+	}{
+		{"search", []string{"search"}, []string{"calculator"}},
+		{"calculator", []string{"calculator"}, []string{`"search"`}},
+		{"search,calculator", []string{"search", "calculator"}, nil},
+	} {
+		names, err := env.ParseToolNames(c.tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := BuildTools(names, passages, 2, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tools, err)
+		}
+		if len(tools) != len(names) {
+			t.Errorf("%s: built %d tools", c.tools, len(tools))
+		}
+		cfg := DefaultConfig()
+		cfg.Tools = names
+		for _, compact := range []bool{true, false} {
+			cfg.CompactPrompt = compact
+			e, err := qa.New(cfg.QAConfig(), tools...)
+			if err != nil {
+				t.Fatalf("%s: %v", c.tools, err)
+			}
+			for _, n := range c.want {
+				if !strings.Contains(e.System(), `"name": "`+n+`"`) {
+					t.Errorf("%s, compact %v: system prompt does not list %s:\n%s", c.tools, compact, n, e.System())
+				}
+			}
+			for _, n := range c.absent {
+				if strings.Contains(e.System(), n) {
+					t.Errorf("%s, compact %v: system prompt names %s:\n%s", c.tools, compact, n, e.System())
+				}
+			}
+		}
+		e, _ := qa.New(cfg.QAConfig(), tools...)
+		e.Reset(qa.Question{Question: "When was Kalo founded?", Answers: []string{"1921"}})
+		step := e.Step(t.Context(), "<think>x</think>\n<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"2026 - 1921\"}}\n</tool_call>")
+		got := step.Calls[0]
+		if names.Has(calc.Name) != (got.Status == env.CallOK && got.Output == "105") {
+			t.Errorf("%s: calculator call gave %s %q", c.tools, got.Status, got.Output)
+		}
+		if !names.Has(calc.Name) && got.Status != env.CallUnknownTool {
+			t.Errorf("%s: calculator call is %s, want unknown_tool", c.tools, got.Status)
+		}
+	}
+}
+
+func TestCompactPromptUnchangedForSearch(t *testing.T) {
+	for _, names := range []env.ToolNames{nil, {"search"}} {
+		if got := compactSystemPrompt(names); got != CompactSystemPrompt {
+			t.Errorf("compactSystemPrompt(%v) = %q, want CompactSystemPrompt", names, got)
+		}
+	}
+}
+
+func TestToolsSetting(t *testing.T) {
+	c := DefaultConfig()
+	c.Tools = env.ToolNames{"search", "abacus"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `unknown tool "abacus"; registered tools: calculator, search`) {
+		t.Errorf("Validate with abacus: %v", err)
+	}
+	c.Tools = env.ToolNames{"search", "calculator"}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"Tools":"search,calculator"`) {
+		t.Errorf("config.json holds %s", raw)
+	}
+	var back Config
+	if err := json.Unmarshal(raw, &back); err != nil || back.Tools.String() != "search,calculator" {
+		t.Errorf("read back Tools %v, %v", back.Tools, err)
+	}
+	if err := json.Unmarshal([]byte(`{"Tools": "search,,calculator"}`), &back); err == nil || !strings.Contains(err.Error(), "an empty name") {
+		t.Errorf("bad Tools in JSON: %v", err)
+	}
+}
