@@ -151,7 +151,7 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 	return rollout.Config{
 		N: n, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen,
 		RefuseLongPrompts: true,
-		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
+		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd}, ToolEnd: t.Specials.ToolEnd,
 		Workers: t.Workers, Seed: seed,
 	}
 }
