@@ -65,7 +65,8 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 
 	if t.OnBatch != nil {
 		t.OnBatch(&StepBatch{Step: s, Collated: col, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
-			Rewards: d.rewards.Data, Advantages: d.advantages.Data})
+			Rewards: d.rewards.Data, Advantages: d.advantages.Data, Returns: d.returns.Data, Values: d.values.Data,
+			OldLogProbs: d.oldLogp.Data})
 	}
 
 	// 2. Update.
