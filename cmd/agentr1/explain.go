@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"agentr1/env/world"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tensor"
 	"agentr1/tokenizer"
@@ -88,19 +89,19 @@ func explainFlags(a *explainArgs) func(fs *flag.FlagSet) {
 
 // explainConfig is a run small enough to warm-start and step in seconds: one small world, a
 // one-layer hidden-32 policy, a few dozen demonstrations.
-func explainConfig(a explainArgs) (trainer.Config, error) {
+func explainConfig(a explainArgs) (pipeline.Config, error) {
 	algo, err := trainer.ParseAlgorithm(a.algo)
 	if err != nil {
-		return trainer.Config{}, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, algorithmNames())
+		return pipeline.Config{}, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, algorithmNames())
 	}
-	cfg := trainer.DefaultConfig()
+	cfg := pipeline.DefaultConfig()
 	cfg.Seed, cfg.Workers = a.seed, a.workers
 	cfg.TrainWorld = world.Config{Seed: a.seed, Split: world.Train, Countries: 3, Cities: 6, People: 12, Companies: 4, Bands: 4, Distractors: 6, Questions: 80}
 	cfg.EvalWorld = world.Config{Seed: a.seed + 1, Split: world.Eval, Countries: 3, Cities: 6, People: 12, Companies: 4, Bands: 4, Distractors: 6, Questions: 4}
 	cfg.Worlds, cfg.HeldOut, cfg.EvalQuestions = 1, 1, 1
 	cfg.VocabSize = 512
 	cfg.ProcessRew = a.processRew
-	cfg.Model = trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
+	cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
 	cfg.Demos = 48
 	cfg.SFT.Steps, cfg.SFT.Batch, cfg.SFT.WarmupSteps = a.sftSteps, 4, 10
 	rl := trainer.DefaultRLConfig(algo)
@@ -117,7 +118,7 @@ func explainConfig(a explainArgs) (trainer.Config, error) {
 	}
 	cfg.RL = rl
 	if err := cfg.Validate(); err != nil {
-		return trainer.Config{}, fmt.Errorf("%w: %v", errUsage, err)
+		return pipeline.Config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return cfg, nil
 }
@@ -134,15 +135,15 @@ func runExplain(ctx context.Context, a explainArgs, stdout io.Writer) error {
 	if cfg.Workers > 0 {
 		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
 	}
-	setup, err := trainer.Prepare(ctx, cfg)
+	setup, err := pipeline.Prepare(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	policy, err := trainer.NewPolicy(cfg.Model, setup.Tokenizer, 2*trainer.MaxRow(cfg, setup), cfg.Seed)
+	policy, err := pipeline.NewPolicy(cfg.Model, setup.Tokenizer, 2*pipeline.MaxRow(cfg, setup), cfg.Seed)
 	if err != nil {
 		return err
 	}
-	if err := trainer.SFT(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, nil); err != nil {
+	if err := pipeline.SFT(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, nil); err != nil {
 		return err
 	}
 	tr, err := trainer.New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)

@@ -44,11 +44,11 @@ func TestTraceStep(t *testing.T) {
 			criticBefore = tr.Critic.Clone()
 		}
 		type backward struct {
-			v     *view
+			v     *View
 			dlogp []float32
 		}
 		var backwards []backward
-		tr.onBackward = func(v *view, dlogp []float32) { backwards = append(backwards, backward{v, dlogp}) }
+		tr.onBackward = func(v *View, dlogp []float32) { backwards = append(backwards, backward{v, dlogp}) }
 		trace, err := tr.TraceStep(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -110,12 +110,12 @@ func checkTrace(t *testing.T, name string, tr *Trainer, trace *StepTrace, before
 	// they were before the step, row by row.
 	ws := &model.Workspace{Temperature: float32(c.Temperature)}
 	for r := 0; r < b.B; r++ {
-		v := newView(b, []int{r})
-		logpT, _ := before.Forward(ws, v.tokens, v.attn, 1, v.T)
-		logp := v.responseLogp(logpT)
+		v := NewView(b, []int{r})
+		logpT, _ := before.Forward(ws, v.Tokens, v.Attn, 1, v.T)
+		logp := v.ResponseLogp(logpT)
 		var vals rl.Matrix
 		if criticBefore != nil {
-			vals = v.responseValues(criticBefore.Forward(model.NewWorkspace(), v.tokens, v.attn, 1, v.T))
+			vals = v.ResponseValues(criticBefore.Forward(model.NewWorkspace(), v.Tokens, v.Attn, 1, v.T))
 		}
 		for j, tok := range trace.Tokens(r) {
 			if !tok.Agent {
@@ -141,13 +141,13 @@ func checkTrace(t *testing.T, name string, tr *Trainer, trace *StepTrace, before
 	teaching, left, clipped, unclipped, moved := 0, 0, 0, 0, 0
 	for _, p := range trace.Policy {
 		mb := fmt.Sprintf("%s: mini-batch %d (epoch %d)", name, p.MiniBatch, p.Epoch)
-		full := newView(b, p.MiniBatchRows).gather(lossMask.Data)
+		full := NewView(b, p.MiniBatchRows).Gather(lossMask.Data)
 		tokens := rl.MaskedSum(full, full)
 		if p.Agg.BatchNumTokens != tokens {
 			t.Fatalf("%s: loss over %v tokens, the mini-batch's mask has %v", mb, p.Agg.BatchNumTokens, tokens)
 		}
-		v := newView(b, p.Rows)
-		old, adv, mask := v.gather(sb.OldLogProbs), v.gather(sb.Advantages), v.gather(lossMask.Data)
+		v := NewView(b, p.Rows)
+		old, adv, mask := v.Gather(sb.OldLogProbs), v.Gather(sb.Advantages), v.Gather(lossMask.Data)
 		for _, m := range [][2]rl.Matrix{{old, p.OldLogProbs}, {adv, p.Advantages}, {mask, p.Mask}} {
 			for i := range m[0].Data {
 				if m[0].Data[i] != m[1].Data[i] {
