@@ -43,21 +43,22 @@ func init() {
 	register(c)
 }
 
-// explainArgs are explain's settings.
+// explainArgs are explain's settings (explainFlags documents each).
 type explainArgs struct {
-	algo                      string
-	seed                      uint64
-	prompts, n                int
-	sftSteps                  int
-	epochs, miniBatches       int
-	lr, clipLow, clipHigh     float64
-	workers, obsShown         int
-	allTokens                 bool
-	maxTurns, maxTurnTokens   int
-	temperature, processRew   float64
-	klCoef, entropyCoef       float64
-	recomputeOld, noLossMask  bool
-	noAdvantageMask, critWarm bool
+	algo                    string
+	seed                    uint64
+	prompts, n, sftSteps    int
+	epochs, miniBatches     int
+	lr, clipLow, clipHigh   float64
+	klCoef, entropyCoef     float64
+	temperature, processRew float64
+	maxTurns, maxTurnTokens int
+	recomputeOld            bool
+	noLossMask              bool
+	noAdvantageMask         bool
+	obsShown                int
+	allTokens               bool
+	workers                 int
 }
 
 func explainFlags(a *explainArgs) func(fs *flag.FlagSet) {

@@ -69,3 +69,22 @@ func TestExplain(t *testing.T) {
 		t.Logf("%s: %d trained agent tokens, %d clipped", algo, trained, clipped)
 	}
 }
+
+// TestExplainRefuses checks that explain refuses bad settings with a usage error naming them,
+// before building anything.
+func TestExplainRefuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo", "sarsa"}, `--algo "sarsa": want one of`},
+		{[]string{"--obs-tokens", "-1"}, "--obs-tokens must be at least 0"},
+		{[]string{"--epochs", "0"}, "Epochs = 0"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(append([]string{"explain"}, c.args...), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("explain %v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+}
