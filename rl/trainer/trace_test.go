@@ -211,3 +211,35 @@ func checkTrace(t *testing.T, name string, tr *Trainer, trace *StepTrace, before
 	}
 	t.Logf("%s: %d rows trained, %d left out, %d tokens clipped, %d not, %d ratios off 1", name, teaching, left, clipped, unclipped, moved)
 }
+
+// TestTraceStepChangesNothing checks TraceStep's promise: the traced step is Step, number for
+// number (the trace's clone of dL/dlogp must not change the KL term's arithmetic).
+func TestTraceStepChangesNothing(t *testing.T) {
+	for _, algo := range []Algorithm{GRPO, PPO} {
+		var params [2][][]float32
+		for k := range 2 {
+			tr, err := New(tinyRLConfig(algo), 9, tinyModel(t, 5), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if k == 0 {
+					_, err = tr.Step(context.Background())
+				} else {
+					_, err = tr.TraceStep(context.Background())
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", algo, err)
+				}
+			}
+			params[k] = tr.Policy.ParamData()
+		}
+		for i := range params[0] {
+			for j := range params[0][i] {
+				if math.Float32bits(params[0][i][j]) != math.Float32bits(params[1][i][j]) {
+					t.Fatalf("%s: parameter %d[%d] is %v after Step, %v after TraceStep", algo, i, j, params[0][i][j], params[1][i][j])
+				}
+			}
+		}
+	}
+}
