@@ -115,7 +115,7 @@ func explainConfig(a explainArgs) (pipeline.Config, error) {
 	rl.KLCoef, rl.EntropyCoef = a.klCoef, a.entropyCoef
 	rl.NoLossMask, rl.NoAdvantageMask = a.noLossMask, a.noAdvantageMask
 	if a.recomputeOld {
-		rl.OldLogProbs = "recompute"
+		rl.OldLogProbs = trainer.OldLogProbsRecompute
 	}
 	cfg.RL = rl
 	if err := cfg.Validate(); err != nil {

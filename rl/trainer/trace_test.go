@@ -160,9 +160,9 @@ func checkTrace(t *testing.T, name string, tr *Trainer, trace *StepTrace, before
 			t.Fatalf("%s: %v", mb, err)
 		}
 		grad := pl.GradLogProb
-		if c.KLMode() == "loss" {
+		if c.KLMode() == KLAsLoss {
 			ref := p.OldLogProbs // the reference is the policy before the step, as old (recomputed)
-			_, klGrad, err := rl.KLLoss(p.LogProbs, ref, mask, tr.klEstimator(), c.AggMode, p.Agg)
+			_, klGrad, err := rl.KLLoss(p.LogProbs, ref, mask, c.KLEstimator, c.AggMode, p.Agg)
 			if err != nil {
 				t.Fatalf("%s: %v", mb, err)
 			}
