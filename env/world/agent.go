@@ -227,9 +227,10 @@ type Summary struct {
 }
 
 // Run solves every task with a fresh agent (habits, seed) in an environment made of cfg and
-// search, and returns the transcripts and their summary.
-func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []Task, h Habits, seed uint64) ([]Demo, Summary, error) {
-	e, err := qa.New(cfg, search)
+// tools (the run's tools, so that the demonstrations' prompts are the training prompts; the
+// agent searches with the one named "search"), and returns the transcripts and their summary.
+func Run(ctx context.Context, w *World, cfg qa.Config, tools []env.Tool, tasks []Task, h Habits, seed uint64) ([]Demo, Summary, error) {
+	e, err := qa.New(cfg, tools...)
 	if err != nil {
 		return nil, Summary{}, err
 	}

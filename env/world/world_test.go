@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/env"
 	"agentr1/env/qa"
 	"agentr1/mdp"
 )
@@ -171,7 +172,7 @@ func TestScriptedAgent(t *testing.T) {
 		{0.3, 0.2, 0.8},
 	}
 	for _, c := range cases {
-		demos, s, err := Run(context.Background(), w, cfg, search, w.Tasks, Habits{Noise: c.noise}, 1)
+		demos, s, err := Run(context.Background(), w, cfg, []env.Tool{search}, w.Tasks, Habits{Noise: c.noise}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ func TestDemoTrajectory(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 3, Questions: 20})
 	cfg := qa.DefaultConfig()
 	cfg.ProcessReward = 0.25
-	demos, _, err := Run(context.Background(), w, cfg, NewTitleSearch(w.Passages, 5), w.Tasks, Habits{}, 1)
+	demos, _, err := Run(context.Background(), w, cfg, []env.Tool{NewTitleSearch(w.Passages, 5)}, w.Tasks, Habits{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestTaskMixUniform(t *testing.T) {
 func TestImpatientAgent(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300})
 	search := NewTitleSearch(w.Passages, 5)
-	demos, s, err := Run(context.Background(), w, QAConfig(0.1), search, w.Tasks, Habits{Impatience: 0.6}, 1)
+	demos, s, err := Run(context.Background(), w, QAConfig(0.1), []env.Tool{search}, w.Tasks, Habits{Impatience: 0.6}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -93,5 +94,31 @@ func TestToolsSetting(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"Tools": "search,,calculator"}`), &back); err == nil || !strings.Contains(err.Error(), "an empty name") {
 		t.Errorf("bad Tools in JSON: %v", err)
+	}
+}
+
+// TestPrepareWithTools checks that Prepare builds the chosen tools for every world and that the
+// demonstrations are made with them, whatever their order: their prompts are the training
+// prompts and the scripted agent still finds "search".
+func TestPrepareWithTools(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Tools = env.ToolNames{"calculator", "search"}
+	cfg.CompactPrompt = false
+	cfg.RL.MaxLen = 2000
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, tools := range append(s.WorldTools, s.EvalTools) {
+		if len(tools) != 2 || tools[0].Name() != "calculator" || tools[1].Name() != "search" {
+			t.Errorf("tool set %d: %d tools", k, len(tools))
+		}
+	}
+	if s.DemoSummary.Searches == 0 {
+		t.Errorf("the scripted agent ran no search: %+v", s.DemoSummary)
+	}
+	prompt := s.Tokenizer.Decode(s.Demos[0].Prompt)
+	if !strings.Contains(prompt, `"name": "calculator"`) || !strings.Contains(prompt, `"name": "search"`) {
+		t.Errorf("demonstration prompt does not list both tools:\n%s", prompt)
 	}
 }
