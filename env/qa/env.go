@@ -193,6 +193,9 @@ func (e *Env) Score() Score {
 		s.AnswerFormatOK = ok && answerTurn
 	}
 	s.EM = ExactMatch(s.Answer, e.q.Answers)
+	if e.q.Numeric {
+		s.EM = NumericMatch(s.Answer, e.q.Answers)
+	}
 	s.F1 = F1(s.Answer, e.q.Answers)
 	if s.Answer == "" {
 		s.EM, s.F1 = 0, 0

@@ -47,6 +47,10 @@ func BuildTools(names env.ToolNames, passages []env.Passage, topK, workers int) 
 
 // checkTools reports a Tools setting that names a tool ToolRegistry does not hold.
 func (c *Config) checkTools() error {
+	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.Tools.Has(calc.Name) {
+		return fmt.Errorf("config: numeric questions (TrainWorld.Numeric %v, EvalWorld.Numeric %v) need the calculator in Tools (%s)",
+			c.TrainWorld.Numeric, c.EvalWorld.Numeric, c.Tools)
+	}
 	for _, name := range c.Tools {
 		if !ToolRegistry().Has(name) {
 			return fmt.Errorf("config: Tools: unknown tool %q; registered tools: %s", name, strings.Join(ToolRegistry().Names(), ", "))

@@ -80,7 +80,15 @@ func TestToolsSetting(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `unknown tool "abacus"; registered tools: calculator, search`) {
 		t.Errorf("Validate with abacus: %v", err)
 	}
+	c.Tools = env.ToolNames{"search"}
+	c.EvalWorld.Numeric = 0.2
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "numeric questions") {
+		t.Errorf("Validate with numeric questions and no calculator: %v", err)
+	}
 	c.Tools = env.ToolNames{"search", "calculator"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate with numeric questions and the calculator: %v", err)
+	}
 	raw, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
