@@ -132,6 +132,16 @@ type Stats struct {
 	Executed     int // calls handed to their tool (CallOK and the tool failures)
 	// ProcessReward is the sum of the calls' process rewards.
 	ProcessReward float64
+	// ByTool counts the calls of each of the environment's tools, by name (nil before the
+	// first). A call naming no tool of the environment, or that did not parse, counts only in
+	// the totals above.
+	ByTool map[string]ToolCount
+}
+
+// ToolCount is one tool's share of an episode's calls.
+type ToolCount struct {
+	Calls  int // calls naming the tool
+	Errors int // of which invalid arguments or failures of the tool (CallInvalidArgs, ToolFailure)
 }
 
 // ToolEnv is the transition function of the paper's extended MDP for tool use (Agent-R1
@@ -243,6 +253,17 @@ func (e *ToolEnv) Step(ctx context.Context, agentText string) StepResult {
 		}
 		if rec.Status == CallOK || rec.Status.ToolFailure() {
 			e.stats.Executed++
+		}
+		if _, known := e.tools[rec.Call.Name]; known {
+			if e.stats.ByTool == nil {
+				e.stats.ByTool = make(map[string]ToolCount, len(e.tools))
+			}
+			c := e.stats.ByTool[rec.Call.Name]
+			c.Calls++
+			if rec.Status == CallInvalidArgs || rec.Status.ToolFailure() {
+				c.Errors++
+			}
+			e.stats.ByTool[rec.Call.Name] = c
 		}
 		if e.reward != nil {
 			rec.ProcessReward = e.reward(rec)

@@ -182,6 +182,7 @@ func (e *Env) Score() Score {
 		Searches:      st.Executed,
 		ToolErrors:    st.ToolErrors,
 		FormatErrors:  st.FormatErrors,
+		ByTool:        st.ByTool,
 	}
 	answerTurn := e.tools.Done() && len(e.turns) > 0 && !hasToolTags(e.turns[len(e.turns)-1])
 	if !answerTurn && e.tools.Done() {

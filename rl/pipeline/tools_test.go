@@ -3,12 +3,15 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
 	"agentr1/env"
 	"agentr1/env/calc"
 	"agentr1/env/qa"
+	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
 )
 
 // TestToolChoice checks that the chosen tools, and only they, are built, listed in both system
@@ -128,5 +131,35 @@ func TestPrepareWithTools(t *testing.T) {
 	prompt := s.Tokenizer.Decode(s.Demos[0].Prompt)
 	if !strings.Contains(prompt, `"name": "calculator"`) || !strings.Contains(prompt, `"name": "search"`) {
 		t.Errorf("demonstration prompt does not list both tools:\n%s", prompt)
+	}
+}
+
+// TestSummarizeTools checks the per-tool evaluation figures, overall and by question type: the
+// calculator's use on numeric and on other questions and each tool's error rate.
+func TestSummarizeTools(t *testing.T) {
+	ep := func(stats map[string]float64) *rollout.Result { return &rollout.Result{Stats: stats} }
+	probs := []trainer.Problem{{Type: "year_difference"}, {Type: "year_difference"}, {Type: "bridge"}, {Type: "bridge"}}
+	results := []*rollout.Result{
+		ep(map[string]float64{"tool_calls/search": 2, "tool_errors/search": 0, "tool_calls/calculator": 1, "tool_errors/calculator": 0}),
+		ep(map[string]float64{"tool_calls/search": 2, "tool_errors/search": 1, "tool_calls/calculator": 2, "tool_errors/calculator": 1}),
+		ep(map[string]float64{"tool_calls/search": 2, "tool_errors/search": 0}),
+		ep(map[string]float64{"tool_calls/search": 1, "tool_errors/search": 0, "tool_calls/calculator": 0, "tool_errors/calculator": 0}),
+	}
+	m := Summarize("eval", probs, results)
+	check := func(where string, got *ToolMetrics, use, calls, errRate float64) {
+		t.Helper()
+		if got == nil {
+			t.Errorf("%s: no figures", where)
+			return
+		}
+		if float64(got.UseRate) != use || float64(got.Calls) != calls || math.Abs(float64(got.ErrorRate)-errRate) > 1e-12 {
+			t.Errorf("%s: %+v, want use %v calls %v error rate %v", where, *got, use, calls, errRate)
+		}
+	}
+	check("all/calculator", m.Tools["calculator"], 0.5, 0.75, 1.0/3)
+	check("all/search", m.Tools["search"], 1, 1.75, 1.0/7)
+	check("numeric/calculator", m.Groups["type=year_difference"].Tools["calculator"], 1, 1.5, 1.0/3)
+	if c := m.Groups["type=bridge"].Tools["calculator"]; c != nil {
+		t.Errorf("bridge questions: calculator figures %+v, want none (never called)", *c)
 	}
 }
