@@ -39,10 +39,15 @@ func flattenConfig(v *value) []settingRow {
 	return rows
 }
 
-// evalView is eval.json as the page shows it: the comparison of the policy before and after
-// training with the baselines, per-group comparisons, then any further sections (by_type,
-// ...) as their own tables.
+// evalView is eval.json as the page shows it. When eval.json names its sets (readResults):
+// the headline table, each set's EM by question type and EM during RL. Otherwise, for an
+// eval.json of another shape, the comparison of its systems, per-group comparisons, then any
+// further sections (by_type, ...) as their own tables.
 type evalView struct {
+	Headline *headline
+	ByType   []tableView
+	During   *tableView
+
 	Compare *tableView
 	Groups  []tableView
 	Extra   []tableView
@@ -58,7 +63,8 @@ type evalSystem struct {
 // tables do.
 var groupMetrics = []string{"em", "f1"}
 
-// buildEval makes the comparison table: one column per system (base, final, then every
+// buildEval reads eval.json: the sets it names when it names them (readResults), else a
+// comparison table of whatever it holds: one column per system (base, final, then every
 // baseline, then any other top-level object with numbers), one row per number they report,
 // and a "final − base" column when both exist. A system's nested objects (the trainer's
 // "groups": figures per dataset and question type) become one table per metric in
@@ -66,6 +72,18 @@ var groupMetrics = []string{"em", "f1"}
 func buildEval(v *value) *evalView {
 	if v == nil {
 		return nil
+	}
+	if res, ok := readResults(v); ok {
+		ev := &evalView{Headline: buildHeadline(res)}
+		for _, s := range res.Sets {
+			if t, ok := groupTable(res, s); ok {
+				ev.ByType = append(ev.ByType, t)
+			}
+		}
+		if t, ok := duringTable(res); ok {
+			ev.During = &t
+		}
+		return ev
 	}
 	var systems []evalSystem
 	var extra []field

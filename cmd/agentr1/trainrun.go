@@ -160,7 +160,11 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 	} else {
 		r.logger.Warn("baselines skipped: no starting policy", "path", base, "err", err)
 	}
-	ev := evalReport(res.SFTEval, res.Final, baselines, r.evals)
+	start := "SFT base"
+	if !trainer.IsWorldData(r.args.cfg.Data) {
+		start = "pretrained model"
+	}
+	ev := newEvalFile(res.Trainer.StepsDone, start, res.SFTEval, res.Final, baselines, r.evals)
 	if err := writeJSONFile(filepath.Join(out, report.EvalFile), ev); err != nil {
 		return err
 	}
@@ -172,76 +176,14 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 	return r.logErr
 }
 
-// evalSetKey is the evaluation set that eval.json's headline figures ("base", "final",
-// "baselines") come from: the unseen evaluation world, whose answers can only be found by searching.
-const evalSetKey = "unseen"
-
-// evalReport lays the figures out as eval.json: the headline set's base/final/baselines, and
-// every set and every intermediate evaluation under "sets" and "history".
-func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[string]any {
-	pick := func(ms []*trainer.EvalMetrics, prefix string) *trainer.EvalMetrics {
-		var first *trainer.EvalMetrics
-		for _, m := range ms {
-			if !strings.HasPrefix(m.Name, prefix) {
-				continue
-			}
-			if first == nil {
-				first = m
-			}
-			if strings.HasSuffix(m.Name, "/"+evalSetKey) {
-				return m
-			}
-		}
-		return first
-	}
-	ev := map[string]any{}
-	if m := pick(sft, ""); m != nil {
-		ev["base"] = m
-	}
-	if m := pick(final, ""); m != nil {
-		ev["final"] = m
-	}
-	bl := map[string]any{}
-	for key, prefix := range map[string]string{"naive_rag": "naive-rag/", "closed_book": "closed-book/", "base_tool_call": "base-tool-call/"} {
-		if m := pick(baselines, prefix); m != nil {
-			bl[key] = m
-		}
-	}
-	ev["baselines"] = bl
-	sets := map[string]any{}
-	for _, group := range [][]*trainer.EvalMetrics{sft, final, baselines} {
-		for _, m := range group {
-			sets[m.Name] = m
-		}
-	}
-	ev["sets"] = sets
-	ev["history"] = history
-	return ev
-}
-
-func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPath string) {
+// printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
+// after it and of each baseline, then where the report and the files are.
+func (r *trainRun) printSummary(ev *evalFile, res *trainer.Result, reportPath string) {
 	w := r.stdout
-	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
+	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
 	before := "SFT base"
 	if !trainer.IsWorldData(r.args.cfg.Data) {
 		before = "pretrained"
-	}
-	// One row per evaluation set: EM (F1) before RL, after it, and of each baseline.
-	byName := map[string]*trainer.EvalMetrics{}
-	if sets, ok := ev["sets"].(map[string]any); ok {
-		for name, m := range sets {
-			if m, ok := m.(*trainer.EvalMetrics); ok {
-				byName[name] = m
-			}
-		}
-	}
-	suffix := func(ms []*trainer.EvalMetrics, set string) *trainer.EvalMetrics {
-		for _, m := range ms {
-			if strings.HasSuffix(m.Name, "/"+set) {
-				return m
-			}
-		}
-		return nil
 	}
 	cell := func(m *trainer.EvalMetrics) string {
 		if m == nil {
@@ -258,12 +200,13 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 	}
 	row("EM (F1)", []string{before, "after RL", "Base Tool Call", "Naive RAG", "closed book"})
 	for _, fin := range res.Final {
-		set := fin.Name[strings.LastIndex(fin.Name, "/")+1:]
+		s := ev.Sets[evalSetName(fin.Name)]
+		b := s.Baselines
 		var cells []string
-		for _, m := range []*trainer.EvalMetrics{suffix(res.SFTEval, set), fin, byName["base-tool-call/"+set], byName["naive-rag/"+set], byName["closed-book/"+set]} {
+		for _, m := range []*trainer.EvalMetrics{s.BeforeRL, s.AfterRL, b.BaseToolCall, b.NaiveRAG, b.ClosedBook} {
 			cells = append(cells, cell(m))
 		}
-		row(set, cells)
+		row(evalSetName(fin.Name), cells)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !trainer.IsWorldData(r.args.cfg.Data) {
