@@ -182,13 +182,13 @@ type headline struct {
 
 // headlineRow is one metric of one set.
 type headlineRow struct {
-	Set, About, N      string // set columns, on its first row only
-	First              bool   // the set's first row (its cells span the set's rows)
-	Span               int    // rows of the set
-	Metric             string // "EM", "F1"
-	Before, After      string
-	Gain, GainClass    string
-	Baselines          []string
+	Set, About, N   string // set columns, on its first row only
+	First           bool   // the set's first row (its cells span the set's rows)
+	Span            int    // rows of the set
+	Metric          string // "EM", "F1"
+	Before, After   string
+	Gain, GainClass string
+	Baselines       []string
 }
 
 // headlineMetrics are the metrics of the headline table: eval.json's key and the row's name.
