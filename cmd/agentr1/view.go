@@ -50,7 +50,7 @@ func viewFlags(opt *viewOptions) func(fs *flag.FlagSet) {
 		fs.StringVar(&opt.steps, "steps", "", "comma-separated steps whose sampled trajectories are shown; \"last\" is the last step with samples (default: first, middle and last)")
 		fs.StringVar(&opt.out, "out", "", "the HTML file to write (default RUN/report.html)")
 		fs.IntVar(&opt.maxSamples, "max-samples", report.DefaultMaxSamples, "trajectories shown per step at most, spread evenly over the step's samples")
-		fs.StringVar(&opt.title, "title", "", "page title (default \"agentr1 run\" and the directory name)")
+		fs.StringVar(&opt.title, "title", "", "page title (default: the run folder's name, with its parent's when the name is generic such as run)")
 	}
 }
 
