@@ -245,12 +245,12 @@ func summaryCards(r *run) []card {
 			steps = formatValue(s)
 		}
 		cards = append(cards, card{Label: "RL steps", Value: steps, Sub: strconv.Itoa(len(m.Rows)) + " lines in " + MetricsFile})
-		for _, k := range []string{"reward_mean", "em"} {
-			a, ok1 := finite(first, k)
-			b, ok2 := finite(last, k)
+		for _, k := range []struct{ key, label string }{{"reward_mean", "train reward"}, {"em", "train EM"}} {
+			a, ok1 := finite(first, k.key)
+			b, ok2 := finite(last, k.key)
 			if ok1 && ok2 {
-				cards = append(cards, card{Label: k + " (train)", Value: formatValue(roundSig(b, 3)),
-					Sub: "first step " + formatValue(roundSig(a, 3))})
+				cards = append(cards, card{Label: k.label + ", last step", Value: formatValue(roundSig(b, 3)),
+					Sub: "first step " + formatValue(roundSig(a, 3)) + " (sampled)"})
 			}
 		}
 	}

@@ -22,7 +22,7 @@ const (
 // token, and how the run scored it. The trainer appends samples to RUN/samples.jsonl with
 // WriteSamples, one JSON object per line.
 type Sample struct {
-	Step     int      `json:"step"`     // RL step the trajectory was sampled at (0: before training)
+	Step     int      `json:"step"`     // RL step the trajectory was sampled for, from 1 (by the policy after Step−1 updates)
 	Split    string   `json:"split"`    // "train" or "eval"
 	Question string   `json:"question"` // the task as the user asked it
 	Gold     []string `json:"gold"`     // accepted answers (aliases)

@@ -30,6 +30,33 @@ func TestReportOfACopiedRun(t *testing.T) {
 	if code := run(args, &out, &out); code != 0 {
 		t.Fatalf("train: exit %d\n%s", code, out.String())
 	}
+	// Steps count from 1 everywhere: the console, metrics.jsonl and samples.jsonl (eval.json
+	// below); every sample carries its question's gold answers.
+	if !strings.Contains(out.String(), "rl step   1/4 ") || !strings.Contains(out.String(), "rl step   4/4 ") {
+		t.Errorf("console: RL step lines do not run 1/4 .. 4/4:\n%s", out.String())
+	}
+	var steps []int
+	for _, m := range rlSteps(t, filepath.Join(orig, report.MetricsFile)) {
+		steps = append(steps, int(m["step"].(float64)))
+	}
+	if fmt.Sprint(steps) != "[1 2 3 4]" {
+		t.Errorf("metrics.jsonl: RL steps %v, want [1 2 3 4]", steps)
+	}
+	samples, err := report.ReadSamples(filepath.Join(orig, report.SamplesFile))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("samples.jsonl: %d samples (%v)", len(samples), err)
+	}
+	seen := map[int]bool{}
+	for _, s := range samples {
+		seen[s.Step] = true
+		if len(s.Gold) == 0 || s.Reward != s.OutcomeReward+s.ProcessReward {
+			t.Errorf("sample of step %d: gold %q, reward %v = outcome %v + process %v; want the gold answers and the sum", s.Step, s.Gold, s.Reward, s.OutcomeReward, s.ProcessReward)
+		}
+	}
+	if !seen[1] || !seen[4] || seen[0] {
+		t.Errorf("samples.jsonl steps %v, want the first (1) and the last (4)", seen)
+	}
+
 	copied := filepath.Join(dir, "moved", "run")
 	if err := os.CopyFS(copied, os.DirFS(orig)); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,9 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		rs.ProcessReward += seg.Reward
 	}
 	rs.Reward = rs.OutcomeReward + rs.ProcessReward
+	if i < len(b.Answers) {
+		rs.Gold = b.Answers[i]
+	}
 	prompt := tok.Decode(s.Prompt)
 	rs.Question = lastUserMessage(prompt)
 	for _, id := range s.Prompt {

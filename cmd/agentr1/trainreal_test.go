@@ -141,14 +141,14 @@ func TestTrainRealData(t *testing.T) {
 		}
 	}
 
-	// Resume with one more step: only step 2 runs, from the checkpoint of step 2.
+	// Resume with one more step: only the third runs, from the checkpoint after step 2.
 	stdout.Reset()
 	stderr.Reset()
 	if code := run([]string{"train", "--resume", out, "--rl.steps", "3"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-	if got := rlSteps(t, filepath.Join(out, "metrics.jsonl")); len(got) != 3 || got[2]["step"].(float64) != 2 {
-		t.Errorf("after resume %d RL records, want 3 ending with step 2", len(got))
+	if got := rlSteps(t, filepath.Join(out, "metrics.jsonl")); len(got) != 3 || got[2]["step"].(float64) != 3 {
+		t.Errorf("after resume %d RL records, want 3 ending with step 3", len(got))
 	}
 	if after := listDir(t, modelDir); !slices.Equal(before, after) {
 		t.Errorf("the pretrained folder changed: %v -> %v", before, after)

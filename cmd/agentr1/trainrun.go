@@ -46,13 +46,13 @@ func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun
 func (r *trainRun) close() { r.metrics.Close() }
 
 // rlETA is the time the RL phase has left after step v, at the mean rate of the steps this
-// process ran (a resumed run counts from the step it resumed at); the evaluations between
+// process ran (a resumed run counts from the step it resumed after); the evaluations between
 // steps are in the rate.
 func (r *trainRun) rlETA(v trainer.StepMetrics) string {
-	done := v.Step + 1
+	done := v.Step // steps count from 1: after step s, s are done
 	if r.rlStart.IsZero() {
 		r.rlStart = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
-		r.rlFrom = v.Step
+		r.rlFrom = v.Step - 1
 	}
 	left := r.args.cfg.RL.Steps - done
 	if left <= 0 {
@@ -88,16 +88,16 @@ func (r *trainRun) log(kind string, rec any) {
 		r.writeMetric(v)
 		if r.sftBar == nil {
 			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
-			// A resumed SFT starts past 0: the rate counts this process's steps, from the
-			// start of the first one.
-			r.sftBar.from = v.Step
+			// A resumed SFT starts past step 1: the rate counts this process's steps, from
+			// the start of the first one.
+			r.sftBar.from = v.Step - 1
 			r.sftBar.start = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
 		}
-		r.sftBar.update(v.Step+1, fmt.Sprintf("loss %.3f", float64(v.Loss)))
+		r.sftBar.update(v.Step, fmt.Sprintf("loss %.3f", float64(v.Loss)))
 	case trainer.StepMetrics:
 		r.writeMetric(v)
 		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs  ETA %s\n",
-			v.Phase, v.Step+1, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
+			v.Phase, v.Step, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
 			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal), r.rlETA(v))
 	case *trainer.EvalMetrics:
@@ -114,10 +114,10 @@ func printEvalLine(w io.Writer, v *trainer.EvalMetrics) {
 		v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 }
 
-// keepSamples reports whether step's trajectories go into samples.jsonl: the first steps, every
-// fifth and the last, so the report can compare early and late behaviour.
+// keepSamples reports whether step's trajectories go into samples.jsonl: the first two steps,
+// every fifth and the last, so the report can compare early and late behaviour.
 func (r *trainRun) keepSamples(step int) bool {
-	return step <= 1 || step%5 == 0 || step >= r.args.cfg.RL.Steps-1
+	return step <= 2 || step%5 == 0 || step >= r.args.cfg.RL.Steps
 }
 
 func (r *trainRun) writeMetric(v any) {

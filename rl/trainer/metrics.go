@@ -37,6 +37,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // StepMetrics is the one JSON line logged per training step. Names follow verl's and CleanRL's
 // metric names where they exist.
 type StepMetrics struct {
+	// Step is the step's number, counted from 1: after step s, s updates have been applied,
+	// and an evaluation at step s (EvalMetrics.Step) saw that policy.
 	Step      int    `json:"step"`
 	Phase     string `json:"phase"` // "rl" or "critic-warmup"
 	Algorithm string `json:"algorithm,omitempty"`
@@ -93,7 +95,7 @@ type StepMetrics struct {
 
 // SFTMetrics is the one JSON line logged per SFT step.
 type SFTMetrics struct {
-	Step         int    `json:"step"`
+	Step         int    `json:"step"`         // the step's number, counted from 1 (after it, Step updates)
 	Phase        string `json:"phase"`        // "sft"
 	Loss         Num    `json:"loss"`         // masked next-token loss over agent tokens
 	Entropy      Num    `json:"entropy"`      // mean predictive entropy on agent tokens
@@ -108,8 +110,8 @@ type SFTMetrics struct {
 // dataset and question type.
 type EvalMetrics struct {
 	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
-	Step       int                     `json:"step"`
-	N          int                     `json:"n"` // questions
+	Step       int                     `json:"step"` // RL steps done before it (0: the starting policy)
+	N          int                     `json:"n"`    // questions
 	EM         Num                     `json:"em"`
 	F1         Num                     `json:"f1"`
 	FormatRate Num                     `json:"format_rate"`
