@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
@@ -23,15 +24,15 @@ type evalFile struct {
 	Sets           map[string]*setEval `json:"sets"`            // by set name: "heldout", "unseen"
 	// DuringRL are the evaluations between the start and the end of RL (every EvalEvery
 	// steps), in the order they ran; each names its set ("rl/heldout") and step.
-	DuringRL []*trainer.EvalMetrics `json:"during_rl"`
+	DuringRL []*pipeline.EvalMetrics `json:"during_rl"`
 }
 
 // setEval is one evaluation set's figures: the policy before and after RL, and the paper's
 // baselines run with the starting policy.
 type setEval struct {
-	About    string               `json:"about"`               // what the set's questions are
-	BeforeRL *trainer.EvalMetrics `json:"before_rl,omitempty"` // the starting policy (absent when a resumed run skipped it)
-	AfterRL  *trainer.EvalMetrics `json:"after_rl,omitempty"`  // the policy after the last RL step
+	About    string                `json:"about"`               // what the set's questions are
+	BeforeRL *pipeline.EvalMetrics `json:"before_rl,omitempty"` // the starting policy (absent when a resumed run skipped it)
+	AfterRL  *pipeline.EvalMetrics `json:"after_rl,omitempty"`  // the policy after the last RL step
 	// EMGain is after_rl.em − before_rl.em, the run's headline figure (absent without both).
 	EMGain    *trainer.Num `json:"em_gain,omitempty"`
 	Baselines baselines    `json:"baselines"`
@@ -40,9 +41,9 @@ type setEval struct {
 // baselines are the paper's baselines on one set (PAPER.md section 6), each run with the
 // starting policy; absent ones were not run.
 type baselines struct {
-	BaseToolCall *trainer.EvalMetrics `json:"base_tool_call,omitempty"` // the starting policy with the search tool, as is
-	NaiveRAG     *trainer.EvalMetrics `json:"naive_rag,omitempty"`      // one search with the question, then the answer
-	ClosedBook   *trainer.EvalMetrics `json:"closed_book,omitempty"`    // the answer without searching
+	BaseToolCall *pipeline.EvalMetrics `json:"base_tool_call,omitempty"` // the starting policy with the search tool, as is
+	NaiveRAG     *pipeline.EvalMetrics `json:"naive_rag,omitempty"`      // one search with the question, then the answer
+	ClosedBook   *pipeline.EvalMetrics `json:"closed_book,omitempty"`    // the answer without searching
 }
 
 // setAbout says what each evaluation set holds.
@@ -60,9 +61,9 @@ func evalSetName(name string) string {
 // "<start phase>/<set>") and after (the final "rl/<set>") RL, the baselines
 // ("base-tool-call/<set>", "naive-rag/<set>", "closed-book/<set>"), and every other "rl/..."
 // evaluation in logged (the periodic ones) under during_rl.
-func newEvalFile(rlSteps int, startingPolicy string, before, after, baselineEvals, logged []*trainer.EvalMetrics) *evalFile {
-	ev := &evalFile{RLSteps: rlSteps, StartingPolicy: startingPolicy, Sets: map[string]*setEval{}, DuringRL: []*trainer.EvalMetrics{}}
-	set := func(m *trainer.EvalMetrics) *setEval {
+func newEvalFile(rlSteps int, startingPolicy string, before, after, baselineEvals, logged []*pipeline.EvalMetrics) *evalFile {
+	ev := &evalFile{RLSteps: rlSteps, StartingPolicy: startingPolicy, Sets: map[string]*setEval{}, DuringRL: []*pipeline.EvalMetrics{}}
+	set := func(m *pipeline.EvalMetrics) *setEval {
 		name := evalSetName(m.Name)
 		if ev.Sets[name] == nil {
 			ev.Sets[name] = &setEval{About: setAbout[name]}
@@ -92,7 +93,7 @@ func newEvalFile(rlSteps int, startingPolicy string, before, after, baselineEval
 			s.EMGain = &gain
 		}
 	}
-	final := map[*trainer.EvalMetrics]bool{}
+	final := map[*pipeline.EvalMetrics]bool{}
 	for _, m := range after {
 		final[m] = true
 	}

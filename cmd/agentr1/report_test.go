@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"agentr1/report"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // TestReportOfACopiedRun trains a tiny run, copies its folder elsewhere and removes the
@@ -65,7 +65,7 @@ func TestReportOfACopiedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var cfg trainer.Config
+	var cfg pipeline.Config
 	if err := loadConfigFile(filepath.Join(copied, report.ConfigFile), &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestReportOfACopiedRun(t *testing.T) {
 	for _, m := range cell.FindAllStringSubmatch(table, -1) {
 		got = append(got, html.UnescapeString(m[1]))
 	}
-	f3 := func(m *trainer.EvalMetrics, em bool) string {
+	f3 := func(m *pipeline.EvalMetrics, em bool) string {
 		if em {
 			return fmt.Sprintf("%.3f", float64(m.EM))
 		}

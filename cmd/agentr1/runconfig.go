@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"agentr1/report"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // writeRunConfig writes cfg as the run directory's config.json. The folders inside the run
 // (checkpoints, the SFT base) are written relative to it, so a copied or moved run still
 // reads; folders outside it are written as absolute paths, which do not depend on the
 // directory the run was started from.
-func writeRunConfig(dir string, cfg trainer.Config) error {
+func writeRunConfig(dir string, cfg pipeline.Config) error {
 	cfg.CheckpointDir = pathInRun(dir, cfg.CheckpointDir)
 	cfg.BasePolicy = pathInRun(dir, cfg.BasePolicy)
 	return writeJSONFile(filepath.Join(dir, report.ConfigFile), cfg)
@@ -20,7 +20,7 @@ func writeRunConfig(dir string, cfg trainer.Config) error {
 
 // readRunConfig decodes the run directory's config.json over cfg and resolves its relative
 // folders against the directory (writeRunConfig).
-func readRunConfig(dir string, cfg *trainer.Config) error {
+func readRunConfig(dir string, cfg *pipeline.Config) error {
 	if err := loadConfigFile(filepath.Join(dir, report.ConfigFile), cfg); err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // realDataFixture writes a handful of multi-hop questions, a small corpus and a tiny pretrained
@@ -43,11 +43,11 @@ func realDataFixture(t *testing.T, dir string) (questions, corpus, modelDir stri
 	if err := os.WriteFile(corpus, ps.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := trainer.TrainTokenizer(texts, 400)
+	tok, err := pipeline.TrainTokenizer(texts, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := trainer.NewPolicy(trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}, tok, 2048, 3)
+	policy, err := pipeline.NewPolicy(pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}, tok, 2048, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestTrainRealData(t *testing.T) {
 	if ev.StartingPolicy != "pretrained model" || ev.RLSteps != 2 {
 		t.Errorf("eval.json: starting policy %q, %d RL steps; want the pretrained model and 2", ev.StartingPolicy, ev.RLSteps)
 	}
-	var cfg trainer.Config
+	var cfg pipeline.Config
 	raw, err = os.ReadFile(filepath.Join(out, "config.json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &cfg)

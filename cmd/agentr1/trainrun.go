@@ -13,6 +13,7 @@ import (
 
 	"agentr1/model"
 	"agentr1/report"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
@@ -28,7 +29,7 @@ type trainRun struct {
 	metrics *os.File
 	sftBar  *progress
 	start   time.Time
-	evals   []*trainer.EvalMetrics
+	evals   []*pipeline.EvalMetrics
 	logErr  error
 	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
 	rlStart time.Time            // when the first RL step of this process began
@@ -62,10 +63,10 @@ func (r *trainRun) rlETA(v trainer.StepMetrics) string {
 	return formatDuration(per * time.Duration(left))
 }
 
-// log is the trainer.Logger of the run.
+// log is the pipeline.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
 	switch v := rec.(type) {
-	case *trainer.Setup:
+	case *pipeline.Setup:
 		r.tok = v.Tokenizer
 	case *trainer.StepBatch:
 		if r.tok != nil && r.keepSamples(v.Step) {
@@ -84,7 +85,7 @@ func (r *trainRun) log(kind string, rec any) {
 		default:
 			r.logger.Info(v)
 		}
-	case trainer.SFTMetrics:
+	case pipeline.SFTMetrics:
 		r.writeMetric(v)
 		if r.sftBar == nil {
 			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
@@ -100,7 +101,7 @@ func (r *trainRun) log(kind string, rec any) {
 			v.Phase, v.Step, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
 			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal), r.rlETA(v))
-	case *trainer.EvalMetrics:
+	case *pipeline.EvalMetrics:
 		r.evals = append(r.evals, v)
 		printEvalLine(r.stdout, v)
 	default:
@@ -109,7 +110,7 @@ func (r *trainRun) log(kind string, rec any) {
 }
 
 // printEvalLine prints one evaluation's figures as a human line.
-func printEvalLine(w io.Writer, v *trainer.EvalMetrics) {
+func printEvalLine(w io.Writer, v *pipeline.EvalMetrics) {
 	fmt.Fprintf(w, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
 		v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 }
@@ -133,7 +134,7 @@ func (r *trainRun) writeMetric(v any) {
 
 // finish evaluates the baselines with the SFT base, writes eval.json and report.html, and
 // prints the summary.
-func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
+func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	out := r.args.out
 	// The final policy and the run's tokenizer, as a Hugging Face folder that `agentr1 eval
 	// --model` and transformers read; the SFT base gets the tokenizer too.
@@ -142,16 +143,16 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 		return err
 	}
 	base := r.args.cfg.BasePolicy // the SFT base (SFTBase saved its tokenizer); for real data the pretrained model
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		base = r.args.cfg.InitModel
 	}
 	if err := res.Setup.Tokenizer.Save(final); err != nil {
 		return err
 	}
-	baselines := []*trainer.EvalMetrics{}
+	baselines := []*pipeline.EvalMetrics{}
 	if basePolicy, err := model.Load(base); err == nil {
 		fmt.Fprintf(r.stdout, "evaluating the baselines with %s ...\n", base)
-		if baselines, err = trainer.Baselines(ctx, res.Setup, basePolicy); err != nil {
+		if baselines, err = pipeline.Baselines(ctx, res.Setup, basePolicy); err != nil {
 			return err
 		}
 		for _, b := range baselines {
@@ -161,7 +162,7 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 		r.logger.Warn("baselines skipped: no starting policy", "path", base, "err", err)
 	}
 	start := "SFT base"
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		start = "pretrained model"
 	}
 	ev := newEvalFile(res.Trainer.StepsDone, start, res.SFTEval, res.Final, baselines, r.evals)
@@ -178,14 +179,14 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 
 // printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
 // after it and of each baseline, then where the report and the files are.
-func (r *trainRun) printSummary(ev *evalFile, res *trainer.Result, reportPath string) {
+func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath string) {
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
 	before := "SFT base"
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		before = "pretrained"
 	}
-	cell := func(m *trainer.EvalMetrics) string {
+	cell := func(m *pipeline.EvalMetrics) string {
 		if m == nil {
 			return "n/a"
 		}
@@ -203,13 +204,13 @@ func (r *trainRun) printSummary(ev *evalFile, res *trainer.Result, reportPath st
 		s := ev.Sets[evalSetName(fin.Name)]
 		b := s.Baselines
 		var cells []string
-		for _, m := range []*trainer.EvalMetrics{s.BeforeRL, s.AfterRL, b.BaseToolCall, b.NaiveRAG, b.ClosedBook} {
+		for _, m := range []*pipeline.EvalMetrics{s.BeforeRL, s.AfterRL, b.BaseToolCall, b.NaiveRAG, b.ClosedBook} {
 			cells = append(cells, cell(m))
 		}
 		row(evalSetName(fin.Name), cells)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"
 	}
 	fmt.Fprintf(w, "report: %s\nrun directory: %s (%s)\n", reportPath, r.args.out, files)
