@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -223,6 +224,17 @@ func hasNumbers(v *value) bool {
 // becomes one grid (rows: outer keys, columns: inner keys); deeper objects recurse with the
 // path as caption; an object of scalars becomes a two-column table.
 func gridTables(caption string, v *value) []tableView {
+	if v.Kind == '[' && len(v.Items) > 0 {
+		// A list of records (an evaluation history): one row per record, numbered, so that no
+		// JSON text reaches the page.
+		rows := &value{Kind: '{'}
+		for i, it := range v.Items {
+			rows.Fields = append(rows.Fields, field{Key: strconv.Itoa(i + 1), Val: it})
+		}
+		if slices.ContainsFunc(v.Items, func(it *value) bool { return it.Kind == '{' }) {
+			return gridTables(caption, rows)
+		}
+	}
 	if v.Kind != '{' {
 		return []tableView{{Caption: caption, Header: []string{"value"}, Rows: [][]string{{v.text()}}}}
 	}
