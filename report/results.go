@@ -62,9 +62,11 @@ func readResults(v *value) (res *results, ok bool) {
 		res.Start = s.Str
 	}
 	byName := map[string]*setResults{}
+	var names []string // in file order
 	set := func(name string) *setResults {
 		if byName[name] == nil {
 			byName[name] = &setResults{Name: name}
+			names = append(names, name)
 		}
 		return byName[name]
 	}
@@ -92,8 +94,8 @@ func readResults(v *value) (res *results, ok bool) {
 			}
 			continue
 		}
-		if f.Val.Kind != '{' {
-			return nil, false
+		if f.Val.get("before_rl") == nil && f.Val.get("after_rl") == nil && f.Val.get("baselines") == nil {
+			return nil, false // not a set of this layout: eval.json has another shape
 		}
 		s := set(f.Key)
 		if a := f.Val.get("about"); a != nil && a.Kind == 's' {
@@ -104,16 +106,16 @@ func readResults(v *value) (res *results, ok bool) {
 			s.Baselines[i] = f.Val.get("baselines").get(b.Key)
 		}
 	}
-	for _, name := range setOrder {
-		if s, ok := byName[name]; ok {
-			res.Sets = append(res.Sets, *s)
+	// Held-out, unseen, then any other set in file order.
+	rank := func(name string) int {
+		if i := slices.Index(setOrder, name); i >= 0 {
+			return i
 		}
+		return len(setOrder)
 	}
-	for _, f := range sets.Fields {
-		name := f.Key[strings.Index(f.Key, "/")+1:]
-		if s, ok := byName[name]; ok && !slices.Contains(setOrder, name) && !slices.ContainsFunc(res.Sets, func(r setResults) bool { return r.Name == name }) {
-			res.Sets = append(res.Sets, *s)
-		}
+	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
+	for _, name := range names {
+		res.Sets = append(res.Sets, *byName[name])
 	}
 	if res.Start == "" {
 		res.Start = "before RL"
