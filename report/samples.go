@@ -68,7 +68,7 @@ type Token struct {
 
 // ToolCall is one tool call the agent made and what the environment answered.
 type ToolCall struct {
-	Turn      int    `json:"turn"`            // 0-based turn of the episode
+	Turn      int    `json:"turn"`            // the agent turn that made the call, from 1
 	Name      string `json:"name"`            // tool name as the agent wrote it
 	Arguments string `json:"arguments"`       // the arguments as JSON text
 	Result    string `json:"result"`          // the tool's output, without the chat template around it (ToolOutput)
