@@ -143,4 +143,13 @@ func TestRenderRewardPartsAndGroup(t *testing.T) {
 	if strings.Contains(html, "&lt;tool_response&gt;\n1. Titanic") {
 		t.Errorf("tool result keeps the chat template")
 	}
+
+	// A sample written before the parts were recorded: Reward held the outcome alone, and a
+	// process reward sat on a token.
+	old := demoSample(1, 0.5, 0, "wrong")
+	old.Tokens[len(old.Tokens)/2].Reward = 0.2
+	v := viewSample(old, 1)
+	if v.Reward != 0.2 || v.OutcomeReward != 0 || v.ProcessReward != 0.2 {
+		t.Errorf("earlier sample: reward %v = outcome %v + process %v, want 0.2 = 0 + 0.2", v.Reward, v.OutcomeReward, v.ProcessReward)
+	}
 }

@@ -143,11 +143,8 @@ type sampleView struct {
 	Counts        map[string]int // tokens per role
 	Trained       int            // tokens with ActionMask 1
 	WithAdvantage int            // tokens with AdvantageMask 1
-	// RewardSplit: the sample records its reward's outcome and process parts (samples
-	// written before they were recorded hold the outcome reward alone in Reward).
-	RewardSplit bool
-	Advantage   string       // the advantage on the first token with AdvantageMask 1, "" for none
-	Members     []memberView // the group's rewards, this trajectory's marked
+	Advantage     string         // the advantage on the first token with AdvantageMask 1, "" for none
+	Members       []memberView   // the group's rewards, this trajectory's marked
 }
 
 // memberView is one member of a trajectory's group as the page lists it.
@@ -158,8 +155,16 @@ type memberView struct {
 
 // viewSample lays out one sample's tokens for a page whose heat scale is scale.
 func viewSample(s Sample, scale float64) sampleView {
-	v := sampleView{Sample: s, Correct: s.EM >= 1, Counts: map[string]int{},
-		RewardSplit: math.Abs(s.Reward-(s.OutcomeReward+s.ProcessReward)) < 1e-9}
+	v := sampleView{Sample: s, Correct: s.EM >= 1, Counts: map[string]int{}}
+	if s.OutcomeReward == 0 && s.ProcessReward == 0 {
+		// Samples written before the parts were recorded hold the outcome reward alone in
+		// Reward; their tokens carry the process rewards too, so the parts follow.
+		onTokens := 0.0
+		for _, t := range s.Tokens {
+			onTokens += t.Reward
+		}
+		v.OutcomeReward, v.ProcessReward, v.Reward = s.Reward, onTokens-s.Reward, onTokens
+	}
 	v.ToolCalls = slices.Clone(s.ToolCalls) // the results are cut below; s stays as read
 	for i := range v.ToolCalls {
 		v.ToolCalls[i].Result = ToolOutput(v.ToolCalls[i].Result)
