@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// kernelEnv is the environment variable that forces a kernel set: generic, avx2 or avx512.
+// kernelEnv is the environment variable that forces a kernel set: ref, generic, avx2 or avx512.
 const kernelEnv = "AGENTR1_KERNELS"
 
 // kernels is one implementation of the SIMD-accelerated primitives: the sgemm micro-kernel with
@@ -23,7 +23,11 @@ const kernelEnv = "AGENTR1_KERNELS"
 // The tile is always full: the driver pads panels with zeros and routes edge tiles through a
 // scratch tile, so no kernel ever needs a masked or partial path.
 type kernels struct {
-	name string // "generic", "avx2" or "avx512": what KernelName reports
+	name string // "ref", "generic", "avx2" or "avx512": what KernelName reports
+
+	// ref makes every operation run tensor/ref's plain loop instead of the loops below: each
+	// exported operation checks it once on entry (see refKernels).
+	ref bool
 
 	mr, nr int // register tile: rows of C (A panel height) and columns of C (B panel width)
 	kc     int // depth of one packed block: a (kc, nr) B micro-panel should sit in L1
@@ -160,10 +164,11 @@ var supportedKernels = append([]*kernels{genericKernels}, archKernels()...)
 // active is the implementation Gemm, Dot, Axpy and Scal use, chosen once at start-up.
 var active = selectKernels(os.Getenv(kernelEnv), os.Stderr)
 
-// KernelName reports the kernel set in use: "generic", "avx2" or "avx512". By default it is the
-// fastest the CPU supports (detected with github.com/klauspost/cpuid/v2); the environment variable
-// AGENTR1_KERNELS=generic|avx2|avx512 forces one. Builds with -tags purego, and non-amd64
-// builds, always use "generic".
+// KernelName reports the kernel set in use: "ref", "generic", "avx2" or "avx512". By default it
+// is the fastest the CPU supports (detected with github.com/klauspost/cpuid/v2); the environment
+// variable AGENTR1_KERNELS=ref|generic|avx2|avx512 forces one. "ref" runs every operation
+// through package tensor/ref's plain loops, slowly, on any machine. Builds with -tags purego,
+// and non-amd64 builds, use "generic" unless "ref" is asked for.
 func KernelName() string { return active.name }
 
 // selectKernels returns the implementation named by want, or the fastest supported one when want
@@ -177,14 +182,17 @@ func selectKernels(want string, warn io.Writer) *kernels {
 	if want == "" {
 		return best
 	}
+	if want == refKernels.name {
+		return refKernels
+	}
 	for _, k := range supportedKernels {
 		if k.name == want {
 			return k
 		}
 	}
-	names := make([]string, len(supportedKernels))
-	for i, k := range supportedKernels {
-		names[i] = k.name
+	names := []string{refKernels.name}
+	for _, k := range supportedKernels {
+		names = append(names, k.name)
 	}
 	fmt.Fprintf(warn, "tensor: %s=%q is not supported here (this build and CPU support %s); using %s\n",
 		kernelEnv, want, strings.Join(names, ", "), best.name)

@@ -10,32 +10,38 @@ import (
 // (verl's logprobs_from_logits and entropy_from_logits). Every row is shifted by its maximum
 // before exponentiating, so that no exponential overflows, and summed in float64.
 
-// logSumExp returns log sum_j exp(x_j), computed as m + log sum_j exp(x_j - m) with m the
-// maximum. A row of only -Inf gives -Inf.
-func logSumExp[F constraints.Float](x []F) float64 {
-	m := math.Inf(-1)
+// logNormaliser returns the maximum m of x and logZ = log sum_j exp(x_j - m), so that
+// log softmax(x)_j = (x_j - m) - logZ and logsumexp(x) = m + logZ. Shifting by m keeps every
+// exponential in [0, 1], and subtracting m before logZ keeps log-probabilities exact even where
+// m + logZ would round to m (logits near the float32 maximum). A row of only -Inf gives
+// m = -Inf.
+func logNormaliser[F constraints.Float](x []F) (m, logZ float64) {
+	m = math.Inf(-1)
 	for _, v := range x {
 		m = max(m, float64(v))
 	}
 	if math.IsInf(m, -1) {
-		return m
+		return m, 0
 	}
 	var sum float64
 	for _, v := range x {
 		sum += math.Exp(float64(v) - m)
 	}
-	return m + math.Log(sum)
+	return m, math.Log(sum)
 }
+
+// logSoftmax returns log softmax(x)_j given x_j and x's logNormaliser.
+func logSoftmax(xj, m, logZ float64) float64 { return (xj - m) - logZ }
 
 // SoftmaxForward computes y_ij = exp(x_ij) / sum_k exp(x_ik) over each row of x (n, d),
 // overwriting y (n, d). A row of only -Inf gives zeros.
 func SoftmaxForward[F constraints.Float](y, x []F, n, d int) {
 	for i := 0; i < n; i++ {
-		lse := logSumExp(x[i*d : (i+1)*d])
+		m, logZ := logNormaliser(x[i*d : (i+1)*d])
 		for j := 0; j < d; j++ {
 			y[i*d+j] = 0
-			if !math.IsInf(lse, -1) {
-				y[i*d+j] = F(math.Exp(float64(x[i*d+j]) - lse))
+			if !math.IsInf(m, -1) {
+				y[i*d+j] = F(math.Exp(logSoftmax(float64(x[i*d+j]), m, logZ)))
 			}
 		}
 	}
@@ -66,9 +72,9 @@ func SoftmaxBackward[F constraints.Float](dx, dy, y []F, n, d int) {
 // overwriting y (n, d).
 func LogSoftmaxForward[F constraints.Float](y, x []F, n, d int) {
 	for i := 0; i < n; i++ {
-		lse := logSumExp(x[i*d : (i+1)*d])
+		m, logZ := logNormaliser(x[i*d : (i+1)*d])
 		for j := 0; j < d; j++ {
-			y[i*d+j] = F(float64(x[i*d+j]) - lse)
+			y[i*d+j] = F(logSoftmax(float64(x[i*d+j]), m, logZ))
 		}
 	}
 }
@@ -101,7 +107,8 @@ func LogSoftmaxBackward[F constraints.Float](dx, dy, y []F, n, d int) {
 func LogProbsForward[F constraints.Float](logp, logits []F, labels []int, n, V int) {
 	for i := 0; i < n; i++ {
 		row := logits[i*V : (i+1)*V] // (V)
-		logp[i] = F(float64(row[labels[i]]) - logSumExp(row))
+		m, logZ := logNormaliser(row)
+		logp[i] = F(logSoftmax(float64(row[labels[i]]), m, logZ))
 	}
 }
 
@@ -116,9 +123,9 @@ func LogProbsBackward[F constraints.Float](dlogits, dlogp, logits []F, labels []
 	}
 	for i := 0; i < n; i++ {
 		row := logits[i*V : (i+1)*V] // (V)
-		lse := logSumExp(row)
+		m, logZ := logNormaliser(row)
 		for j := 0; j < V; j++ {
-			p := math.Exp(float64(row[j]) - lse)
+			p := math.Exp(logSoftmax(float64(row[j]), m, logZ))
 			dlogits[i*V+j] -= F(float64(dlogp[i]) * p)
 		}
 		dlogits[i*V+labels[i]] += dlogp[i]
@@ -133,16 +140,20 @@ func LogProbsBackward[F constraints.Float](dlogits, dlogp, logits []F, labels []
 // A logit of -Inf has p = 0 and adds nothing (0 log 0 = 0).
 func EntropyForward[F constraints.Float](ent, logits []F, n, V int) {
 	for i := 0; i < n; i++ {
-		row := logits[i*V : (i+1)*V] // (V)
-		lse := logSumExp(row)
-		var h float64
-		for j := 0; j < V; j++ {
-			if logp := float64(row[j]) - lse; !math.IsInf(logp, -1) {
-				h -= math.Exp(logp) * logp
-			}
-		}
-		ent[i] = F(h)
+		ent[i] = F(entropy(logits[i*V : (i+1)*V]))
 	}
+}
+
+// entropy returns -sum_j p_j log p_j of p = softmax(x), skipping p_j = 0 (0 log 0 = 0).
+func entropy[F constraints.Float](x []F) float64 {
+	m, logZ := logNormaliser(x)
+	var h float64
+	for _, v := range x {
+		if logp := logSoftmax(float64(v), m, logZ); !math.IsInf(logp, -1) {
+			h -= math.Exp(logp) * logp
+		}
+	}
+	return h
 }
 
 // EntropyBackward accumulates the gradient of EntropyForward. With log p_j = x_j - lse,
@@ -157,15 +168,10 @@ func EntropyBackward[F constraints.Float](dlogits, dent, logits []F, n, V int) {
 	}
 	for i := 0; i < n; i++ {
 		row := logits[i*V : (i+1)*V] // (V)
-		lse := logSumExp(row)
-		var h float64
+		m, logZ := logNormaliser(row)
+		h := entropy(row)
 		for j := 0; j < V; j++ {
-			if logp := float64(row[j]) - lse; !math.IsInf(logp, -1) {
-				h -= math.Exp(logp) * logp
-			}
-		}
-		for j := 0; j < V; j++ {
-			if logp := float64(row[j]) - lse; !math.IsInf(logp, -1) {
+			if logp := logSoftmax(float64(row[j]), m, logZ); !math.IsInf(logp, -1) {
 				dlogits[i*V+j] += F(-float64(dent[i]) * math.Exp(logp) * (logp + h))
 			}
 		}

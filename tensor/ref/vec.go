@@ -25,3 +25,15 @@ func Scal[F constraints.Float](alpha F, x []F) {
 		x[i] *= alpha
 	}
 }
+
+// Argmax returns the index of the first largest element of x, NaN elements never being the
+// largest (0 when every element is NaN). x must not be empty.
+func Argmax[F constraints.Float](x []F) int {
+	best := -1
+	for i, v := range x {
+		if v == v && (best < 0 || v > x[best]) { // v == v: v is not NaN
+			best = i
+		}
+	}
+	return max(best, 0)
+}
