@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -197,4 +198,22 @@ func selectKernels(want string, warn io.Writer) *kernels {
 	fmt.Fprintf(warn, "tensor: %s=%q is not supported here (this build and CPU support %s); using %s\n",
 		kernelEnv, want, strings.Join(names, ", "), best.name)
 	return best
+}
+
+// SetKernels makes the kernel set named name ("ref", or one of the sets this machine supports)
+// the active one and returns the name of the set it replaces, so that a test can train a model
+// on the ref set and restore the previous one. Operations read the active set on entry: call
+// SetKernels only while no operation runs. It returns an error, leaving the set unchanged, for
+// a name this build and CPU cannot run.
+func SetKernels(name string) (previous string, err error) {
+	ks := refKernels
+	if name != ks.name {
+		i := slices.IndexFunc(supportedKernels, func(k *kernels) bool { return k.name == name })
+		if i < 0 {
+			return active.name, fmt.Errorf("tensor.SetKernels: kernel set %q is not supported here", name)
+		}
+		ks = supportedKernels[i]
+	}
+	previous, active = active.name, ks
+	return previous, nil
 }

@@ -322,3 +322,23 @@ func to32(x []float64) []float32 {
 	}
 	return out
 }
+
+// TestSoftmaxInPlace checks that SoftmaxForward and LogSoftmaxForward may overwrite their
+// input, as the model's sampler calls them.
+func TestSoftmaxInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	n, d := 2, 5
+	x := randN(rng, n*d)
+	for _, f := range []struct {
+		name string
+		fn   func(y, x []float64, n, d int)
+	}{{"Softmax", SoftmaxForward[float64]}, {"LogSoftmax", LogSoftmaxForward[float64]}} {
+		want := make([]float64, n*d)
+		f.fn(want, x, n, d)
+		got := slices.Clone(x)
+		f.fn(got, got, n, d)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s in place = %v, want %v", f.name, got, want)
+		}
+	}
+}

@@ -34,15 +34,16 @@ func logNormaliser[F constraints.Float](x []F) (m, logZ float64) {
 func logSoftmax(xj, m, logZ float64) float64 { return (xj - m) - logZ }
 
 // SoftmaxForward computes y_ij = exp(x_ij) / sum_k exp(x_ik) over each row of x (n, d),
-// overwriting y (n, d). A row of only -Inf gives zeros.
+// overwriting y (n, d); y may be x. A row of only -Inf gives zeros.
 func SoftmaxForward[F constraints.Float](y, x []F, n, d int) {
 	for i := 0; i < n; i++ {
 		m, logZ := logNormaliser(x[i*d : (i+1)*d])
 		for j := 0; j < d; j++ {
-			y[i*d+j] = 0
+			p := 0.0
 			if !math.IsInf(m, -1) {
-				y[i*d+j] = F(math.Exp(logSoftmax(float64(x[i*d+j]), m, logZ)))
+				p = math.Exp(logSoftmax(float64(x[i*d+j]), m, logZ))
 			}
+			y[i*d+j] = F(p)
 		}
 	}
 }
@@ -69,7 +70,7 @@ func SoftmaxBackward[F constraints.Float](dx, dy, y []F, n, d int) {
 }
 
 // LogSoftmaxForward computes y_ij = x_ij - logsumexp_k(x_ik) over each row of x (n, d),
-// overwriting y (n, d).
+// overwriting y (n, d); y may be x.
 func LogSoftmaxForward[F constraints.Float](y, x []F, n, d int) {
 	for i := 0; i < n; i++ {
 		m, logZ := logNormaliser(x[i*d : (i+1)*d])
