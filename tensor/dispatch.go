@@ -162,7 +162,7 @@ var genericKernels = &kernels{
 // then what archKernels finds (avx2, avx512). Tests and benchmarks iterate over it.
 var supportedKernels = append([]*kernels{genericKernels}, archKernels()...)
 
-// active is the implementation Gemm, Dot, Axpy and Scal use, chosen once at start-up.
+// active is the kernel set every operation uses, chosen at start-up (SetKernels swaps it).
 var active = selectKernels(os.Getenv(kernelEnv), os.Stderr)
 
 // KernelName reports the kernel set in use: "ref", "generic", "avx2" or "avx512". By default it
