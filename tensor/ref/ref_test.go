@@ -342,3 +342,24 @@ func TestSoftmaxInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestLogitsNearFloat32Max checks the log-probabilities, entropy and softmax of logits near
+// the float32 maximum, where logsumexp = m + log 2 rounds to m even in float64: the
+// log-probabilities must subtract m before the log of the sum.
+func TestLogitsNearFloat32Max(t *testing.T) {
+	x := []float32{3e38, 3e38, 0}
+	logp, ent, p := make([]float32, 3), make([]float32, 1), make([]float32, 3)
+	LogProbsForward(logp[:1], x, []int{0}, 1, 3)
+	LogProbsForward(logp[1:2], x, []int{2}, 1, 3)
+	EntropyForward(ent, x, 1, 3)
+	SoftmaxForward(p, x, 1, 3)
+	if math.Abs(float64(logp[0])+math.Ln2) > 1e-6 || logp[1] != -3e38 {
+		t.Errorf("log-probs = %v, %v; want -ln 2, -3e38", logp[0], logp[1])
+	}
+	if math.Abs(float64(ent[0])-math.Ln2) > 1e-6 {
+		t.Errorf("entropy = %v, want ln 2", ent[0])
+	}
+	if p[0] != 0.5 || p[1] != 0.5 || p[2] != 0 {
+		t.Errorf("softmax = %v, want [0.5 0.5 0]", p)
+	}
+}
