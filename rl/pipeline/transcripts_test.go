@@ -114,7 +114,7 @@ func TestReadTranscriptsErrors(t *testing.T) {
 	}
 }
 
-func transcriptTokenizer(t *testing.T) *tokenizer.Tokenizer {
+func transcriptTokenizer(t testing.TB) *tokenizer.Tokenizer {
 	t.Helper()
 	tok, err := TrainTokenizer([]string{transcriptMessages, transcriptChatML, "<answer>Berlin</answer> Germany Rome Italy"}, 320)
 	if err != nil {
