@@ -13,11 +13,11 @@ import (
 // example trains on).
 const sftSample = "../../testdata/transcripts/sample.jsonl"
 
-// TestSFTCommand runs sft on a transcript file, checks the loss it prints falls and that eval
-// and a second sft load the folder it writes; then that a malformed file trains nothing.
+// TestSFTCommand runs sft on a transcript file, checks the loss it prints falls and that eval,
+// train and a second sft load the folder it writes; then that a malformed file trains nothing.
 func TestSFTCommand(t *testing.T) {
-	modelDir, corpus, _ := chatFixture(t)
 	dir := t.TempDir()
+	questions, corpus, modelDir := realDataFixture(t, dir)
 	data := sftSample
 	sample, err := os.ReadFile(sftSample)
 	if err != nil {
@@ -47,9 +47,15 @@ func TestSFTCommand(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	evalArgs := []string{"eval", "--model", out, "--data", "hotpotqa", "--n", "1", "--corpus", corpus, "--max-turns", "1", "--turn-tokens", "4", "--batch", "1"}
+	evalArgs := []string{"eval", "--model", out, "--data", questions, "--n", "1", "--corpus", corpus, "--max-turns", "1", "--turn-tokens", "4", "--batch", "1"}
 	if code := run(evalArgs, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "evaluating "+out) {
 		t.Errorf("eval --model %s: exit %d, stdout %q, stderr %q", out, code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	trainArgs := append([]string{"train", "--data", questions, "--corpus", corpus, "--model", out, "--out", filepath.Join(dir, "run")}, tinyRealFlags...)
+	if code := run(trainArgs, &stdout, &stderr); code != 0 {
+		t.Errorf("train --model %s: exit %d, stderr %q", out, code, stderr.String())
 	}
 	stdout.Reset()
 	stderr.Reset()
