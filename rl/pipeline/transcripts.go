@@ -14,12 +14,14 @@ import (
 
 // ChatML markers and tool-call tags, as the tokenizer and the environment write them.
 const (
-	chatStart   = "<|im_start|>"
-	chatEnd     = "<|im_end|>"
-	callOpen    = "<tool_call>"
-	callClose   = "</tool_call>"
-	maxLineSize = 64 << 20 // the longest transcript line read (64 MiB)
+	chatStart = "<|im_start|>"
+	chatEnd   = "<|im_end|>"
+	callOpen  = "<tool_call>"
+	callClose = "</tool_call>"
 )
+
+// maxTranscriptLine is the longest transcript line ReadTranscripts reads (64 MiB).
+const maxTranscriptLine = 64 << 20
 
 // Transcript is one chat transcript cut as a rollout cuts an episode: Prompt is the text up to
 // and including the first "<|im_start|>assistant\n"; turn k's Actions[k] is what the agent
@@ -298,9 +300,11 @@ func (t Transcript) Trajectory(tok *tokenizer.Tokenizer) *mdp.Trajectory {
 // number and the field, as is a transcript longer than maxLen tokens (0: no limit).
 func ReadTranscripts(r io.Reader, name string, tok *tokenizer.Tokenizer, maxLen int) ([]*mdp.Trajectory, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLineSize)
+	sc.Buffer(make([]byte, 0, 64<<10), maxTranscriptLine)
 	var out []*mdp.Trajectory
-	for line := 1; sc.Scan(); line++ {
+	line := 0 // the line number of the last line read
+	for sc.Scan() {
+		line++
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
 			continue
@@ -316,7 +320,7 @@ func ReadTranscripts(r io.Reader, name string, tok *tokenizer.Tokenizer, maxLen 
 		out = append(out, tr)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: after line %d: %w", name, len(out), err)
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err) // the line that could not be read
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no transcripts", name)
