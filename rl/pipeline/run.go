@@ -150,7 +150,7 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 		tr.Config.Steps = cfg.RL.Steps
 		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
 	}
-	if err := rlLoop(ctx, cfg, tr, setup, evalCfg, log); err != nil {
+	if err := rlLoop(ctx, cfg, tr, ckpt, setup, evalCfg, log); err != nil {
 		return nil, err
 	}
 	if res.Final, err = EvaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
@@ -161,20 +161,38 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 }
 
 // rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
-// says, and saves a final checkpoint.
-func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, evalCfg EvalConfig, log Logger) error {
-	saved := -1 // the step whose checkpoint was written last
+// says, and saves a final checkpoint. resumed is the checkpoint tr was loaded from ("" for
+// none). A policy that diverges (trainer.ErrDiverged) stops the run without a checkpoint of
+// it, naming the step and the last checkpoint written before it.
+func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string, setup *Setup, evalCfg EvalConfig, log Logger) error {
+	saved := -1         // the step whose checkpoint was written last
+	lastGood := resumed // the latest checkpoint written or resumed from
 	save := func() (string, error) {
 		if cfg.CheckpointDir == "" {
 			return "", nil
+		}
+		// A broken policy is never checkpointed: resuming it could only fail again.
+		if err := tr.CheckPolicy(); err != nil {
+			return "", fmt.Errorf("after RL step %d: %w", tr.StepsDone, err)
 		}
 		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
 		if err != nil {
 			return "", err
 		}
-		saved = tr.StepsDone
+		saved, lastGood = tr.StepsDone, path
 		log("checkpoint", path)
 		return path, nil
+	}
+	// diverged turns a trainer.ErrDiverged into the run's closing message.
+	diverged := func(err error) error {
+		if !errors.Is(err, trainer.ErrDiverged) {
+			return err
+		}
+		msg := "stopped: " + err.Error() + "; no checkpoint of the diverged policy was written"
+		if lastGood != "" {
+			msg += "; the last checkpoint is " + lastGood
+		}
+		return errors.New(msg + " (a lower learning rate may train where this one diverged)")
 	}
 	for tr.StepsDone < tr.Config.Steps {
 		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
@@ -184,7 +202,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
 			path, err := save()
 			if err != nil {
-				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
 			}
 			if path != "" {
 				msg += "; state saved to " + path
@@ -193,7 +211,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		}
 		m, err := tr.Step(context.WithoutCancel(ctx))
 		if err != nil {
-			return err
+			return diverged(err)
 		}
 		log("rl", m)
 		if m.SkippedUpdates > 0 {
@@ -203,7 +221,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
 			path, err := save()
 			if err != nil {
-				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
 			}
 			if path != "" {
 				msg += "; state saved to " + path
@@ -218,7 +236,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		}
 		if cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
 			if _, err := save(); err != nil {
-				return err
+				return diverged(err)
 			}
 		}
 	}
@@ -226,7 +244,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		return nil
 	}
 	_, err := save()
-	return err
+	return diverged(err)
 }
 
 // SFTBase turns policy into the SFT base in place: it loads cfg.BasePolicy when that folder
