@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,10 +44,25 @@ type sftMeta struct {
 func SFTCheckpointName(s int) string { return fmt.Sprintf("sft-%06d.ckpt", s) }
 
 // save writes the state to dir/SFTCheckpointName(step) atomically with a checksum, removes the
-// older SFT checkpoints of dir (only the latest is needed to resume) and returns the path.
+// older SFT checkpoints of dir (only the latest is needed to resume) and returns the path. A
+// state holding a value that is not finite is refused, and the older checkpoints are removed
+// only once the new one has been read back and verified: the last good checkpoint is never
+// deleted before its successor is known good.
 func (st *sftState) save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("sft checkpoint: %w", err)
+	}
+	if name := nonFiniteParam(st.policy.Params, func(p *model.Param) []float32 { return p.Data }); name != "" {
+		return "", fmt.Errorf("sft checkpoint after step %d refused: weight %s is not finite", st.step, name)
+	}
+	for _, moments := range [][][]float32{st.opt.M, st.opt.V} {
+		for i, m := range moments {
+			for _, x := range m {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return "", fmt.Errorf("sft checkpoint after step %d refused: an AdamW moment of %s is not finite", st.step, st.policy.Params[i].Name)
+				}
+			}
+		}
 	}
 	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches})
 	if err != nil {
@@ -58,6 +74,9 @@ func (st *sftState) save(dir string) (string, error) {
 	path := filepath.Join(dir, SFTCheckpointName(st.step))
 	if err := trainer.WriteCheckpointFile(path, f); err != nil {
 		return "", err
+	}
+	if _, err := trainer.ReadCheckpointFile(path); err != nil {
+		return "", fmt.Errorf("sft checkpoint written but unreadable, the older ones kept: %w", err)
 	}
 	old, err := sftCheckpoints(dir)
 	if err != nil {
