@@ -97,6 +97,10 @@ type Config struct {
 	// SFTCheckpointEvery is the number of SFT steps between SFT checkpoints (in CheckpointDir;
 	// 0: only when interrupted).
 	SFTCheckpointEvery int
+	// StopOnDivergence stops the run at the first SFT or RL step flagged as diverging (the SFT
+	// loss or the RL update's KL exploding against its running level: trainer.Divergence),
+	// keeping the last checkpoint; otherwise such steps are warned of and the run goes on.
+	StopOnDivergence bool
 
 	// Real data instead of the generated world (`agentr1 train --data D --model DIR`). The
 	// pipeline records them (config.json, --resume) and the command line interprets them.

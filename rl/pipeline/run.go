@@ -103,6 +103,8 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	if cfg.Workers > 0 {
 		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
 	}
+	var watch divergenceCount
+	log = watch.logger(log)
 	setup, policy := st.Setup, st.Policy
 	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers", policy.NumParams(), tensor.KernelName(), tensor.Workers()))
 	res := &Result{Setup: setup, Policy: policy}
@@ -156,8 +158,56 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	if res.Final, err = EvaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
 		return nil, err
 	}
+	if msg := watch.summary(); msg != "" {
+		log("warn", msg)
+	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// divergenceCount counts the steps of this process flagged as diverging (SFTMetrics and
+// StepMetrics.Diverging), to warn of each and say so again at the end of the run.
+type divergenceCount struct {
+	sft, rl     int
+	first, what string
+}
+
+// logger returns log with a warning after each record of a diverging step.
+func (d *divergenceCount) logger(log Logger) Logger {
+	return func(kind string, rec any) {
+		log(kind, rec)
+		var step int
+		var why, phase string
+		switch v := rec.(type) {
+		case SFTMetrics:
+			step, why, phase = v.Step, v.Diverging, "SFT"
+			if why != "" {
+				d.sft++
+			}
+		case trainer.StepMetrics:
+			step, why, phase = v.Step, v.Diverging, "RL"
+			if why != "" {
+				d.rl++
+			}
+		}
+		if why == "" {
+			return
+		}
+		where := fmt.Sprintf("%s step %d", phase, step)
+		if d.first == "" {
+			d.first, d.what = where, why
+		}
+		log("warn", fmt.Sprintf("diverging at %s: %s", where, why))
+	}
+}
+
+// summary is the end-of-run warning, or "" when no step diverged.
+func (d *divergenceCount) summary() string {
+	if d.sft+d.rl == 0 {
+		return ""
+	}
+	return fmt.Sprintf("this run diverged: %d SFT and %d RL steps flagged, the first at %s (%s); its figures are suspect: lower the learning rate, or stop at the first with --stop-on-divergence",
+		d.sft, d.rl, d.first, d.what)
 }
 
 // rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
@@ -214,6 +264,13 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string
 			return diverged(err)
 		}
 		log("rl", m)
+		if m.Diverging != "" && cfg.StopOnDivergence {
+			msg := fmt.Sprintf("RL step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", m.Step, m.Diverging)
+			if lastGood != "" {
+				msg += "; the last checkpoint is " + lastGood
+			}
+			return errors.New(msg)
+		}
 		if m.SkippedUpdates > 0 {
 			log("warn", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
 		}
@@ -287,7 +344,8 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		OnResume: func(path string, step int) {
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
-		ActionWeights: mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		StopOnDivergence: cfg.StopOnDivergence,
 	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {

@@ -77,6 +77,9 @@ type SFTOptions struct {
 	// ActionWeights holds, per demonstration and turn, the loss weight of that turn's action
 	// tokens (nil, or a short or nil entry: 1).
 	ActionWeights [][]float64
+	// StopOnDivergence stops SFT at a step whose loss explodes (SFTMetrics.Diverging) instead
+	// of going on; the state is not saved, so the last checkpoint stays the latest.
+	StopOnDivergence bool
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
@@ -118,7 +121,8 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	}
 	st := &sftState{
 		cfg: cfg, seed: seed, policy: policy,
-		opt: tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+		opt:   tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+		watch: trainer.SFTLossDivergence(policy.Config.VocabSize),
 	}
 	if opt.Resume && opt.CheckpointDir != "" {
 		path, err := latestSFTCheckpoint(opt.CheckpointDir)
@@ -186,11 +190,15 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		if err != nil {
 			return fail(fmt.Errorf("sft step %d: %w", step, err))
 		}
+		m.Diverging = st.watch.Observe(float64(m.Loss))
 		if onStep != nil {
 			m.Step = step
 			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
 			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
 			onStep(m)
+		}
+		if m.Diverging != "" && opt.StopOnDivergence {
+			return fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step, m.Diverging))
 		}
 		st.step++
 		if opt.CheckpointDir != "" && opt.CheckpointEvery > 0 && st.step%opt.CheckpointEvery == 0 && st.step < cfg.Steps {

@@ -25,8 +25,9 @@ type sftState struct {
 	seed    uint64
 	policy  *model.Model
 	opt     tensor.AdamW
-	step    int     // SFT steps done (the next step's index)
-	batches [][]int // the current pass's remaining batches, as demonstration indices
+	step    int                // SFT steps done (the next step's index)
+	batches [][]int            // the current pass's remaining batches, as demonstration indices
+	watch   trainer.Divergence // the loss's divergence watch
 }
 
 // sftMeta is the JSON meta of an SFT checkpoint.
@@ -37,6 +38,8 @@ type sftMeta struct {
 	StepsDone int       `json:"steps_done"`
 	OptStep   int       `json:"opt_step"`
 	Batches   [][]int   `json:"batches"` // the current pass's remaining batches (demonstration indices)
+	// LossWatch is the divergence watch's state (absent in checkpoints written before it).
+	LossWatch *trainer.Divergence `json:"loss_watch,omitempty"`
 }
 
 // SFTCheckpointName is the file name of the SFT checkpoint after step s. It does not match
@@ -64,7 +67,7 @@ func (st *sftState) save(dir string) (string, error) {
 			}
 		}
 	}
-	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches})
+	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches, LossWatch: &st.watch})
 	if err != nil {
 		return "", fmt.Errorf("sft checkpoint meta: %w", err)
 	}
@@ -121,6 +124,9 @@ func (st *sftState) load(path string) error {
 		return err
 	}
 	st.step, st.batches = meta.StepsDone, meta.Batches
+	if meta.LossWatch != nil {
+		st.watch = *meta.LossWatch
+	}
 	return nil
 }
 

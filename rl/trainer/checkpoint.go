@@ -25,6 +25,8 @@ type checkpointMeta struct {
 	HasRef     bool     `json:"has_ref"`
 	HasCritic  bool     `json:"has_critic"`
 	RandomNote string   `json:"random"`
+	// KLWatch is the divergence watch's state (absent in checkpoints written before it).
+	KLWatch *Divergence `json:"kl_watch,omitempty"`
 }
 
 // randomNote documents the trainer's random state, which is a function of (seed, step).
@@ -42,7 +44,7 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	}
 	meta, err := json.Marshal(checkpointMeta{
 		Config: t.Config, Seed: t.Seed, StepsDone: t.StepsDone, OptStep: t.Opt.Step, CritStep: t.CritOpt.Step,
-		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote,
+		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote, KLWatch: &t.KLWatch,
 	})
 	if err != nil {
 		return "", fmt.Errorf("checkpoint meta: %w", err)
@@ -122,6 +124,9 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 		}
 	}
 	t.Config, t.Seed, t.StepsDone = meta.Config, meta.Seed, meta.StepsDone
+	if meta.KLWatch != nil {
+		t.KLWatch = *meta.KLWatch
+	}
 	return nil
 }
 

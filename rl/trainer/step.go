@@ -85,6 +85,9 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if name := nonFiniteWeight(t.Policy.Params); name != "" {
 		return m, fmt.Errorf("step %d: %w: the update made weight %s non-finite", m.Step, ErrDiverged, name)
 	}
+	if policyUpdate && m.SkippedUpdates == 0 {
+		m.Diverging = t.KLWatch.Observe(float64(m.ApproxKL))
+	}
 	m.TimeUpdate = Num(time.Since(tUpd).Seconds())
 	m.TimeTotal = Num(time.Since(start).Seconds())
 	tokens := 0
