@@ -36,9 +36,9 @@ func reportSamples(b *trainer.StepBatch, tok *tokenizer.Tokenizer) []report.Samp
 func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.Sample {
 	col := b.Collated
 	batch := col.Batch
-	s := col.Samples[i]
+	s := col.Results[i]
 	piece := func(id int) string { return tok.Decode([]int{id}) }
-	rs := report.Sample{Step: b.Step, Split: "train", Reward: s.Outcome.Reward, EM: s.Outcome.Stats[trainer.StatEM], F1: s.Outcome.Stats[trainer.StatF1]}
+	rs := report.Sample{Step: b.Step, Split: "train", Reward: s.OutcomeReward, EM: s.Stats[trainer.StatEM], F1: s.Stats[trainer.StatF1]}
 	prompt := tok.Decode(s.Prompt)
 	rs.Question = lastUserMessage(prompt)
 	for _, id := range s.Prompt {
@@ -58,14 +58,9 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		}
 		rs.Tokens = append(rs.Tokens, t)
 	}
-	// Tool calls: an agent segment closing a call, followed by the observation that answers it.
-	turn := 0
-	for si, seg := range s.Segments {
-		if !seg.Agent {
-			continue
-		}
-		turn++
-		text := tok.Decode(seg.Tokens)
+	// Tool calls: an agent turn closing a call, and the observation that answers it.
+	for k, turn := range s.Turns {
+		text := tok.Decode(turn.Action)
 		if ans, ok := between(text, "<answer>", "</answer>"); ok {
 			rs.Answer = ans
 		}
@@ -73,16 +68,16 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		if !ok {
 			continue
 		}
-		tc := report.ToolCall{Turn: turn, Name: "search", Arguments: strings.TrimSpace(call)}
-		if si+1 < len(s.Segments) && !s.Segments[si+1].Agent {
-			tc.Result = tok.Decode(s.Segments[si+1].Tokens)
+		tc := report.ToolCall{Turn: k + 1, Name: "search", Arguments: strings.TrimSpace(call)}
+		if len(turn.Observation) > 0 {
+			tc.Result = tok.Decode(turn.Observation)
 		}
 		rs.ToolCalls = append(rs.ToolCalls, tc)
 	}
 	switch {
-	case s.CutLength:
+	case s.CutMaxLength:
 		rs.Outcome = "cut: max length"
-	case s.CutTurns:
+	case s.CutMaxTurns:
 		rs.Outcome = "cut: max turns"
 	case s.CutTurnTokens:
 		rs.Outcome = "cut: max tokens in a turn"

@@ -38,7 +38,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 
 	// 1. Rollout: Prompts x N rows, one group per prompt.
 	probs := t.stepProblems(s)
-	samples, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
+	results, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
 	if err != nil {
 		return m, fmt.Errorf("step %d: rollout: %w", s, err)
 	}
@@ -48,15 +48,15 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 		if err != nil {
 			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", s, err)
 		}
-		baselines = make([]float64, len(samples))
-		for i := range samples {
-			baselines[i] = SampleReward(greedy[i/c.N])
+		baselines = make([]float64, len(results))
+		for i := range results {
+			baselines[i] = greedy[i/c.N].TotalReward()
 		}
 	}
 	m.TimeRollout = Num(time.Since(start).Seconds())
-	rolloutStats(&m, samples)
+	rolloutStats(&m, results)
 
-	col, err := Collate(samples, t.Specials.ToolEnd, t.Specials.Pad)
+	col, err := Collate(results, t.Specials.Pad)
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", s, err)
 	}
@@ -70,7 +70,8 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 
 	if t.OnBatch != nil {
 		t.OnBatch(&StepBatch{Step: s, Collated: col, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
-			Rewards: d.rewards.Data, Advantages: d.advantages.Data})
+			Rewards: d.rewards.Data, Advantages: d.advantages.Data, Returns: d.returns.Data, Values: d.values.Data,
+			OldLogProbs: d.oldLogp.Data})
 	}
 
 	// 2. Update.
@@ -138,22 +139,13 @@ func nonFiniteWeight(params []*model.Param) string {
 // greedySampler takes the argmax: ReMax's baseline.
 var greedySampler = samplerGreedy()
 
-// rollout generates n samples of every problem.
-func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler rollout.Sampler, seed uint64) ([]*rollout.Sample, error) {
+// rollout generates n trajectories of every problem.
+func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler rollout.Sampler, seed uint64) ([]*rollout.Result, error) {
 	tasks := make([]rollout.Task, len(probs))
 	for i, p := range probs {
 		tasks[i] = rollout.Task{Prompt: p.Prompt, NewEpisode: p.NewEpisode, Group: i}
 	}
 	return rollout.Run(ctx, t.decoder(len(tasks)*n), sampler, t.Encoder, tasks, t.rolloutConfig(n, seed))
-}
-
-// SampleReward is a trajectory's total reward: outcome plus process rewards.
-func SampleReward(s *rollout.Sample) float64 {
-	r := s.Outcome.Reward
-	for _, seg := range s.Segments {
-		r += seg.Reward
-	}
-	return r
 }
 
 // prepare computes the masks, old and reference log-probs, critic values, token rewards and
