@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"agentr1/internal/atomicfile"
 	"agentr1/model"
 	"agentr1/rl/trainer"
 	"agentr1/tensor"
@@ -15,18 +18,42 @@ import (
 )
 
 // Logger receives a run's records: kind "info" with a string, "warn" with a string (something
-// went wrong but the run goes on), "setup" with the *Setup once it is prepared, "sft" with an
+// went wrong but the run goes on), "setup" with the *Setup once it is prepared, "save" and
+// "resume" with a *RunState around checkpoints, "sft" with an
 // SFTMetrics, "batch" with each RL step's *StepBatch before its update (masks, rewards and
 // advantages, for report samples; it must not be modified), "rl" with a StepMetrics, "eval"
 // with an *EvalMetrics, "checkpoint" with the path written.
 type Logger func(kind string, record any)
+
+// RunState carries a Logger's own state through checkpoints, so that a resumed run can put its
+// output files back as they were at the checkpoint (an uninterrupted run's, before the steps it
+// redoes). Before each checkpoint is written the Logger receives kind "save" with a *RunState
+// whose State it may set; a run resumed from that checkpoint logs kind "resume" with a
+// *RunState holding the same State, before any record of the part it redoes.
+type RunState struct {
+	State json.RawMessage
+}
+
+// callerState asks log for its state to save with a checkpoint.
+func callerState(log Logger) json.RawMessage {
+	rs := &RunState{}
+	log("save", rs)
+	return rs.State
+}
+
+// rlRunState is the pipeline's part of an RL checkpoint (trainer.Trainer.RunState): what a
+// resumed run cannot recompute.
+type rlRunState struct {
+	StartEval []*EvalMetrics  `json:"start_eval,omitempty"` // Result.SFTEval
+	Caller    json.RawMessage `json:"caller,omitempty"`     // the Logger's RunState
+}
 
 // Result is what a run produced.
 type Result struct {
 	Setup    *Setup
 	Policy   *model.Model
 	Trainer  *trainer.Trainer
-	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when resumed or not asked for)
+	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
 	Final    []*EvalMetrics // figures after RL on each evaluation set
 	Duration time.Duration
 }
@@ -151,8 +178,18 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 		// also stretches the learning-rate decay).
 		tr.Config.Steps = cfg.RL.Steps
 		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
+		if len(tr.RunState) > 0 {
+			var rs rlRunState
+			if err := json.Unmarshal(tr.RunState, &rs); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: run state: %w", ckpt, err)
+			}
+			res.SFTEval = rs.StartEval
+			if rs.Caller != nil {
+				log("resume", &RunState{State: rs.Caller})
+			}
+		}
 	}
-	if err := rlLoop(ctx, cfg, tr, ckpt, setup, evalCfg, log); err != nil {
+	if err := rlLoop(ctx, cfg, tr, ckpt, res.SFTEval, setup, evalCfg, log); err != nil {
 		return nil, err
 	}
 	if res.Final, err = EvaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
@@ -212,9 +249,9 @@ func (d *divergenceCount) summary() string {
 
 // rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
 // says, and saves a final checkpoint. resumed is the checkpoint tr was loaded from ("" for
-// none). A policy that diverges (trainer.ErrDiverged) stops the run without a checkpoint of
+// none); startEval, the starting policy's evaluations, is saved with each checkpoint. A policy that diverges (trainer.ErrDiverged) stops the run without a checkpoint of
 // it, naming the step and the last checkpoint written before it.
-func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string, setup *Setup, evalCfg EvalConfig, log Logger) error {
+func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string, startEval []*EvalMetrics, setup *Setup, evalCfg EvalConfig, log Logger) error {
 	saved := -1         // the step whose checkpoint was written last
 	lastGood := resumed // the latest checkpoint written or resumed from
 	save := func() (string, error) {
@@ -225,6 +262,11 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string
 		if err := tr.CheckPolicy(); err != nil {
 			return "", fmt.Errorf("after RL step %d: %w", tr.StepsDone, err)
 		}
+		rs, err := json.Marshal(rlRunState{StartEval: startEval, Caller: callerState(log)})
+		if err != nil {
+			return "", fmt.Errorf("checkpoint run state: %w", err)
+		}
+		tr.RunState = rs
 		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
 		if err != nil {
 			return "", err
@@ -335,6 +377,15 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 				return err
 			}
 			log("info", "loaded the SFT base from "+cfg.BasePolicy)
+			if resume && cfg.CheckpointDir != "" {
+				// This run trained the base and stopped before its first RL checkpoint.
+				state, err := os.ReadFile(filepath.Join(cfg.CheckpointDir, baseStateFile))
+				if err == nil {
+					log("resume", &RunState{State: state})
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
 			return nil
 		}
 	}
@@ -346,12 +397,24 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		},
 		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
 		StopOnDivergence: cfg.StopOnDivergence,
+		SaveState:        func() json.RawMessage { return callerState(log) },
+		RestoreState:     func(state json.RawMessage) { log("resume", &RunState{State: state}) },
 	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {
 		return err
 	}
 	if cfg.BasePolicy != "" {
+		// The Logger's state once SFT is done, for a resume that finds the base saved and no
+		// RL checkpoint yet; written before the base, whose weights file marks SFT as done.
+		if state := callerState(log); cfg.CheckpointDir != "" && state != nil {
+			if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(cfg.CheckpointDir, baseStateFile), state); err != nil {
+				return err
+			}
+		}
 		// The tokenizer first: the weights file marks the base as done.
 		if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
 			return err
@@ -368,6 +431,9 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 	}
 	return nil
 }
+
+// baseStateFile, in the checkpoint folder, holds the Logger's RunState as SFT ended.
+const baseStateFile = "sft-base.state.json"
 
 // mistakeWeights turns each demonstration's mistake marks into its turns' action weights:
 // weight on a mistake, 1 elsewhere.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -80,6 +81,11 @@ type SFTOptions struct {
 	// StopOnDivergence stops SFT at a step whose loss explodes (SFTMetrics.Diverging) instead
 	// of going on; the state is not saved, so the last checkpoint stays the latest.
 	StopOnDivergence bool
+	// SaveState, when set, gives the caller's own state before each checkpoint, saved in it;
+	// RestoreState, when set, receives it back when SFT resumes from that checkpoint, before
+	// any step (a caller keeps there how far its output files had got: see RunState).
+	SaveState    func() json.RawMessage
+	RestoreState func(json.RawMessage)
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
@@ -136,6 +142,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			if opt.OnResume != nil {
 				opt.OnResume(path, st.step)
 			}
+			if opt.RestoreState != nil && st.run != nil {
+				opt.RestoreState(st.run)
+			}
 		}
 	}
 	ws := model.NewWorkspace()
@@ -144,6 +153,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		// a demonstration proves the policy before it is checkpointed.
 		if err := finiteForward(ws, policy, rows[0].Tokens); err != nil {
 			return "", fmt.Errorf("sft checkpoint after step %d refused: %w", st.step, err)
+		}
+		if opt.SaveState != nil {
+			st.run = opt.SaveState()
 		}
 		path, err := st.save(opt.CheckpointDir)
 		if err == nil && opt.OnCheckpoint != nil {

@@ -28,6 +28,7 @@ type sftState struct {
 	step    int                // SFT steps done (the next step's index)
 	batches [][]int            // the current pass's remaining batches, as demonstration indices
 	watch   trainer.Divergence // the loss's divergence watch
+	run     json.RawMessage    // the caller's state (SFTOptions.SaveState), saved with the checkpoint
 }
 
 // sftMeta is the JSON meta of an SFT checkpoint.
@@ -40,6 +41,7 @@ type sftMeta struct {
 	Batches   [][]int   `json:"batches"` // the current pass's remaining batches (demonstration indices)
 	// LossWatch is the divergence watch's state (absent in checkpoints written before it).
 	LossWatch *trainer.Divergence `json:"loss_watch,omitempty"`
+	RunState  json.RawMessage     `json:"run_state,omitempty"` // the caller's state
 }
 
 // SFTCheckpointName is the file name of the SFT checkpoint after step s. It does not match
@@ -67,7 +69,7 @@ func (st *sftState) save(dir string) (string, error) {
 			}
 		}
 	}
-	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches, LossWatch: &st.watch})
+	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches, LossWatch: &st.watch, RunState: st.run})
 	if err != nil {
 		return "", fmt.Errorf("sft checkpoint meta: %w", err)
 	}
@@ -127,6 +129,7 @@ func (st *sftState) load(path string) error {
 	if meta.LossWatch != nil {
 		st.watch = *meta.LossWatch
 	}
+	st.run = meta.RunState
 	return nil
 }
 

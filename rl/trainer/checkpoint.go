@@ -27,6 +27,8 @@ type checkpointMeta struct {
 	RandomNote string   `json:"random"`
 	// KLWatch is the divergence watch's state (absent in checkpoints written before it).
 	KLWatch *Divergence `json:"kl_watch,omitempty"`
+	// RunState is Trainer.RunState.
+	RunState json.RawMessage `json:"run_state,omitempty"`
 }
 
 // randomNote documents the trainer's random state, which is a function of (seed, step).
@@ -44,7 +46,7 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	}
 	meta, err := json.Marshal(checkpointMeta{
 		Config: t.Config, Seed: t.Seed, StepsDone: t.StepsDone, OptStep: t.Opt.Step, CritStep: t.CritOpt.Step,
-		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote, KLWatch: &t.KLWatch,
+		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote, KLWatch: &t.KLWatch, RunState: t.RunState,
 	})
 	if err != nil {
 		return "", fmt.Errorf("checkpoint meta: %w", err)
@@ -127,6 +129,7 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 	if meta.KLWatch != nil {
 		t.KLWatch = *meta.KLWatch
 	}
+	t.RunState = meta.RunState
 	return nil
 }
 

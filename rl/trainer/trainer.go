@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
@@ -46,6 +47,9 @@ type Trainer struct {
 	NonFiniteRun int
 	// KLWatch flags the steps whose update's approx_kl explodes (StepMetrics.Diverging).
 	KLWatch Divergence
+	// RunState is the caller's own state, opaque here, saved with every checkpoint and
+	// restored by LoadCheckpoint (the pipeline keeps the evaluations before RL there).
+	RunState json.RawMessage
 
 	// OnBatch, when set, sees every step's prepared batch before the update (to dump sample
 	// trajectories with their masks and advantages for a report). It must not modify it.
