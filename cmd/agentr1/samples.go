@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 
 	"agentr1/report"
@@ -38,7 +39,17 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 	batch := col.Batch
 	s := col.Results[i]
 	piece := func(id int) string { return tok.Decode([]int{id}) }
-	rs := report.Sample{Step: b.Step, Split: "train", Reward: s.OutcomeReward, EM: s.Stats[trainer.StatEM], F1: s.Stats[trainer.StatF1]}
+	rs := report.Sample{Step: b.Step, Split: "train", EM: s.Stats[trainer.StatEM], F1: s.Stats[trainer.StatF1],
+		OutcomeReward: s.OutcomeReward, Group: sampleGroup(b, i)}
+	for _, turn := range s.Turns {
+		for _, c := range turn.ToolCalls {
+			rs.ProcessReward += c.Reward
+		}
+	}
+	rs.Reward = rs.OutcomeReward + rs.ProcessReward
+	if i < len(b.Answers) {
+		rs.Gold = b.Answers[i]
+	}
 	prompt := tok.Decode(s.Prompt)
 	rs.Question = lastUserMessage(prompt)
 	for _, id := range s.Prompt {
@@ -70,7 +81,7 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		}
 		tc := report.ToolCall{Turn: k + 1, Name: "search", Arguments: strings.TrimSpace(call)}
 		if len(turn.Observation) > 0 {
-			tc.Result = tok.Decode(turn.Observation)
+			tc.Result = report.ToolOutput(tok.Decode(turn.Observation))
 		}
 		rs.ToolCalls = append(rs.ToolCalls, tc)
 	}
@@ -87,6 +98,43 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		rs.Outcome = "ended without an answer"
 	}
 	return rs
+}
+
+// sampleGroup is row i's group in the step: every member's total reward as the advantage
+// estimator reads it (the sum of the row's token rewards), their mean and unbiased standard
+// deviation (GRPO's σ, rl.GRPOAdvantage), and whether they are all equal; nil for a group of
+// one (PPO, REINFORCE++, ...).
+func sampleGroup(b *trainer.StepBatch, i int) *report.Group {
+	col := b.Collated
+	L := col.Batch.L
+	g := &report.Group{ID: col.Groups[i], Tied: true}
+	for j, id := range col.Groups {
+		if id != g.ID {
+			continue
+		}
+		if j == i {
+			g.Member = len(g.Rewards)
+		}
+		r := 0.0
+		for _, x := range b.Rewards[j*L : (j+1)*L] {
+			r += x
+		}
+		g.Tied = g.Tied && (len(g.Rewards) == 0 || r == g.Rewards[0])
+		g.Rewards = append(g.Rewards, r)
+	}
+	n := float64(len(g.Rewards))
+	if n < 2 {
+		return nil
+	}
+	for _, r := range g.Rewards {
+		g.Mean += r
+	}
+	g.Mean /= n
+	for _, r := range g.Rewards {
+		g.Std += (r - g.Mean) * (r - g.Mean)
+	}
+	g.Std = math.Sqrt(g.Std / (n - 1))
+	return g
 }
 
 // lastUserMessage returns the content of the last ChatML user turn of a rendered prompt.

@@ -192,7 +192,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		batchWeights := make([][]float64, 0, len(st.batches[0]))
 		for _, i := range st.batches[0] {
 			if i < 0 || i >= len(rows) {
-				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step, i, len(rows))
+				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step+1, i, len(rows))
 			}
 			batch = append(batch, rows[i])
 			batchWeights = append(batchWeights, weights[i])
@@ -200,29 +200,29 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		st.batches = st.batches[1:]
 		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, sched.LR(step))
 		if err != nil {
-			return fail(fmt.Errorf("sft step %d: %w", step, err))
+			return fail(fmt.Errorf("sft step %d: %w", step+1, err))
 		}
 		m.Diverging = st.watch.Observe(float64(m.Loss))
 		if onStep != nil {
-			m.Step = step
+			m.Step = step + 1 // counted from 1, as RL steps are
 			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
 			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
 			onStep(m)
 		}
 		if m.Diverging != "" && opt.StopOnDivergence {
-			return fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step, m.Diverging))
+			return fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step+1, m.Diverging))
 		}
 		st.step++
 		if opt.CheckpointDir != "" && opt.CheckpointEvery > 0 && st.step%opt.CheckpointEvery == 0 && st.step < cfg.Steps {
 			if _, err := save(); err != nil {
-				return fail(fmt.Errorf("sft step %d: %w", step, err))
+				return fail(fmt.Errorf("sft step %d: %w", step+1, err))
 			}
 		}
 	}
 	// The last step's weights are finite (sftStep checked them); so must be what they
 	// compute, before the caller saves the result as the SFT base.
 	if err := finiteForward(ws, policy, rows[0].Tokens); err != nil && st.step > 0 {
-		return fail(fmt.Errorf("after sft step %d: %w", st.step-1, err))
+		return fail(fmt.Errorf("after sft step %d: %w", st.step, err))
 	}
 	return nil
 }

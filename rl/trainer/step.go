@@ -32,21 +32,21 @@ type stepData struct {
 // step's metrics; StepsDone advances on success.
 func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	c := &t.Config
-	s := t.StepsDone
-	m := StepMetrics{Step: s, Phase: "rl", Algorithm: string(c.Algorithm)}
+	s := t.StepsDone // the step's index: seeds its randomness
+	m := StepMetrics{Step: s + 1, Phase: "rl", Algorithm: string(c.Algorithm)}
 	start := time.Now()
 
 	// 1. Rollout: Prompts x N rows, one group per prompt.
 	probs := t.stepProblems(s)
 	results, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
 	if err != nil {
-		return m, fmt.Errorf("step %d: rollout: %w", s, err)
+		return m, fmt.Errorf("step %d: rollout: %w", m.Step, err)
 	}
 	var baselines []float64 // ReMax: the greedy rollout's reward per row
 	if c.Algorithm == ReMax {
 		greedy, err := t.rollout(ctx, probs, 1, greedySampler, t.stepRand(s, purposeGreedy).Uint64())
 		if err != nil {
-			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", s, err)
+			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", m.Step, err)
 		}
 		baselines = make([]float64, len(results))
 		for i := range results {
@@ -58,18 +58,22 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 
 	col, err := Collate(results, t.Specials.Pad)
 	if err != nil {
-		return m, fmt.Errorf("step %d: %w", s, err)
+		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
 	if bad, n := nonFiniteSampled(col); bad > 0 {
 		return m, fmt.Errorf("step %d: %w: %d of %d sampled log-probs are not finite (its logits are NaN or infinite)", m.Step, ErrDiverged, bad, n)
 	}
 	d, err := t.prepare(col, baselines, &m)
 	if err != nil {
-		return m, fmt.Errorf("step %d: %w", s, err)
+		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
 
 	if t.OnBatch != nil {
-		t.OnBatch(&StepBatch{Step: s, Collated: col, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
+		gold := make([][]string, len(col.Groups))
+		for i, g := range col.Groups {
+			gold[i] = probs[g].Answers
+		}
+		t.OnBatch(&StepBatch{Step: m.Step, Collated: col, Answers: gold, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
 			Rewards: d.rewards.Data, Advantages: d.advantages.Data, Returns: d.returns.Data, Values: d.values.Data,
 			OldLogProbs: d.oldLogp.Data})
 	}
@@ -81,7 +85,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 		m.Phase = "critic-warmup"
 	}
 	if err := t.update(d, policyUpdate, &m); err != nil {
-		return m, fmt.Errorf("step %d: update: %w", s, err)
+		return m, fmt.Errorf("step %d: update: %w", m.Step, err)
 	}
 	if name := nonFiniteWeight(t.Policy.Params); name != "" {
 		return m, fmt.Errorf("step %d: %w: the update made weight %s non-finite", m.Step, ErrDiverged, name)

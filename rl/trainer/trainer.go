@@ -17,6 +17,7 @@ type Problem struct {
 	NewEpisode func() rollout.Episode // a fresh episode of this question
 	Dataset    string                 // for evaluation breakdowns ("world", "hotpotqa", ...)
 	Type       string                 // question type ("bridge", "comparison", ...)
+	Answers    []string               // the accepted answers (gold and aliases), for reports
 }
 
 // Specials are the token ids the trainer must know.
@@ -169,7 +170,7 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 // StepBatch is one step's training data as the update sees it; the matrices are (B, L) over the
 // response columns of Collated.Batch.
 type StepBatch struct {
-	Step          int
+	Step          int // the step's number, from 1 (StepMetrics.Step)
 	Collated      *Collated
 	LossMask      []float64 // the mask the losses use (action mask, or every response token with NoLossMask)
 	AdvantageMask []float64 // the mask advantages were computed over
@@ -178,4 +179,6 @@ type StepBatch struct {
 	Returns       []float64 // the critic's targets (PPO); the advantages for the outcome estimators
 	Values        []float64 // the critic's values at rollout time (PPO); 0 without a critic
 	OldLogProbs   []float64 // the old log-probs of the ratio (recomputed or sampled: RLConfig.OldLogProbs)
+
+	Answers [][]string // (B,) the accepted answers of each row's question (Problem.Answers)
 }
