@@ -325,6 +325,9 @@ func TestInterruptDuringSFT(t *testing.T) {
 	if g, w := evalOf(stopped), evalOf(whole); !sameJSON(g, w) {
 		t.Errorf("final evaluation: resumed %v, uninterrupted %v", g, w)
 	}
+	for _, name := range []string{"metrics.jsonl", "eval.json", "samples.jsonl"} {
+		sameOutput(t, "resumed", filepath.Join(stopped, name), filepath.Join(whole, name))
+	}
 }
 
 // TestInterruptSavesCheckpoint sends SIGINT (Ctrl-C) to a training subprocess during RL: it must
