@@ -229,3 +229,37 @@ func (ws *Workspace) footprint() int {
 	}
 	return 4 * n
 }
+
+// view returns the activation buffers of layer l sliced to the current batch: N rows and
+// B*Hq*T attention statistics. A lean forward pass (see Workspace) gives every layer the same
+// slot.
+func (ws *Workspace) view(l int) layerActs {
+	cfg := ws.cfg
+	N := ws.B * ws.T
+	C, I := cfg.HiddenSize, cfg.IntermediateSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	a := ws.layers[0]
+	if ws.kept {
+		a = ws.layers[l]
+	}
+	return layerActs{
+		rstd1: a.rstd1[:N],
+		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
+		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
+		probs:  a.probs[:min(len(a.probs), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
+		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
+		gate: a.gate[:N*I], up: a.up[:N*I],
+		resid2: a.resid2[:N*C],
+	}
+}
+
+// layerInput returns the residual stream entering layer l (N, C): the embeddings, or the
+// previous layer's output (in a lean pass, only while layer l has not run).
+func (ws *Workspace) layerInput(l int) []float32 {
+	N, C := ws.B*ws.T, ws.cfg.HiddenSize
+	if l == 0 {
+		return ws.embedded[:N*C]
+	}
+	return ws.view(l - 1).resid2
+}
