@@ -121,14 +121,15 @@ func (c *Critic) Clone() *Critic {
 	return d
 }
 
-// Save writes the critic to dir as a Hugging Face Qwen2ForTokenClassification checkpoint
+// Save writes the critic to dir as a Hugging Face Qwen2ForTokenClassification (or Qwen3's)
+// checkpoint
 // (config.json with num_labels 1, model.safetensors with the trunk and score.weight/bias).
 func (c *Critic) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save critic: %w", err)
 	}
 	cfg := c.Model.Config
-	raw, err := cfg.marshal("Qwen2ForTokenClassification", map[string]any{
+	raw, err := cfg.marshal("ForTokenClassification", map[string]any{
 		"id2label": map[string]string{"0": "LABEL_0"}, "label2id": map[string]int{"LABEL_0": 0},
 	})
 	if err != nil {

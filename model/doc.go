@@ -1,6 +1,7 @@
 // Package model is agentr1's policy and value model: the Qwen2 architecture (Hugging Face
 // Qwen2ForCausalLM) at any size, trainable on the CPU and compatible with Hugging Face
-// checkpoints.
+// checkpoints, and its Qwen3 variant (Qwen3ForCausalLM: no q/k/v biases, an RMSNorm of each
+// query and key head vector before the rotary embedding, and a head size of its own).
 //
 // # Where to start reading
 //

@@ -7,6 +7,10 @@ import "agentr1/tensor"
 //	h1 = x  + o_proj(attention(rope(q_proj(n1)), rope(k_proj(n1)), v_proj(n1)))   n1 = input_layernorm(x)
 //	h2 = h1 + down_proj(silu(gate_proj(n2)) * up_proj(n2))                          n2 = post_attention_layernorm(h1)
 //
+// A Qwen3 layer (HF Qwen3DecoderLayer) has no q/k/v biases and normalises every query and key
+// head vector (D) before the rotation: rope(q_norm(q_proj(n1))), rope(k_norm(k_proj(n1))),
+// each an RMSNorm over D with its own weight (D) shared by all heads.
+//
 // layerForward and layerBackward below are the two directions of that computation, step by
 // step in mirrored order.
 
@@ -25,11 +29,15 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) []float32 {
 
 	// Attention branch. In a lean pass x may be this slot's resid2: it is read for the last
 	// time by the copy into resid1, before resid2 is written.
-	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1 (N, C)
-	tensor.LinearForward(a.q, norm, p.q.Data, p.qBias.Data, N, C, Q)     // (N, Hq, D)
-	tensor.LinearForward(a.k, norm, p.k.Data, p.kBias.Data, N, C, K)     // (N, Hkv, D)
-	tensor.LinearForward(a.v, norm, p.v.Data, p.vBias.Data, N, C, K)     // (N, Hkv, D)
-	m.rope.Forward(a.q, ws.positions, N, Hq)                             // in place
+	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps)  // n1 (N, C)
+	tensor.LinearForward(a.qProj, norm, p.q.Data, data(p.qBias), N, C, Q) // (N, Hq, D)
+	tensor.LinearForward(a.kProj, norm, p.k.Data, data(p.kBias), N, C, K) // (N, Hkv, D)
+	tensor.LinearForward(a.v, norm, p.v.Data, data(p.vBias), N, C, K)     // (N, Hkv, D)
+	if p.qNorm != nil {                                                   // Qwen3: an RMSNorm over each head vector, rows (N*H, D)
+		tensor.RMSNormForward(a.q, a.qRstd, a.qProj, p.qNorm.Data, N*Hq, D, eps)
+		tensor.RMSNormForward(a.k, a.kRstd, a.kProj, p.kNorm.Data, N*Hkv, D, eps)
+	}
+	m.rope.Forward(a.q, ws.positions, N, Hq) // in place
 	m.rope.Forward(a.k, ws.positions, N, Hkv)
 	ws.attentionForward(a, B, T, Hq, Hkv, D) // a.attn (N, Hq, D), weights kept or recomputed (recompute.go)
 	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
@@ -107,11 +115,19 @@ func (m *Model) layerBackward(ws *Workspace, l int, x, dres []float32) {
 	ws.attentionBackward(a, dq, dk, dv, dattn, B, T, Hq, Hkv, D)
 	m.rope.Backward(dq, ws.positions, N, Hq)
 	m.rope.Backward(dk, ws.positions, N, Hkv)
+	if p.qNorm != nil { // Qwen3: back through the per-head RMSNorms to the projections
+		dqProj, dkProj := ws.dqProj[:N*Q], ws.dkProj[:N*K]
+		clear(dqProj)
+		clear(dkProj)
+		tensor.RMSNormBackward(dqProj, p.qNorm.Grad, dq, a.qProj, p.qNorm.Data, a.qRstd, N*Hq, D)
+		tensor.RMSNormBackward(dkProj, p.kNorm.Grad, dk, a.kProj, p.kNorm.Data, a.kRstd, N*Hkv, D)
+		dq, dk = dqProj, dkProj
+	}
 	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1, recomputed
 	// dnorm (N, C) = dq @ q_proj + dk @ k_proj + dv @ v_proj
 	tensor.Gemm(false, false, N, C, Q, 1, dq, Q, p.q.Data, C, 0, dnorm, C)
-	tensor.LinearBackward(nil, p.q.Grad, p.qBias.Grad, dq, norm, p.q.Data, N, C, Q)
-	tensor.LinearBackward(dnorm, p.k.Grad, p.kBias.Grad, dk, norm, p.k.Data, N, C, K)
-	tensor.LinearBackward(dnorm, p.v.Grad, p.vBias.Grad, dv, norm, p.v.Data, N, C, K)
+	tensor.LinearBackward(nil, p.q.Grad, grad(p.qBias), dq, norm, p.q.Data, N, C, Q)
+	tensor.LinearBackward(dnorm, p.k.Grad, grad(p.kBias), dk, norm, p.k.Data, N, C, K)
+	tensor.LinearBackward(dnorm, p.v.Grad, grad(p.vBias), dv, norm, p.v.Data, N, C, K)
 	tensor.RMSNormBackward(dres, p.inputNorm.Grad, dnorm, x, p.inputNorm.Data, a.rstd1, N, C)
 }

@@ -197,6 +197,9 @@ func gradView(params []*Param, grad []float32) map[*Param]*Param {
 // view (an untied lm_head of a critic's trunk, which it never uses) are m's own.
 func (m *Model) withParams(view map[*Param]*Param) *Model {
 	get := func(p *Param) *Param {
+		if p == nil {
+			return nil // a parameter the architecture does not have
+		}
 		if q, ok := view[p]; ok {
 			return q
 		}
@@ -210,7 +213,7 @@ func (m *Model) withParams(view map[*Param]*Param) *Model {
 	for l, p := range m.layers {
 		v.layers[l] = layerParams{
 			inputNorm: get(p.inputNorm), q: get(p.q), qBias: get(p.qBias), k: get(p.k), kBias: get(p.kBias),
-			v: get(p.v), vBias: get(p.vBias), o: get(p.o), postNorm: get(p.postNorm),
+			v: get(p.v), vBias: get(p.vBias), qNorm: get(p.qNorm), kNorm: get(p.kNorm), o: get(p.o), postNorm: get(p.postNorm),
 			gate: get(p.gate), up: get(p.up), down: get(p.down),
 		}
 	}
