@@ -7,8 +7,8 @@ import (
 	"agentr1/tensor"
 )
 
-// The model, top to bottom (Hugging Face Qwen2ForCausalLM), over a left-padded batch of
-// N = B*T positions:
+// The model, top to bottom (Hugging Face Qwen2ForCausalLM; Qwen3ForCausalLM differs only
+// inside the layer's attention, layer.go), over a left-padded batch of N = B*T positions:
 //
 //	x        = embed_tokens[tokens]                      (N, C)    the residual stream
 //	x        = layer_l(x)   for l = 0, 1, ..., L-1       (N, C)    layer.go

@@ -90,7 +90,8 @@ type shard struct {
 }
 
 // split prepares ws to run a (B, T) batch in shards and reports whether it will: not for a
-// single row or a single worker, nor inside a shard. The pass is m's, or with c not nil the
+// single row or a single worker. (A shard's own workspace never splits: the shards run
+// forward and backward, which never call split.) The pass is m's, or with c not nil the
 // critic c's (whose trunk is m). Shards get about equal numbers of rows, the later ones one
 // more when S does not divide B.
 func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
@@ -100,7 +101,7 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 		S = tensor.Workers()
 	}
 	S = min(S, B)
-	if ws.inShard || S < 2 {
+	if S < 2 {
 		return false
 	}
 	params := m.Params
@@ -108,7 +109,7 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 		params = c.Params
 	}
 	for len(ws.shards) < S {
-		ws.shards = append(ws.shards, shard{ws: &Workspace{inShard: true}})
+		ws.shards = append(ws.shards, shard{ws: new(Workspace)})
 	}
 	ws.shards = ws.shards[:S]
 	for s := range ws.shards {

@@ -85,7 +85,6 @@ type Workspace struct {
 
 	shards  []shard // the groups of rows of a split batch, each with its own workspace
 	sharded bool    // the last forward pass ran in shards (its activations are theirs)
-	inShard bool    // this is a shard's workspace: it never splits again
 }
 
 // pass names the forward pass a workspace holds, so a backward pass can check it.
@@ -136,7 +135,7 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 	ws.owner, ws.pass, ws.sharded = nil, passNone, false
 	if !sameArch(ws.cfg, cfg) {
 		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, Temperature: ws.Temperature,
-			Shards: ws.Shards, cfg: cfg, keep: ws.keep, shards: ws.shards, inShard: ws.inShard}
+			Shards: ws.Shards, cfg: cfg, keep: ws.keep, shards: ws.shards}
 	}
 	ws.B, ws.T = B, T
 	N := B * T
