@@ -55,7 +55,7 @@ type Trainer struct {
 
 	// onBackward, when set (by tests), sees each mini-batch's (B, T) dL/dlogp before the
 	// policy's backward pass.
-	onBackward func(v *view, dlogp []float32)
+	onBackward func(v *View, dlogp []float32)
 	// keepIdleRows, when set (by tests), keeps the rows that teach nothing in the update's
 	// forward and backward passes (teachingRows), to check that leaving them out is exact.
 	keepIdleRows bool
@@ -86,7 +86,7 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 		ws:    &model.Workspace{Temperature: float32(cfg.Temperature)},
 		wsRef: &model.Workspace{Temperature: float32(cfg.Temperature)}, wsCritic: model.NewWorkspace(),
 	}
-	if cfg.KLMode() != "none" {
+	if cfg.KLMode() != KLOff {
 		t.Ref = policy.Clone()
 	}
 	if cfg.Algorithm.NeedsCritic() {
