@@ -63,11 +63,9 @@ func ParseConfig(raw []byte) (Config, error) {
 			c.Extra[k] = v
 		}
 	}
-	if err := checkUnsupported(keys); err != nil {
+	var err error
+	if c.ModelType, err = checkUnsupported(keys); err != nil {
 		return Config{}, err
-	}
-	if v, ok := keys["model_type"]; ok && string(v) != "null" {
-		json.Unmarshal(v, &c.ModelType) // a string: checkUnsupported checked it
 	}
 	// Defaults are transformers' Qwen2Config (or Qwen3Config) defaults where a key is absent.
 	if c.QKNorm() {
@@ -116,8 +114,8 @@ func ParseConfig(raw []byte) (Config, error) {
 }
 
 // checkUnsupported rejects settings of config.json that change the architecture in ways this
-// package does not implement.
-func checkUnsupported(keys map[string]json.RawMessage) error {
+// package does not implement, and returns its model_type ("" when absent, which means qwen2).
+func checkUnsupported(keys map[string]json.RawMessage) (modelType string, err error) {
 	str := func(key string) (string, bool, error) {
 		v, ok := keys[key]
 		if !ok || string(v) == "null" {
@@ -129,69 +127,70 @@ func checkUnsupported(keys map[string]json.RawMessage) error {
 		}
 		return s, true, nil
 	}
-	modelType, ok, err := str("model_type")
+	stated, ok, err := str("model_type")
 	if err != nil {
-		return err
+		return "", err
 	}
+	modelType = stated
 	if !ok {
 		modelType = "qwen2"
 	}
 	if modelType != "qwen2" && modelType != "qwen3" {
-		return fmt.Errorf("config: model_type %q is not supported (want \"qwen2\" or \"qwen3\")", modelType)
+		return "", fmt.Errorf("config: model_type %q is not supported (want \"qwen2\" or \"qwen3\")", modelType)
 	}
 	if s, ok, err := str("hidden_act"); err != nil {
-		return err
+		return "", err
 	} else if ok && s != "silu" {
-		return fmt.Errorf("config: hidden_act %q is not supported (want \"silu\")", s)
+		return "", fmt.Errorf("config: hidden_act %q is not supported (want \"silu\")", s)
 	}
 	if v, ok := keys["architectures"]; ok && string(v) != "null" {
 		var archs []string
 		if err := json.Unmarshal(v, &archs); err != nil {
-			return fmt.Errorf("config: key \"architectures\": want a list of strings: %s", v)
+			return "", fmt.Errorf("config: key \"architectures\": want a list of strings: %s", v)
 		}
 		prefix := archPrefix(modelType)
 		for _, a := range archs {
 			if a != prefix+"ForCausalLM" && a != prefix+"ForTokenClassification" {
-				return fmt.Errorf("config: architecture %q is not supported with model_type %q (want %sForCausalLM)", a, modelType, prefix)
+				return "", fmt.Errorf("config: architecture %q is not supported with model_type %q (want %sForCausalLM)", a, modelType, prefix)
 			}
 		}
 	}
 	if v, ok := keys["attention_bias"]; ok && string(v) != "null" {
 		var on bool
 		if err := json.Unmarshal(v, &on); err != nil {
-			return fmt.Errorf("config: key \"attention_bias\": want a boolean: %s", v)
+			return "", fmt.Errorf("config: key \"attention_bias\": want a boolean: %s", v)
 		}
 		// Qwen2's q, k and v projections always have biases (and its config has no such key);
 		// Qwen3's have none unless attention_bias, which also adds one to o_proj.
 		if modelType == "qwen3" && on {
-			return fmt.Errorf("config: attention_bias=true is not supported for qwen3 (Qwen3 checkpoints have no attention biases)")
+			return "", fmt.Errorf("config: attention_bias=true is not supported for qwen3 (Qwen3 checkpoints have no attention biases)")
 		}
 		if modelType == "qwen2" && !on {
-			return fmt.Errorf("config: attention_bias=false is not supported for qwen2 (Qwen2's q, k and v projections have biases)")
+			return "", fmt.Errorf("config: attention_bias=false is not supported for qwen2 (Qwen2's q, k and v projections have biases)")
 		}
 	}
 	if v, ok := keys["use_sliding_window"]; ok && string(v) != "null" {
 		var on bool
 		if err := json.Unmarshal(v, &on); err != nil {
-			return fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
+			return "", fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
 		}
 		if on {
-			return fmt.Errorf("config: use_sliding_window=true is not supported (this decoder has full causal attention only)")
+			return "", fmt.Errorf("config: use_sliding_window=true is not supported (this decoder has full causal attention only)")
 		}
 	}
 	if v, ok := keys["rope_scaling"]; ok && string(v) != "null" {
-		return fmt.Errorf("config: rope_scaling=%s is not supported (only plain RoPE is implemented)", v)
+		return "", fmt.Errorf("config: rope_scaling=%s is not supported (only plain RoPE is implemented)", v)
 	}
 	if v, ok := keys["attention_dropout"]; ok && string(v) != "null" {
 		var p float64
 		if err := json.Unmarshal(v, &p); err != nil {
-			return fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
+			return "", fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
 		}
 		if p != 0 {
-			return fmt.Errorf("config: attention_dropout=%v is not supported (training here uses no dropout)", p)
+			return "", fmt.Errorf("config: attention_dropout=%v is not supported (training here uses no dropout)", p)
 		}
 	}
-	return nil
+	return stated, nil
 }
 
 // LoadConfig reads and validates a Hugging Face config.json.
