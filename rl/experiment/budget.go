@@ -41,6 +41,16 @@ func (u Unit) Name() string {
 	return "seed " + strconv.FormatUint(u.Seed, 10) + " · " + label
 }
 
+// ID is the unit's name on the command line and in the claims folder, its folder in the run
+// directory with the method's name: "seed-1/sft", "seed-2/grpo".
+func (u Unit) ID() string {
+	name := "sft"
+	if u.Method != nil {
+		name = u.Method.Name
+	}
+	return "seed-" + strconv.FormatUint(u.Seed, 10) + "/" + name
+}
+
 // Units lists the plan's units in the order Run does them: seed by seed, the SFT first, then
 // every method.
 func (p *Plan) Units() []Unit {
