@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -64,6 +65,16 @@ func (p *Plan) Units() []Unit {
 		}
 	}
 	return out
+}
+
+// UnitsSFTFirst lists the plan's units with every SFT unit first, then the others in Units'
+// order: the order to hand units to parallel processes (`agentr1 experiment --list`), so that
+// the bases every other unit waits for start first.
+func (p *Plan) UnitsSFTFirst() []Unit {
+	units := p.Units()
+	sft := slices.DeleteFunc(slices.Clone(units), func(u Unit) bool { return u.Method != nil })
+	rest := slices.DeleteFunc(units, func(u Unit) bool { return u.Method == nil })
+	return append(sft, rest...)
 }
 
 // Estimate is the expected time of unit u at rates r. It counts the setup (Prepare) in every

@@ -123,6 +123,10 @@ func TestRunUnitDependency(t *testing.T) {
 	if len(ids) != 2*(1+len(p.Methods)) || !slices.Equal(ids[:4], want) || ids[1+len(p.Methods)] != "seed-2/sft" {
 		t.Fatalf("unit IDs %v", ids)
 	}
+	first := p.UnitsSFTFirst()
+	if len(first) != len(ids) || first[0].ID() != "seed-1/sft" || first[1].ID() != "seed-2/sft" || first[2].ID() != "seed-1/base-tool-call" || first[len(first)-1].ID() != ids[len(ids)-1] {
+		t.Fatalf("units with the SFT bases first: %v", first)
+	}
 
 	_, err = RunUnit(context.Background(), p, "seed-2/grpo", Options{Dir: dir})
 	if err == nil || !strings.Contains(err.Error(), "starts from the SFT base of unit seed-2/sft, which has not finished") ||
