@@ -32,8 +32,8 @@ func init() {
 			"            (the loss-mask ablation, long enough to show, with a table of the evaluations during training)\n" +
 			"       agentr1 experiment --preset tiny --seeds 2 --out /tmp/exp   (a smoke test: seconds)\n" +
 			"       agentr1 experiment --preset paper-mini --quick --list      (the unit IDs, SFT bases first)\n" +
-			"       agentr1 experiment --preset paper-mini --quick --out /shared/exp --unit seed-1/grpo --wait 2h\n" +
-			"            (one unit, e.g. a task of a Slurm array or a Kubernetes Indexed Job: see deploy/ and docs/SCALING.md)\n" +
+			"       agentr1 experiment --preset paper-mini --quick --out /tmp/exp-units --unit seed-1/sft --wait 2h\n" +
+			"            (one unit, as a task of a Slurm array or a Kubernetes Indexed Job runs it: deploy/, docs/SCALING.md)\n" +
 			"  Per seed: one SFT warm start; Base Tool Call and Naive RAG evaluated with that SFT base; then PPO, GRPO,\n" +
 			"  REINFORCE++, REINFORCE++-baseline, RLOO and the ablations (PPO w/o advantage mask, PPO w/o both masks,\n" +
 			"  GRPO w/o loss mask), each trained from the SFT base and evaluated on the held-out and unseen questions.\n" +
@@ -152,6 +152,9 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	}
 	if a.unit != "" && !slices.ContainsFunc(p.Units(), func(u experiment.Unit) bool { return u.ID() == a.unit }) {
 		return nil, nil, fmt.Errorf("%w: --unit %q is not a unit of this plan: --list prints them", errUsage, a.unit)
+	}
+	if a.wait < 0 || a.staleAfter < time.Second {
+		return nil, nil, fmt.Errorf("%w: --wait %s, --stale-after %s: want a wait of 0 or more and a stale time of at least 1s", errUsage, a.wait, a.staleAfter)
 	}
 	if a.list && (a.unit != "" || a.dryRun) {
 		return nil, nil, fmt.Errorf("%w: --list prints the units and runs nothing: give it without --unit and --dry-run", errUsage)

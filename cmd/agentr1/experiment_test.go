@@ -158,6 +158,7 @@ func TestExperimentUsage(t *testing.T) {
 		{"no seeds", []string{"--preset", "tiny", "--seeds", "0"}, 2, "seeds"},
 		{"unknown method", []string{"--preset", "tiny", "--methods", "grpo,gpro"}, 2, `unknown method "gpro"`},
 		{"missing SFT base", []string{"--preset", "tiny", "--unit", "seed-1/grpo"}, 1, "starts from the SFT base of unit seed-1/sft, which has not finished"},
+		{"stale time", []string{"--preset", "tiny", "--unit", "seed-1/sft", "--stale-after", "0s"}, 2, "a stale time of at least 1s"},
 		{"unknown unit", []string{"--preset", "tiny", "--unit", "seed-1/grpo-x"}, 2, `--unit "seed-1/grpo-x" is not a unit of this plan`},
 	} {
 		var stdout, stderr bytes.Buffer

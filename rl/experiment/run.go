@@ -206,7 +206,7 @@ func (r *runner) do(ctx context.Context, u Unit, i int, rest []Unit, eta *ETA) e
 	}
 	uctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go c.heartbeat(uctx, r.opt.StaleAfter/5, cancel)
+	go c.heartbeat(uctx, max(r.opt.StaleAfter/5, time.Millisecond), cancel)
 
 	r.opt.OnEvent(Event{Kind: "start", Unit: u, Index: i + 1, Total: total, Estimate: r.plan.Estimate(u, r.opt.Rates), Left: eta.Left(rest)})
 	start := time.Now()
