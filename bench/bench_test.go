@@ -7,11 +7,12 @@ import (
 
 	"agentr1/mdp"
 	"agentr1/model"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/rollout"
 	"agentr1/rl/trainer"
 )
 
-// The default policy shape (trainer.DefaultConfig) over a 2048-id vocabulary whose last ids
+// The default policy shape (pipeline.DefaultConfig) over a 2048-id vocabulary whose last ids
 // are the specials.
 const (
 	vocab   = 2048
@@ -24,7 +25,7 @@ var specials = trainer.Specials{Pad: pad, ToolEnd: toolEnd, ImEnd: imEnd}
 
 func policy(b *testing.B, maxLen int) *model.Model {
 	b.Helper()
-	mc := trainer.DefaultConfig().Model
+	mc := pipeline.DefaultConfig().Model
 	m, err := model.New(model.Config{
 		VocabSize: vocab, HiddenSize: mc.Hidden, IntermediateSize: mc.Intermediate, NumHiddenLayers: mc.Layers,
 		NumAttentionHeads: mc.Heads, NumKeyValueHeads: mc.KVHeads, RMSNormEps: 1e-6, RopeTheta: 10000,
@@ -112,7 +113,7 @@ func BenchmarkRLStep(b *testing.B) {
 	}
 }
 
-// BenchmarkSFTStep measures one step of the SFT warm start (trainer.SFT at its default
+// BenchmarkSFTStep measures one step of the SFT warm start (pipeline.SFT at its default
 // settings): the weighted next-token loss over 8 demonstrations, forward, backward, clipping and
 // AdamW. The 64 synthetic demonstrations have the default run's shape: a 90-token prompt, one
 // to three searches (a 30-token call and a 160-token tool response each) and a 20-token answer,
@@ -135,12 +136,12 @@ func BenchmarkSFTStep(b *testing.B) {
 		d.Turns = append(d.Turns, mdp.Turn{Action: tok(20, 9), ActionLogProbs: make([]float32, 20)})
 		demos[i] = d
 	}
-	cfg := trainer.DefaultSFTConfig()
+	cfg := pipeline.DefaultSFTConfig()
 	cfg.Steps = b.N
 	pol := policy(b, 800)
 	tokens, seconds := 0.0, 0.0
 	b.ResetTimer()
-	err := trainer.SFT(context.Background(), pol, demos, cfg, pad, 1, func(m trainer.SFTMetrics) {
+	err := pipeline.SFT(context.Background(), pol, demos, cfg, pad, 1, func(m pipeline.SFTMetrics) {
 		tokens += float64(m.TokensPerSec) * float64(m.TimeTotal)
 		seconds += float64(m.TimeTotal)
 	})

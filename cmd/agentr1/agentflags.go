@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"agentr1/model"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
@@ -69,7 +70,7 @@ func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokeni
 	if err != nil {
 		return nil, nil, sp, err
 	}
-	if sp, err = trainer.SpecialsOf(tok); err != nil {
+	if sp, err = pipeline.SpecialsOf(tok); err != nil {
 		return nil, nil, sp, fmt.Errorf("%s: %w", a.model, err)
 	}
 	return policy, tok, sp, nil

@@ -18,8 +18,8 @@ import (
 	"agentr1/env/world"
 	"agentr1/model"
 	"agentr1/report"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/rollout"
-	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
@@ -140,7 +140,7 @@ func chatTools(a *chatArgs) (qa.Config, []env.Tool, error) {
 		tools, err := evalTools(&a.agentFlags)
 		return qcfg, tools, err
 	}
-	cfg := trainer.DefaultConfig()
+	cfg := pipeline.DefaultConfig()
 	if err := loadConfigFile(filepath.Join(a.worldRun, report.ConfigFile), &cfg); err != nil {
 		return qa.Config{}, nil, fmt.Errorf("--world-run: %w", err)
 	}
@@ -155,7 +155,7 @@ func chatTools(a *chatArgs) (qa.Config, []env.Tool, error) {
 	if a.topK == 0 {
 		a.topK = cfg.SearchTopK
 	}
-	tools, err := trainer.SearchTools(w.Passages, a.topK, cfg.Workers)
+	tools, err := pipeline.SearchTools(w.Passages, a.topK, cfg.Workers)
 	if err != nil {
 		return qa.Config{}, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"agentr1/env/qa"
 	"agentr1/model"
 	"agentr1/report"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 	"agentr1/tokenizer"
 )
 
@@ -31,7 +31,7 @@ func chatFixture(t *testing.T) (modelDir, corpus string, tok *tokenizer.Tokenize
 	if err := os.WriteFile(corpus, []byte(chatCorpus), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := trainer.TrainTokenizer([]string{
+	tok, err := pipeline.TrainTokenizer([]string{
 		"What is the capital of France? Paris is the capital of France.",
 		`<tool_call>{"name": "search", "arguments": {"query": "capital"}}</tool_call>`,
 		"<think>I should search.</think><answer>Paris</answer>",
@@ -39,7 +39,7 @@ func chatFixture(t *testing.T) (modelDir, corpus string, tok *tokenizer.Tokenize
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := trainer.NewPolicy(trainer.ModelConfig{Hidden: 16, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 32, InitRange: 0.02}, tok, 2048, 1)
+	policy, err := pipeline.NewPolicy(pipeline.ModelConfig{Hidden: 16, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 32, InitRange: 0.02}, tok, 2048, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func chatFixture(t *testing.T) (modelDir, corpus string, tok *tokenizer.Tokenize
 func TestChatCommand(t *testing.T) {
 	modelDir, corpus, _ := chatFixture(t)
 	runDir := t.TempDir()
-	if err := writeJSONFile(filepath.Join(runDir, report.ConfigFile), trainer.DefaultConfig()); err != nil {
+	if err := writeJSONFile(filepath.Join(runDir, report.ConfigFile), pipeline.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 	old := chatInput
@@ -162,7 +162,7 @@ func TestChatEpisodeToolTurn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a.maxTurns = tc.maxTurns
 			qcfg.Env.MaxTurns = tc.maxTurns
-			sp, err := trainer.SpecialsOf(tok)
+			sp, err := pipeline.SpecialsOf(tok)
 			if err != nil {
 				t.Fatal(err)
 			}

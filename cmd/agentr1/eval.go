@@ -15,7 +15,7 @@ import (
 	"agentr1/env"
 	"agentr1/env/qa"
 	"agentr1/env/search"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 func init() {
@@ -72,15 +72,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	qcfg := qa.DefaultConfig()
 	qcfg.RequireThink = a.think
-	probs, err := trainer.QAProblems(qs, qcfg, tools, tok)
+	probs, err := pipeline.QAProblems(qs, qcfg, tools, tok)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	ec := trainer.EvalConfig{Batch: a.batch, MaxTurns: a.maxTurns, MaxTurnTokens: a.turnTokens, MaxLen: a.maxLen}
+	ec := pipeline.EvalConfig{Batch: a.batch, MaxTurns: a.maxTurns, MaxTurnTokens: a.turnTokens, MaxLen: a.maxLen}
 	fmt.Fprintf(stdout, "evaluating %s (%d parameters) on %d questions of %s, greedy, top-%d search ...\n", a.model, policy.NumParams(), len(probs), a.data, a.topK)
-	m, _, err := trainer.Evaluate(ctx, policy, tok, sp, probs, ec, "eval/"+a.data)
+	m, _, err := pipeline.Evaluate(ctx, policy, tok, sp, probs, ec, "eval/"+a.data)
 	if err != nil {
 		return err
 	}
@@ -135,8 +135,8 @@ func evalTools(a *agentFlags) ([]env.Tool, error) {
 
 // printEvalTable prints the overall figures and one row per dataset and question type, as the
 // paper's tables report them.
-func printEvalTable(w io.Writer, m *trainer.EvalMetrics) {
-	row := func(name string, m *trainer.EvalMetrics) {
+func printEvalTable(w io.Writer, m *pipeline.EvalMetrics) {
+	row := func(name string, m *pipeline.EvalMetrics) {
 		fmt.Fprintf(w, "%-28s %5d  %6.4f  %6.4f  %6.3f  %5.2f  %6.2f  %6.3f\n", name, m.N, float64(m.EM), float64(m.F1),
 			float64(m.FormatRate), float64(m.Turns), float64(m.Searches), float64(m.ToolErrors))
 	}

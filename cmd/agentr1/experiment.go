@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentr1/rl/experiment"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
@@ -38,7 +39,7 @@ func init() {
 			"  at the next step with the state saved; the same command again resumes (finished units are skipped, an\n" +
 			"  unfinished RL run or SFT continues from its checkpoint).\n" +
 			"  Settings: the current `agentr1 train` defaults; --<setting> V (any `agentr1 help train` setting) applies to every run.",
-		flags: func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: trainer.DefaultConfig()}) },
+		flags: func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()}) },
 		run:   runExperiment,
 	})
 }
@@ -53,7 +54,7 @@ type experimentArgs struct {
 	out       string
 	dryRun    bool
 	logFormat string
-	cfg       trainer.Config
+	cfg       pipeline.Config
 }
 
 func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
@@ -73,7 +74,7 @@ var experimentFixed = []string{"seed", "checkpoint-dir", "base-policy", "rl.algo
 // parseExperimentArgs builds the plan: the preset, then the --<setting> flags given, applied to
 // the shared settings and (for rl.* settings) to every method's RL settings.
 func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *experiment.Plan, error) {
-	a := &experimentArgs{cfg: trainer.DefaultConfig()}
+	a := &experimentArgs{cfg: pipeline.DefaultConfig()}
 	fs := newFlagSet(commands["experiment"], stderr)
 	declareExperimentFlags(fs, a)
 	if err := fs.Parse(args); err != nil {
@@ -132,7 +133,7 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 // applyOverrides sets each "--name=value" on the plan's shared settings and, for rl.* names, on
 // every RL method's settings.
 func applyOverrides(p *experiment.Plan, overrides []string) error {
-	set := func(cfg *trainer.Config, o string) error {
+	set := func(cfg *pipeline.Config, o string) error {
 		fs := flag.NewFlagSet("override", flag.ContinueOnError)
 		bindConfig(fs, cfg, "")
 		name, value, _ := strings.Cut(strings.TrimPrefix(o, "--"), "=")
@@ -150,7 +151,7 @@ func applyOverrides(p *experiment.Plan, overrides []string) error {
 		}
 		for i := range p.Methods {
 			if m := &p.Methods[i]; m.RL != nil {
-				tmp := trainer.Config{RL: *m.RL}
+				tmp := pipeline.Config{RL: *m.RL}
 				if err := set(&tmp, o); err != nil {
 					return err
 				}
@@ -282,7 +283,7 @@ func (v *experimentView) record(e experiment.Event) {
 		default:
 			v.logger.Info(r, "unit", e.Unit.Name())
 		}
-	case trainer.SFTMetrics:
+	case pipeline.SFTMetrics:
 		if v.sftBar == nil {
 			v.sftBar = newProgress(v.w, "  sft", v.plan.Config.SFT.Steps, "steps")
 			v.sftBar.from = r.Step
@@ -296,7 +297,7 @@ func (v *experimentView) record(e experiment.Event) {
 		}
 		fmt.Fprintf(v.w, "  %s step %d/%d  reward %+.3f  em %.3f  fmt %.2f  turns %.2f  kl %.4f  %.1fs\n", r.Phase, r.Step+1, steps,
 			float64(r.RewardMean), float64(r.EM), float64(r.FormatRate), float64(r.Turns), float64(r.ApproxKL), float64(r.TimeTotal))
-	case *trainer.EvalMetrics:
+	case *pipeline.EvalMetrics:
 		fmt.Fprint(v.w, "  ")
 		printEvalLine(v.w, r)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"agentr1/internal/atomicfile"
 	"agentr1/report"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
@@ -41,9 +42,9 @@ func init() {
 }
 
 // trainArgs are the train command's own flags; every run setting besides these is a flag bound
-// to trainer.Config by bindConfig ("seed", "workers", "rl.lr", "sft.steps", "model.hidden", ...).
+// to pipeline.Config by bindConfig ("seed", "workers", "rl.lr", "sft.steps", "model.hidden", ...).
 type trainArgs struct {
-	cfg       trainer.Config
+	cfg       pipeline.Config
 	out       string
 	config    string
 	algo      string
@@ -61,10 +62,10 @@ var trainDataSets = []string{"world", "hotpotqa", "2wiki", "musique"}
 
 func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	if a.cfg.RL.Algorithm == "" {
-		a.cfg = trainer.DefaultConfig()
+		a.cfg = pipeline.DefaultConfig()
 	}
 	fs.StringVar(&a.out, "out", "", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>)")
-	fs.StringVar(&a.config, "config", "", "JSON file of settings (trainer.Config field names), applied before the flags")
+	fs.StringVar(&a.config, "config", "", "JSON file of settings (pipeline.Config field names), applied before the flags")
 	fs.StringVar(&a.algo, "algo", string(a.cfg.RL.Algorithm), "RL algorithm: "+algorithmNames())
 	fs.StringVar(&a.data, "data", cmp.Or(a.cfg.Data, "world"), "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model")
 	fs.StringVar(&a.model, "model", a.cfg.InitModel, "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT")
@@ -87,7 +88,7 @@ func algorithmNames() string {
 // file (or the resumed run's config.json), then the flags. Invalid settings are rejected here,
 // before anything runs, naming the flag and the allowed values.
 func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
-	a := &trainArgs{cfg: trainer.DefaultConfig()}
+	a := &trainArgs{cfg: pipeline.DefaultConfig()}
 	if v, ok := preScan(args, "algo"); ok {
 		algo, err := trainer.ParseAlgorithm(v)
 		if err != nil {
@@ -152,7 +153,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	// The SFT base lives in the run directory unless --base-policy names one to share between
 	// runs (loaded when it holds a model, else trained and saved there).
 	switch {
-	case !trainer.IsWorldData(a.cfg.Data):
+	case !pipeline.IsWorldData(a.cfg.Data):
 		a.cfg.BasePolicy = ""
 	case !set["base-policy"]:
 		a.cfg.BasePolicy = filepath.Join(a.out, "sft-base")
@@ -190,10 +191,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fail(err)
 	}
 	defer run.close()
-	var res *trainer.Result
-	if trainer.IsWorldData(a.cfg.Data) {
+	var res *pipeline.Result
+	if pipeline.IsWorldData(a.cfg.Data) {
 		fmt.Fprintf(stdout, "agentr1 train: %s on the generated world, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.Seed, a.out)
-		res, err = trainer.Run(ctx, a.cfg, a.resume != "", run.log)
+		res, err = pipeline.Run(ctx, a.cfg, a.resume != "", run.log)
 	} else {
 		fmt.Fprintf(stdout, "agentr1 train: %s on %s from %s, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.Data, a.cfg.InitModel, a.cfg.RL.Steps, a.cfg.Seed, a.out)
 		res, err = runRealData(ctx, a, run)
@@ -214,7 +215,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // checkTrainData checks --data, --model and --corpus and records them in the run's settings.
 func checkTrainData(a *trainArgs) error {
-	world := trainer.IsWorldData(a.data)
+	world := pipeline.IsWorldData(a.data)
 	if !world && !slices.Contains(trainDataSets, a.data) {
 		if st, err := os.Stat(a.data); err != nil || st.IsDir() {
 			return fmt.Errorf("%w: --data %q: want %s or a question FILE (not a readable file: %v)", errUsage, a.data, strings.Join(trainDataSets, ", "), err)

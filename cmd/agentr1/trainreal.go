@@ -7,7 +7,7 @@ import (
 
 	"agentr1/env/search"
 	"agentr1/model"
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 	"agentr1/tokenizer"
 )
 
@@ -15,7 +15,7 @@ import (
 // multi-hop questions, searching a passage corpus with BM25. There is no generated world and no
 // SFT (there are no demonstrations of real questions, and a pretrained model needs no warm
 // start); the last --held-out questions are evaluated before and after RL.
-func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*trainer.Result, error) {
+func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Result, error) {
 	cfg := a.cfg
 	qs, err := loadQuestions(cfg.Data)
 	if err != nil {
@@ -39,16 +39,16 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*trainer.Res
 	if err != nil {
 		return nil, err
 	}
-	tools, err := trainer.SearchTools(passages, cfg.SearchTopK, cfg.Workers)
+	tools, err := pipeline.SearchTools(passages, cfg.SearchTopK, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
-	setup, err := trainer.PrepareData(cfg, qs, tools, tok)
+	setup, err := pipeline.PrepareData(cfg, qs, tools, tok)
 	if err != nil {
 		return nil, err
 	}
 	run.log("info", fmt.Sprintf("%s; corpus %s: %d passages, top-%d BM25", setup.DescribeData(), cfg.Corpus, len(passages), cfg.SearchTopK))
 	run.log("setup", setup)
-	start := trainer.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != ""}
-	return trainer.RunFrom(ctx, cfg, start, run.log)
+	start := pipeline.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != ""}
+	return pipeline.RunFrom(ctx, cfg, start, run.log)
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentr1/rl/trainer"
+	"agentr1/rl/pipeline"
 )
 
 // realDataFixture writes a handful of multi-hop questions, a small corpus and a tiny pretrained
@@ -43,11 +43,11 @@ func realDataFixture(t *testing.T, dir string) (questions, corpus, modelDir stri
 	if err := os.WriteFile(corpus, ps.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := trainer.TrainTokenizer(texts, 400)
+	tok, err := pipeline.TrainTokenizer(texts, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := trainer.NewPolicy(trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}, tok, 2048, 3)
+	policy, err := pipeline.NewPolicy(pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}, tok, 2048, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +103,8 @@ func TestTrainRealData(t *testing.T) {
 		t.Errorf("%d RL steps, want 2", len(got))
 	}
 	var ev struct {
-		Base, Final *trainer.EvalMetrics
-		Baselines   map[string]*trainer.EvalMetrics
+		Base, Final *pipeline.EvalMetrics
+		Baselines   map[string]*pipeline.EvalMetrics
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "eval.json"))
 	if err == nil {
@@ -116,7 +116,7 @@ func TestTrainRealData(t *testing.T) {
 	if ev.Base == nil || ev.Final == nil || ev.Base.N != 2 || ev.Final.N != 2 || ev.Baselines["naive_rag"] == nil || ev.Baselines["closed_book"] == nil {
 		t.Errorf("eval.json: base %+v final %+v baselines %v; want the 2 held-out questions before and after, and the baselines", ev.Base, ev.Final, ev.Baselines)
 	}
-	var cfg trainer.Config
+	var cfg pipeline.Config
 	raw, err = os.ReadFile(filepath.Join(out, "config.json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &cfg)

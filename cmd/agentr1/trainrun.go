@@ -13,6 +13,7 @@ import (
 
 	"agentr1/model"
 	"agentr1/report"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
@@ -28,7 +29,7 @@ type trainRun struct {
 	metrics *os.File
 	sftBar  *progress
 	start   time.Time
-	evals   []*trainer.EvalMetrics
+	evals   []*pipeline.EvalMetrics
 	logErr  error
 	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
 	rlStart time.Time            // when the first RL step of this process began
@@ -62,10 +63,10 @@ func (r *trainRun) rlETA(v trainer.StepMetrics) string {
 	return formatDuration(per * time.Duration(left))
 }
 
-// log is the trainer.Logger of the run.
+// log is the pipeline.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
 	switch v := rec.(type) {
-	case *trainer.Setup:
+	case *pipeline.Setup:
 		r.tok = v.Tokenizer
 	case *trainer.StepBatch:
 		if r.tok != nil && r.keepSamples(v.Step) {
@@ -84,7 +85,7 @@ func (r *trainRun) log(kind string, rec any) {
 		default:
 			r.logger.Info(v)
 		}
-	case trainer.SFTMetrics:
+	case pipeline.SFTMetrics:
 		r.writeMetric(v)
 		if r.sftBar == nil {
 			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
@@ -100,7 +101,7 @@ func (r *trainRun) log(kind string, rec any) {
 			v.Phase, v.Step+1, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
 			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal), r.rlETA(v))
-	case *trainer.EvalMetrics:
+	case *pipeline.EvalMetrics:
 		r.evals = append(r.evals, v)
 		printEvalLine(r.stdout, v)
 	default:
@@ -109,7 +110,7 @@ func (r *trainRun) log(kind string, rec any) {
 }
 
 // printEvalLine prints one evaluation's figures as a human line.
-func printEvalLine(w io.Writer, v *trainer.EvalMetrics) {
+func printEvalLine(w io.Writer, v *pipeline.EvalMetrics) {
 	fmt.Fprintf(w, "eval %-22s step %3d  EM %.3f  F1 %.3f  format %.2f  turns %.2f  searches %.2f  (n=%d)\n",
 		v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 }
@@ -133,7 +134,7 @@ func (r *trainRun) writeMetric(v any) {
 
 // finish evaluates the baselines with the SFT base, writes eval.json and report.html, and
 // prints the summary.
-func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
+func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	out := r.args.out
 	// The final policy and the run's tokenizer, as a Hugging Face folder that `agentr1 eval
 	// --model` and transformers read; the SFT base gets the tokenizer too.
@@ -142,16 +143,16 @@ func (r *trainRun) finish(ctx context.Context, res *trainer.Result) error {
 		return err
 	}
 	base := r.args.cfg.BasePolicy // the SFT base (SFTBase saved its tokenizer); for real data the pretrained model
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		base = r.args.cfg.InitModel
 	}
 	if err := res.Setup.Tokenizer.Save(final); err != nil {
 		return err
 	}
-	baselines := []*trainer.EvalMetrics{}
+	baselines := []*pipeline.EvalMetrics{}
 	if basePolicy, err := model.Load(base); err == nil {
 		fmt.Fprintf(r.stdout, "evaluating the baselines with %s ...\n", base)
-		if baselines, err = trainer.Baselines(ctx, res.Setup, basePolicy); err != nil {
+		if baselines, err = pipeline.Baselines(ctx, res.Setup, basePolicy); err != nil {
 			return err
 		}
 		for _, b := range baselines {
@@ -178,9 +179,9 @@ const evalSetKey = "unseen"
 
 // evalReport lays the figures out as eval.json: the headline set's base/final/baselines, and
 // every set and every intermediate evaluation under "sets" and "history".
-func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[string]any {
-	pick := func(ms []*trainer.EvalMetrics, prefix string) *trainer.EvalMetrics {
-		var first *trainer.EvalMetrics
+func evalReport(sft, final, baselines, history []*pipeline.EvalMetrics) map[string]any {
+	pick := func(ms []*pipeline.EvalMetrics, prefix string) *pipeline.EvalMetrics {
+		var first *pipeline.EvalMetrics
 		for _, m := range ms {
 			if !strings.HasPrefix(m.Name, prefix) {
 				continue
@@ -209,7 +210,7 @@ func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[strin
 	}
 	ev["baselines"] = bl
 	sets := map[string]any{}
-	for _, group := range [][]*trainer.EvalMetrics{sft, final, baselines} {
+	for _, group := range [][]*pipeline.EvalMetrics{sft, final, baselines} {
 		for _, m := range group {
 			sets[m.Name] = m
 		}
@@ -219,23 +220,23 @@ func evalReport(sft, final, baselines, history []*trainer.EvalMetrics) map[strin
 	return ev
 }
 
-func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPath string) {
+func (r *trainRun) printSummary(ev map[string]any, res *pipeline.Result, reportPath string) {
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
 	before := "SFT base"
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		before = "pretrained"
 	}
 	// One row per evaluation set: EM (F1) before RL, after it, and of each baseline.
-	byName := map[string]*trainer.EvalMetrics{}
+	byName := map[string]*pipeline.EvalMetrics{}
 	if sets, ok := ev["sets"].(map[string]any); ok {
 		for name, m := range sets {
-			if m, ok := m.(*trainer.EvalMetrics); ok {
+			if m, ok := m.(*pipeline.EvalMetrics); ok {
 				byName[name] = m
 			}
 		}
 	}
-	suffix := func(ms []*trainer.EvalMetrics, set string) *trainer.EvalMetrics {
+	suffix := func(ms []*pipeline.EvalMetrics, set string) *pipeline.EvalMetrics {
 		for _, m := range ms {
 			if strings.HasSuffix(m.Name, "/"+set) {
 				return m
@@ -243,7 +244,7 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 		}
 		return nil
 	}
-	cell := func(m *trainer.EvalMetrics) string {
+	cell := func(m *pipeline.EvalMetrics) string {
 		if m == nil {
 			return "n/a"
 		}
@@ -260,13 +261,13 @@ func (r *trainRun) printSummary(ev map[string]any, res *trainer.Result, reportPa
 	for _, fin := range res.Final {
 		set := fin.Name[strings.LastIndex(fin.Name, "/")+1:]
 		var cells []string
-		for _, m := range []*trainer.EvalMetrics{suffix(res.SFTEval, set), fin, byName["base-tool-call/"+set], byName["naive-rag/"+set], byName["closed-book/"+set]} {
+		for _, m := range []*pipeline.EvalMetrics{suffix(res.SFTEval, set), fin, byName["base-tool-call/"+set], byName["naive-rag/"+set], byName["closed-book/"+set]} {
 			cells = append(cells, cell(m))
 		}
 		row(set, cells)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
-	if !trainer.IsWorldData(r.args.cfg.Data) {
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"
 	}
 	fmt.Fprintf(w, "report: %s\nrun directory: %s (%s)\n", reportPath, r.args.out, files)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
@@ -51,7 +52,7 @@ func TestRunInterruptResume(t *testing.T) {
 	dir := t.TempDir()
 	stops := []func(Event) bool{
 		func(e Event) bool { // during the SFT, after its third step
-			m, ok := e.Record.(trainer.SFTMetrics)
+			m, ok := e.Record.(pipeline.SFTMetrics)
 			return ok && m.Step == 2
 		},
 		func(e Event) bool { // during PPO, after its first RL step

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"agentr1/env/world"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
@@ -55,10 +56,10 @@ func (r Request) Flags() string {
 // Plan is an experiment: the request, the shared settings and the methods. Seed s of the plan
 // runs Config with Config.Seed = Seeds[s].
 type Plan struct {
-	Request Request        `json:"request"`
-	Seeds   []uint64       `json:"seeds"`
-	Config  trainer.Config `json:"config"` // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
-	Methods []Method       `json:"methods"`
+	Request Request         `json:"request"`
+	Seeds   []uint64        `json:"seeds"`
+	Config  pipeline.Config `json:"config"` // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
+	Methods []Method        `json:"methods"`
 	// SharedSFT: one setup and SFT base, those of the first seed, serve every seed; the
 	// seeds then differ in their RL runs only (rollout sampling, mini-batch order). --quick
 	// spends its hour this way: one full warm start instead of three short ones, which
@@ -69,7 +70,7 @@ type Plan struct {
 // Presets lists the presets NewPlan knows.
 var Presets = []string{"paper-mini", "tiny"}
 
-// NewPlan returns the plan of a preset, built from trainer.DefaultConfig() so that the
+// NewPlan returns the plan of a preset, built from pipeline.DefaultConfig() so that the
 // experiment runs the current default recipe, with the preset overriding only what it must:
 //
 //   - paper-mini: the defaults; evaluation only at the end of each RL run; checkpoints every
@@ -88,7 +89,7 @@ func NewPlan(req Request) (*Plan, error) {
 	if req.Workers < 0 {
 		return nil, fmt.Errorf("experiment: workers %d, want 0 (all cores) or more", req.Workers)
 	}
-	cfg := trainer.DefaultConfig()
+	cfg := pipeline.DefaultConfig()
 	cfg.Workers = req.Workers
 	cfg.EvalEvery = 0
 	switch req.Preset {
@@ -106,7 +107,7 @@ func NewPlan(req Request) (*Plan, error) {
 		cfg.Worlds = 1
 		cfg.HeldOut, cfg.EvalQuestions, cfg.Demos = 3, 4, 12
 		cfg.VocabSize = 400
-		cfg.Model = trainer.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
+		cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
 		cfg.SFT.Steps, cfg.SFT.Batch = 6, 4
 		cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.MaxTurns, cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 2, 2, 2, 12, 700
 		cfg.EvalBatch = 4
@@ -216,7 +217,7 @@ func (p *Plan) SFTSeed(seed uint64) uint64 {
 }
 
 // SeedConfig is the plan's settings for seed s.
-func (p *Plan) SeedConfig(seed uint64) trainer.Config {
+func (p *Plan) SeedConfig(seed uint64) pipeline.Config {
 	c := p.Config
 	c.Seed = seed
 	return c

@@ -8,16 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
 // fakeRun is a finished unit with EM em on "heldout" and "unseen" (whose bridge questions
 // score bridge).
 func fakeRun(method string, seed uint64, em, bridge float64) *UnitResult {
-	unseen := &trainer.EvalMetrics{Name: method + "/unseen", N: 10, EM: trainer.Num(em), F1: trainer.Num(em), FormatRate: 1, Turns: 2,
-		Groups: map[string]*trainer.EvalMetrics{"type=bridge": {EM: trainer.Num(bridge)}, "dataset=world": {EM: trainer.Num(em)}}}
-	held := &trainer.EvalMetrics{Name: method + "/heldout", N: 10, EM: trainer.Num(em / 2), F1: trainer.Num(em / 2), FormatRate: 1, Turns: 3}
-	return &UnitResult{Method: method, Seed: seed, Evals: []*trainer.EvalMetrics{held, unseen}}
+	unseen := &pipeline.EvalMetrics{Name: method + "/unseen", N: 10, EM: trainer.Num(em), F1: trainer.Num(em), FormatRate: 1, Turns: 2,
+		Groups: map[string]*pipeline.EvalMetrics{"type=bridge": {EM: trainer.Num(bridge)}, "dataset=world": {EM: trainer.Num(em)}}}
+	held := &pipeline.EvalMetrics{Name: method + "/heldout", N: 10, EM: trainer.Num(em / 2), F1: trainer.Num(em / 2), FormatRate: 1, Turns: 3}
+	return &UnitResult{Method: method, Seed: seed, Evals: []*pipeline.EvalMetrics{held, unseen}}
 }
 
 func TestMarkdownLayout(t *testing.T) {
@@ -68,12 +69,12 @@ func TestMarkdownLayout(t *testing.T) {
 // set and step, mean ± std over the seeds that reached the step, "–" where none did, and no
 // table at all when no run evaluated during training.
 func TestMarkdownDuringTraining(t *testing.T) {
-	point := func(set string, step int, em float64) *trainer.EvalMetrics {
-		return &trainer.EvalMetrics{Name: "rl/" + set, Step: step, EM: trainer.Num(em)}
+	point := func(set string, step int, em float64) *pipeline.EvalMetrics {
+		return &pipeline.EvalMetrics{Name: "rl/" + set, Step: step, EM: trainer.Num(em)}
 	}
 	a, b := fakeRun("grpo", 1, 0.2, 0.5), fakeRun("grpo", 2, 0.4, 0.7)
-	a.Curve = []*trainer.EvalMetrics{point("heldout", 20, 0.1), point("unseen", 20, 0.3), point("heldout", 40, 0.1), point("unseen", 40, 0.2)}
-	b.Curve = []*trainer.EvalMetrics{point("heldout", 20, 0.3), point("unseen", 20, 0.1)} // stopped before step 40
+	a.Curve = []*pipeline.EvalMetrics{point("heldout", 20, 0.1), point("unseen", 20, 0.3), point("heldout", 40, 0.1), point("unseen", 40, 0.2)}
+	b.Curve = []*pipeline.EvalMetrics{point("heldout", 20, 0.3), point("unseen", 20, 0.1)} // stopped before step 40
 	res := &Results{Seeds: []uint64{1, 2}, Columns: Columns([]string{"heldout", "unseen"}, nil),
 		Methods: []MethodResults{{Name: "grpo", Label: "GRPO", Runs: []*UnitResult{a, b}}, {Name: "naive-rag", Label: "Naive RAG", Runs: []*UnitResult{fakeRun("naive-rag", 1, 0.1, 0)}}}}
 	md := res.curveMarkdown()

@@ -17,6 +17,7 @@ import (
 
 	"agentr1/internal/atomicfile"
 	"agentr1/model"
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 	"agentr1/tensor"
 )
@@ -33,21 +34,21 @@ const (
 
 // UnitResult is a finished unit's figures: one evaluation per evaluation set.
 type UnitResult struct {
-	Method string                 `json:"method"`
-	Seed   uint64                 `json:"seed"`
-	Evals  []*trainer.EvalMetrics `json:"evals"` // named "<method>/<set>" for a baseline, "rl/<set>" for an RL run
+	Method string                  `json:"method"`
+	Seed   uint64                  `json:"seed"`
+	Evals  []*pipeline.EvalMetrics `json:"evals"` // named "<method>/<set>" for a baseline, "rl/<set>" for an RL run
 	// Curve is every evaluation of an RL run that evaluated during training (--eval-every):
 	// the periodic ones and the final, in step order, each set's figures without the per-type
 	// groups (Evals has those of the final). It is read back from the unit's evals.jsonl, so a
 	// resumed run keeps the points before its interruption; an evaluation the interruption cut
 	// short is not redone, and its step is missing.
-	Curve   []*trainer.EvalMetrics `json:"curve,omitempty"`
-	RLSteps int                    `json:"rl_steps,omitempty"`
-	Seconds float64                `json:"seconds"` // wall time of the process that finished the unit
+	Curve   []*pipeline.EvalMetrics `json:"curve,omitempty"`
+	RLSteps int                     `json:"rl_steps,omitempty"`
+	Seconds float64                 `json:"seconds"` // wall time of the process that finished the unit
 }
 
 // Eval returns the evaluation of set ("heldout", "unseen"), or nil.
-func (r *UnitResult) Eval(set string) *trainer.EvalMetrics {
+func (r *UnitResult) Eval(set string) *pipeline.EvalMetrics {
 	for _, m := range r.Evals {
 		if setName(m.Name) == set {
 			return m
@@ -68,7 +69,7 @@ func setName(name string) string {
 
 // Event is what Run reports as it goes.
 type Event struct {
-	Kind     string        // "start", "skip", "done" (a unit), or "record" (a trainer log record of the unit)
+	Kind     string        // "start", "skip", "done" (a unit), or "record" (a pipeline log record of the unit)
 	Unit     Unit          // the unit
 	Index    int           // 1-based position of the unit in the plan
 	Total    int           // units in the plan
@@ -76,7 +77,7 @@ type Event struct {
 	Took     time.Duration // "done": the unit's time
 	Left     time.Duration // "start", "done": the predicted time of the units after this one
 	Result   *UnitResult   // "done", "skip"
-	// "record": the trainer's log record (trainer.Logger's kind and record).
+	// "record": the pipeline's log record (pipeline.Logger's kind and record).
 	RecordKind string
 	Record     any
 }
@@ -134,7 +135,7 @@ func Run(ctx context.Context, p *Plan, opt Options) (*Results, error) {
 	if p.Config.Workers > 0 {
 		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
 	}
-	r := &runner{plan: p, opt: opt, setups: map[uint64]*trainer.Setup{}}
+	r := &runner{plan: p, opt: opt, setups: map[uint64]*pipeline.Setup{}}
 	units := p.Units()
 	eta := NewETA(p, opt.Rates)
 	for i, u := range units {
@@ -171,7 +172,7 @@ func Run(ctx context.Context, p *Plan, opt Options) (*Results, error) {
 type runner struct {
 	plan   *Plan
 	opt    Options
-	setups map[uint64]*trainer.Setup
+	setups map[uint64]*pipeline.Setup
 }
 
 func (r *runner) seedDir(seed uint64) string {
@@ -217,13 +218,13 @@ func readResult(path string) (*UnitResult, error) {
 }
 
 // setup returns the setup of seed's runs (Plan.SFTSeed's), preparing it on first use.
-func (r *runner) setup(ctx context.Context, seed uint64) (*trainer.Setup, error) {
+func (r *runner) setup(ctx context.Context, seed uint64) (*pipeline.Setup, error) {
 	seed = r.plan.SFTSeed(seed)
 	if s := r.setups[seed]; s != nil {
 		return s, nil
 	}
 	clear(r.setups) // units go seed by seed: the previous seed's setup is done with
-	s, err := trainer.Prepare(ctx, r.plan.SeedConfig(seed))
+	s, err := pipeline.Prepare(ctx, r.plan.SeedConfig(seed))
 	if err != nil {
 		return nil, err
 	}
@@ -255,18 +256,18 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 		return nil, fmt.Errorf("the SFT base of seed %d: %w", u.Seed, err)
 	}
 	res := &UnitResult{Method: u.Method.Name, Seed: u.Seed}
-	ec := trainer.EvalConfigFrom(cfg.RL, cfg.EvalBatch)
+	ec := pipeline.EvalConfigFrom(cfg.RL, cfg.EvalBatch)
 	ec.Workers = cfg.Workers
 	switch u.Method.Kind {
 	case KindBase:
-		res.Evals, err = trainer.EvaluateSets(ctx, policy, setup, ec, u.Method.Name, 0, log)
+		res.Evals, err = pipeline.EvaluateSets(ctx, policy, setup, ec, u.Method.Name, 0, log)
 	case KindNaiveRAG:
 		res.Evals, err = naiveRAG(ctx, cfg, setup, policy, ec, u.Method.Name, log)
 	case KindRL:
 		cfg.RL = *u.Method.RL
 		cfg.CheckpointDir = filepath.Join(dir, "checkpoints")
-		var out *trainer.Result
-		out, err = trainer.RunFrom(ctx, cfg, trainer.Start{Setup: setup, Policy: policy, Resume: true}, log)
+		var out *pipeline.Result
+		out, err = pipeline.RunFrom(ctx, cfg, pipeline.Start{Setup: setup, Policy: policy, Resume: true}, log)
 		if err == nil {
 			res.Evals, res.RLSteps = out.Final, out.Trainer.StepsDone
 			err = pruneCheckpoints(cfg.CheckpointDir)
@@ -285,27 +286,27 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 
 // sft trains seed's SFT base (continuing from its SFT checkpoint if one was saved) and saves
 // it with the tokenizer.
-func (r *runner) sft(ctx context.Context, u Unit, cfg trainer.Config, setup *trainer.Setup, log trainer.Logger) error {
+func (r *runner) sft(ctx context.Context, u Unit, cfg pipeline.Config, setup *pipeline.Setup, log pipeline.Logger) error {
 	cfg.BasePolicy = r.baseDir(u.Seed)
 	cfg.CheckpointDir = filepath.Join(r.seedDir(u.Seed), "checkpoints")
-	policy, err := trainer.NewPolicy(cfg.Model, setup.Tokenizer, 2*trainer.MaxRow(cfg, setup), cfg.Seed)
+	policy, err := pipeline.NewPolicy(cfg.Model, setup.Tokenizer, 2*pipeline.MaxRow(cfg, setup), cfg.Seed)
 	if err != nil {
 		return err
 	}
-	return trainer.SFTBase(ctx, cfg, setup, policy, true, log)
+	return pipeline.SFTBase(ctx, cfg, setup, policy, true, log)
 }
 
 // naiveRAG evaluates policy on every evaluation set as the Naive RAG baseline: the question
-// retrieved once, one turn to answer (trainer.NaiveRAGProblems).
-func naiveRAG(ctx context.Context, cfg trainer.Config, setup *trainer.Setup, policy *model.Model, ec trainer.EvalConfig, name string, log trainer.Logger) ([]*trainer.EvalMetrics, error) {
+// retrieved once, one turn to answer (pipeline.NaiveRAGProblems).
+func naiveRAG(ctx context.Context, cfg pipeline.Config, setup *pipeline.Setup, policy *model.Model, ec pipeline.EvalConfig, name string, log pipeline.Logger) ([]*pipeline.EvalMetrics, error) {
 	ec.MaxTurns = 1
-	var out []*trainer.EvalMetrics
+	var out []*pipeline.EvalMetrics
 	for _, set := range setup.EvalSets {
-		probs, err := trainer.NaiveRAGProblems(ctx, set.Questions, cfg.QAConfig(), set.Tools, setup.Tokenizer, cfg.RL.MaxObsTokens)
+		probs, err := pipeline.NaiveRAGProblems(ctx, set.Questions, cfg.QAConfig(), set.Tools, setup.Tokenizer, cfg.RL.MaxObsTokens)
 		if err != nil {
 			return nil, err
 		}
-		m, _, err := trainer.Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, probs, ec, name+"/"+set.Name)
+		m, _, err := pipeline.Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, probs, ec, name+"/"+set.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -315,10 +316,10 @@ func naiveRAG(ctx context.Context, cfg trainer.Config, setup *trainer.Setup, pol
 	return out, nil
 }
 
-// logger returns the trainer.Logger of unit u: SFT and RL step records are appended to the
+// logger returns the pipeline.Logger of unit u: SFT and RL step records are appended to the
 // unit's metrics.jsonl and evaluations to its evals.jsonl; every record is passed on as an
 // Event.
-func (r *runner) logger(u Unit) (trainer.Logger, func(), error) {
+func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 	metrics, err := os.OpenFile(filepath.Join(r.unitDir(u), metricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("experiment: %w", err)
@@ -341,9 +342,9 @@ func (r *runner) logger(u Unit) (trainer.Logger, func(), error) {
 	}
 	log := func(kind string, rec any) {
 		switch rec.(type) {
-		case trainer.SFTMetrics, trainer.StepMetrics:
+		case pipeline.SFTMetrics, trainer.StepMetrics:
 			write(metrics, rec)
-		case *trainer.EvalMetrics:
+		case *pipeline.EvalMetrics:
 			write(evals, rec)
 		}
 		r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: kind, Record: rec})
@@ -355,7 +356,7 @@ func (r *runner) logger(u Unit) (trainer.Logger, func(), error) {
 // last record of each set and step winning (a resumed run may have logged one set of an
 // evaluation it then cut short), without their per-type groups. It returns nil unless the run
 // evaluated at more than one step: an evaluation at the end only is the unit's Evals already.
-func readCurve(path string) ([]*trainer.EvalMetrics, error) {
+func readCurve(path string) ([]*pipeline.EvalMetrics, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
@@ -364,12 +365,12 @@ func readCurve(path string) ([]*trainer.EvalMetrics, error) {
 		name string
 		step int
 	}
-	last := map[key]*trainer.EvalMetrics{}
+	last := map[key]*pipeline.EvalMetrics{}
 	for i, line := range bytes.Split(raw, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var m trainer.EvalMetrics
+		var m pipeline.EvalMetrics
 		if err := json.Unmarshal(line, &m); err != nil {
 			return nil, fmt.Errorf("experiment: %s line %d: %w", path, i+1, err)
 		}
@@ -379,7 +380,7 @@ func readCurve(path string) ([]*trainer.EvalMetrics, error) {
 		}
 	}
 	steps := map[int]bool{}
-	curve := make([]*trainer.EvalMetrics, 0, len(last))
+	curve := make([]*pipeline.EvalMetrics, 0, len(last))
 	for _, m := range last {
 		curve = append(curve, m)
 		steps[m.Step] = true
@@ -387,7 +388,7 @@ func readCurve(path string) ([]*trainer.EvalMetrics, error) {
 	if len(steps) < 2 {
 		return nil, nil
 	}
-	slices.SortFunc(curve, func(a, b *trainer.EvalMetrics) int {
+	slices.SortFunc(curve, func(a, b *pipeline.EvalMetrics) int {
 		if a.Step != b.Step {
 			return a.Step - b.Step
 		}

@@ -8,21 +8,21 @@ import (
 	"agentr1/rl"
 )
 
-// view is a subset of a collated batch's rows, trimmed to the columns those rows use: the
+// View is a subset of a collated batch's rows, trimmed to the columns those rows use: the
 // model input of one forward pass (a mini-batch, or a chunk of the old/reference/critic
-// passes). Response token j of view row i sits at model column P+j; its log-prob comes out of
+// passes; package pipeline's SFT step reads its batches through it too). Response token j of view row i sits at model column P+j; its log-prob comes out of
 // the forward at that column, its value (verl's critic convention) at column P+j-1.
-type view struct {
+type View struct {
 	rows   []int     // indices into the full batch
 	B, T   int       // rows and width of the model input
 	P, L   int       // prompt width (left-padded) and response width of this view
-	tokens []int     // (B, T) input ids, pad on padding
-	attn   []float32 // (B, T) attention mask
+	Tokens []int     // (B, T) input ids, pad on padding
+	Attn   []float32 // (B, T) attention mask
 	full   *mdp.Batch
 }
 
-// newView gathers rows of b, trimmed to their longest prompt and longest response.
-func newView(b *mdp.Batch, rows []int) *view {
+// NewView gathers rows of b, trimmed to their longest prompt and longest response.
+func NewView(b *mdp.Batch, rows []int) *View {
 	P, L := 0, 0
 	for _, r := range rows {
 		P = max(P, b.PromptLens[r])
@@ -31,20 +31,20 @@ func newView(b *mdp.Batch, rows []int) *view {
 	if L == 0 {
 		L = 1 // keep a response column so every matrix has a shape; it is fully masked
 	}
-	v := &view{rows: rows, B: len(rows), T: P + L, P: P, L: L, full: b}
-	v.tokens = make([]int, v.B*v.T)
-	v.attn = make([]float32, v.B*v.T)
+	v := &View{rows: rows, B: len(rows), T: P + L, P: P, L: L, full: b}
+	v.Tokens = make([]int, v.B*v.T)
+	v.Attn = make([]float32, v.B*v.T)
 	fullT := b.T()
 	lo := b.P - P // first full-batch column kept
 	for i, r := range rows {
-		copy(v.tokens[i*v.T:(i+1)*v.T], b.Tokens[r*fullT+lo:r*fullT+lo+v.T])
-		copy(v.attn[i*v.T:(i+1)*v.T], b.AttentionMask[r*fullT+lo:r*fullT+lo+v.T])
+		copy(v.Tokens[i*v.T:(i+1)*v.T], b.Tokens[r*fullT+lo:r*fullT+lo+v.T])
+		copy(v.Attn[i*v.T:(i+1)*v.T], b.AttentionMask[r*fullT+lo:r*fullT+lo+v.T])
 	}
 	return v
 }
 
-// gather returns the view's (B, L) slice of a full-batch response-side array x (b.B, b.L).
-func (v *view) gather(x []float64) rl.Matrix {
+// Gather returns the view's (B, L) slice of a full-batch response-side array x (b.B, b.L).
+func (v *View) Gather(x []float64) rl.Matrix {
 	m := rl.NewMatrix(v.B, v.L)
 	n := min(v.L, v.full.L)
 	for i, r := range v.rows {
@@ -53,17 +53,17 @@ func (v *view) gather(x []float64) rl.Matrix {
 	return m
 }
 
-// scatter writes the view's (B, L) matrix m into the full-batch response-side array x.
-func (v *view) scatter(x []float64, m rl.Matrix) {
+// Scatter writes the view's (B, L) matrix m into the full-batch response-side array x.
+func (v *View) Scatter(x []float64, m rl.Matrix) {
 	n := min(v.L, v.full.L)
 	for i, r := range v.rows {
 		copy(x[r*v.full.L:r*v.full.L+n], m.Data[i*v.L:i*v.L+n])
 	}
 }
 
-// responseLogp reads the response columns of a forward pass's (B, T) per-token output (log-prob
+// ResponseLogp reads the response columns of a forward pass's (B, T) per-token output (log-prob
 // or entropy of token t given the tokens before it): response token j is at column P+j.
-func (v *view) responseLogp(out []float32) rl.Matrix {
+func (v *View) ResponseLogp(out []float32) rl.Matrix {
 	m := rl.NewMatrix(v.B, v.L)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {
@@ -73,9 +73,9 @@ func (v *view) responseLogp(out []float32) rl.Matrix {
 	return m
 }
 
-// logpGrad lays a (B, L) gradient with respect to response log-probs (or entropies) out as the
+// LogpGrad lays a (B, L) gradient with respect to response log-probs (or entropies) out as the
 // (B, T) dL/dlogp the model's Backward takes: response token j at column P+j, 0 elsewhere.
-func (v *view) logpGrad(g rl.Matrix) []float32 {
+func (v *View) LogpGrad(g rl.Matrix) []float32 {
 	out := make([]float32, v.B*v.T)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {
@@ -85,10 +85,10 @@ func (v *view) logpGrad(g rl.Matrix) []float32 {
 	return out
 }
 
-// responseValues reads the critic's (B, T) output at the state before each response token:
+// ResponseValues reads the critic's (B, T) output at the state before each response token:
 // the value of response token j is the critic's output at column P+j-1 (verl
 // dp_critic: values[:, -response_length-1:-1]).
-func (v *view) responseValues(out []float32) rl.Matrix {
+func (v *View) ResponseValues(out []float32) rl.Matrix {
 	m := rl.NewMatrix(v.B, v.L)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {
@@ -98,9 +98,9 @@ func (v *view) responseValues(out []float32) rl.Matrix {
 	return m
 }
 
-// valueGrad lays a (B, L) gradient with respect to response values out as the critic's (B, T)
+// ValueGrad lays a (B, L) gradient with respect to response values out as the critic's (B, T)
 // dL/dvalues, at column P+j-1 for response token j.
-func (v *view) valueGrad(g rl.Matrix) []float32 {
+func (v *View) ValueGrad(g rl.Matrix) []float32 {
 	out := make([]float32, v.B*v.T)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {

@@ -48,28 +48,30 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 		return "", fmt.Errorf("checkpoint meta: %w", err)
 	}
 	f := &CheckpointFile{Step: t.StepsDone, Meta: meta}
-	f.Tensors = appendParams(f.Tensors, "policy/", t.Policy.Params)
-	f.Tensors = appendMoments(f.Tensors, "opt/", &t.Opt, t.Policy.Params)
+	f.Tensors = AppendParams(f.Tensors, "policy/", t.Policy.Params)
+	f.Tensors = AppendMoments(f.Tensors, "opt/", &t.Opt, t.Policy.Params)
 	if t.Ref != nil {
-		f.Tensors = appendParams(f.Tensors, "ref/", t.Ref.Params)
+		f.Tensors = AppendParams(f.Tensors, "ref/", t.Ref.Params)
 	}
 	if t.Critic != nil {
-		f.Tensors = appendParams(f.Tensors, "critic/", t.Critic.Params)
-		f.Tensors = appendMoments(f.Tensors, "critic_opt/", &t.CritOpt, t.Critic.Params)
+		f.Tensors = AppendParams(f.Tensors, "critic/", t.Critic.Params)
+		f.Tensors = AppendMoments(f.Tensors, "critic_opt/", &t.CritOpt, t.Critic.Params)
 	}
 	path := filepath.Join(dir, CheckpointName(t.StepsDone))
 	return path, WriteCheckpointFile(path, f)
 }
 
-func appendParams(ts []NamedTensor, prefix string, params []*model.Param) []NamedTensor {
+// AppendParams adds each parameter's values to ts, named prefix + the parameter's name (the
+// tensors share the parameters' memory until written).
+func AppendParams(ts []NamedTensor, prefix string, params []*model.Param) []NamedTensor {
 	for _, p := range params {
 		ts = append(ts, NamedTensor{Name: prefix + p.Name, Shape: slices.Clone(p.Shape), Data: p.Data})
 	}
 	return ts
 }
 
-// appendMoments adds the AdamW moments of each parameter (absent before the first update).
-func appendMoments(ts []NamedTensor, prefix string, o *tensor.AdamW, params []*model.Param) []NamedTensor {
+// AppendMoments adds the AdamW moments of each parameter (absent before the first update).
+func AppendMoments(ts []NamedTensor, prefix string, o *tensor.AdamW, params []*model.Param) []NamedTensor {
 	if o.M == nil {
 		return ts
 	}
@@ -98,24 +100,24 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 		return fmt.Errorf("checkpoint %s: critic %v / reference %v, trainer has %v / %v",
 			path, meta.HasCritic, meta.HasRef, t.Critic != nil, t.Ref != nil)
 	}
-	if err := loadParams(f, path, "policy/", t.Policy.Params); err != nil {
+	if err := LoadParams(f, path, "policy/", t.Policy.Params); err != nil {
 		return err
 	}
 	t.Policy.MarkWeightsChanged() // a decoder of the policy repacks its weights
-	if err := loadMoments(f, path, "opt/", &t.Opt, t.Policy.Params, meta.OptStep); err != nil {
+	if err := LoadMoments(f, path, "opt/", &t.Opt, t.Policy.Params, meta.OptStep); err != nil {
 		return err
 	}
 	if t.Ref != nil {
-		if err := loadParams(f, path, "ref/", t.Ref.Params); err != nil {
+		if err := LoadParams(f, path, "ref/", t.Ref.Params); err != nil {
 			return err
 		}
 		t.Ref.MarkWeightsChanged()
 	}
 	if t.Critic != nil {
-		if err := loadParams(f, path, "critic/", t.Critic.Params); err != nil {
+		if err := LoadParams(f, path, "critic/", t.Critic.Params); err != nil {
 			return err
 		}
-		if err := loadMoments(f, path, "critic_opt/", &t.CritOpt, t.Critic.Params, meta.CritStep); err != nil {
+		if err := LoadMoments(f, path, "critic_opt/", &t.CritOpt, t.Critic.Params, meta.CritStep); err != nil {
 			return err
 		}
 	}
@@ -123,10 +125,10 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 	return nil
 }
 
-// loadParams copies the checkpoint's tensors under prefix into params, checking names and
+// LoadParams copies the checkpoint's tensors under prefix into params, checking names and
 // shapes. It writes Param.Data directly: the caller marks the model's weights changed
 // (model.Model.MarkWeightsChanged) so that its decoders repack them.
-func loadParams(f *CheckpointFile, path, prefix string, params []*model.Param) error {
+func LoadParams(f *CheckpointFile, path, prefix string, params []*model.Param) error {
 	for _, p := range params {
 		nt := f.Tensor(prefix + p.Name)
 		if nt == nil {
@@ -140,7 +142,10 @@ func loadParams(f *CheckpointFile, path, prefix string, params []*model.Param) e
 	return nil
 }
 
-func loadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params []*model.Param, step int) error {
+// LoadMoments restores optimiser o's moments of params from the checkpoint's tensors under
+// prefix and sets its step counter to step; a checkpoint saved before the first update has no
+// moments, and o's are cleared.
+func LoadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params []*model.Param, step int) error {
 	o.Step = step
 	if f.Tensor(prefix+"m/"+params[0].Name) == nil {
 		o.M, o.V = nil, nil // saved before the first update

@@ -1,7 +1,11 @@
-// Package trainer trains a tool-using agent end to end with reinforcement learning, as Agent-R1
-// does (arXiv 2511.14460, on verl): a supervised warm start on scripted demonstrations, then RL
-// steps of PPO, GRPO, Dr.GRPO, REINFORCE++, REINFORCE++-baseline, RLOO or ReMax, all on the
-// same masks, and greedy evaluation with the paper's baselines.
+// Package trainer is the RL step of Agent-R1 (arXiv 2511.14460, on verl): PPO, GRPO,
+// Dr.GRPO, REINFORCE++, REINFORCE++-baseline, RLOO or ReMax steps of one policy, all on the
+// same masks. It knows nothing of worlds, tokenizers or evaluation: it takes a policy, token
+// ids and Problems whose episodes score themselves (package pipeline builds those around it).
+//
+// Read step.go first (Trainer.Step, the order below), then update.go (the mini-batch loss and
+// its gradient), batchview.go (which model columns hold which response token) and config.go
+// (every setting, with the reason for its default).
 //
 // One RL step (Trainer.Step), in order:
 //
@@ -22,15 +26,11 @@
 //     clipped value loss on the same mini-batch. During the critic warm-up only the critic
 //     learns.
 //
-// Ablations (PAPER.md §6): NoLossMask trains on observation tokens too; NoAdvantageMask
+// Ablations (docs/PAPER.md §6): NoLossMask trains on observation tokens too; NoAdvantageMask
 // computes advantages over every response position, as Search-R1 does.
 //
-// The pipeline (Prepare, SFT, Run, Evaluate, Baselines) builds a generated world (env/world),
-// trains a BPE tokenizer on its text, indexes its passages for BM25 search, makes the scripted
-// agent's noisy demonstrations (from Config.Worlds worlds), warm-starts the policy on them (the
-// agent tokens at weight 1 and, with SFTConfig.ContextWeight, the tool responses at that weight:
-// a policy trained from scratch must first model the passages it is to read) and trains it with RL, logging
-// one record per step through a Logger. Checkpoints are single files written atomically with
-// a SHA-256 checksum; every random choice derives from (seed, step), so the same seed and
-// worker count give the same run, resumed or not.
+// The trainer's state (policy, reference, critic, both optimisers, the step) is saved as a
+// single checkpoint file written atomically with a SHA-256 checksum; every random choice
+// derives from (seed, step), so the same seed and worker count give the same run, resumed or
+// not.
 package trainer

@@ -90,32 +90,3 @@ type StepMetrics struct {
 	TimeUpdate   Num `json:"time_update"`
 	TimeTotal    Num `json:"time_total"`
 }
-
-// SFTMetrics is the one JSON line logged per SFT step.
-type SFTMetrics struct {
-	Step         int    `json:"step"`
-	Phase        string `json:"phase"`        // "sft"
-	Loss         Num    `json:"loss"`         // masked next-token loss over agent tokens
-	Entropy      Num    `json:"entropy"`      // mean predictive entropy on agent tokens
-	GradNorm     Num    `json:"grad_norm"`    // gradient norm before clipping
-	LR           Num    `json:"lr"`           // learning rate this step
-	AgentTokens  Num    `json:"agent_tokens"` // mean agent tokens per demonstration
-	TokensPerSec Num    `json:"tokens_per_s"` // real tokens (prompt + response) per second
-	TimeTotal    Num    `json:"time_total"`   // seconds
-}
-
-// EvalMetrics are the figures of an evaluation (greedy rollouts on a split), overall and per
-// dataset and question type.
-type EvalMetrics struct {
-	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
-	Step       int                     `json:"step"`
-	N          int                     `json:"n"` // questions
-	EM         Num                     `json:"em"`
-	F1         Num                     `json:"f1"`
-	FormatRate Num                     `json:"format_rate"`
-	Turns      Num                     `json:"turns"`
-	Searches   Num                     `json:"searches"`
-	ToolErrors Num                     `json:"tool_error_rate"` // failed tool calls / tool calls
-	Reward     Num                     `json:"reward"`
-	Groups     map[string]*EvalMetrics `json:"groups,omitempty"` // by "dataset=..." and "type=..."
-}

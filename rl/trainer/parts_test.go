@@ -113,21 +113,6 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s defaults invalid: %v", a, err)
 		}
 	}
-	def := DefaultConfig()
-	if err := def.Validate(); err != nil {
-		t.Errorf("DefaultConfig invalid: %v", err)
-	}
-	for _, edit := range []func(*Config){
-		func(c *Config) { c.DemoNoise = -0.1 },
-		func(c *Config) { c.DemoImpatience = 1.5 },
-		func(c *Config) { c.DemoImpatience = math.NaN() },
-	} {
-		c := DefaultConfig()
-		edit(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Demo") {
-			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
-		}
-	}
 	bad := []struct {
 		name string
 		edit func(*RLConfig)
@@ -178,37 +163,37 @@ func TestView(t *testing.T) {
 		mustFlatten(t, &mdp.Trajectory{Prompt: []int{1, 2}, Turns: []mdp.Turn{{Action: []int{9, 10}, ActionLogProbs: []float32{-5, -6}}}}),
 	}
 	b := mdp.Collate(rows, 0) // P = 3, L = 4
-	v := newView(b, []int{1, 2})
+	v := NewView(b, []int{1, 2})
 	if v.P != 2 || v.L != 2 || v.T != 4 {
 		t.Fatalf("view of rows 1, 2: P %d L %d T %d, want 2 2 4", v.P, v.L, v.T)
 	}
-	if want := []int{0, 1, 8, 0, 1, 2, 9, 10}; !slices.Equal(v.tokens, want) {
-		t.Errorf("view tokens %v, want %v", v.tokens, want)
+	if want := []int{0, 1, 8, 0, 1, 2, 9, 10}; !slices.Equal(v.Tokens, want) {
+		t.Errorf("view tokens %v, want %v", v.Tokens, want)
 	}
 	// A fake forward output holding its own column index: response token j reads column P+j.
 	out := make([]float32, v.B*v.T)
 	for i := range out {
 		out[i] = float32(i % v.T)
 	}
-	if got := v.responseLogp(out).Data; !slices.Equal(got, []float64{2, 3, 2, 3}) {
+	if got := v.ResponseLogp(out).Data; !slices.Equal(got, []float64{2, 3, 2, 3}) {
 		t.Errorf("responseLogp %v, want columns P+j", got)
 	}
-	if got := v.responseValues(out).Data; !slices.Equal(got, []float64{1, 2, 1, 2}) {
+	if got := v.ResponseValues(out).Data; !slices.Equal(got, []float64{1, 2, 1, 2}) {
 		t.Errorf("responseValues %v, want columns P+j-1", got)
 	}
 	g := rl.MatrixOf(2, 2, []float64{1, 2, 3, 4})
-	if got := v.logpGrad(g); !slices.Equal(got, []float32{0, 0, 1, 2, 0, 0, 3, 4}) {
+	if got := v.LogpGrad(g); !slices.Equal(got, []float32{0, 0, 1, 2, 0, 0, 3, 4}) {
 		t.Errorf("logpGrad %v", got)
 	}
-	if got := v.valueGrad(g); !slices.Equal(got, []float32{0, 1, 2, 0, 0, 3, 4, 0}) {
+	if got := v.ValueGrad(g); !slices.Equal(got, []float32{0, 1, 2, 0, 0, 3, 4, 0}) {
 		t.Errorf("valueGrad %v", got)
 	}
 	full := make([]float64, b.B*b.L)
-	v.scatter(full, g)
-	if got := v.gather(full).Data; !slices.Equal(got, g.Data) {
+	v.Scatter(full, g)
+	if got := v.Gather(full).Data; !slices.Equal(got, g.Data) {
 		t.Errorf("gather(scatter(g)) = %v, want %v", got, g.Data)
 	}
-	if got := newView(b, []int{0}).gather(b.ActionMask).Data; !slices.Equal(got, []float64{1, 1, 0, 1}) {
+	if got := NewView(b, []int{0}).Gather(b.ActionMask).Data; !slices.Equal(got, []float64{1, 1, 0, 1}) {
 		t.Errorf("row 0 action mask %v, want [1 1 0 1]", got)
 	}
 }

@@ -28,7 +28,7 @@ func rolloutStats(m *StepMetrics, samples []*rollout.Sample) {
 	}
 	var sum, sq, em, f1, format, resp, agent, turns, searches, toolErr, cut float64
 	for _, s := range samples {
-		r := sampleReward(s)
+		r := SampleReward(s)
 		sum += r
 		sq += r * r
 		em += s.Outcome.Stats[StatEM]

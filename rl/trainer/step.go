@@ -48,7 +48,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 		}
 		baselines = make([]float64, len(samples))
 		for i := range samples {
-			baselines[i] = sampleReward(greedy[i/c.N])
+			baselines[i] = SampleReward(greedy[i/c.N])
 		}
 	}
 	m.TimeRollout = Num(time.Since(start).Seconds())
@@ -88,7 +88,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	return m, nil
 }
 
-// greedySampler takes the argmax: ReMax's baseline and evaluation.
+// greedySampler takes the argmax: ReMax's baseline.
 var greedySampler = samplerGreedy()
 
 // rollout generates n samples of every problem.
@@ -100,8 +100,8 @@ func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler r
 	return rollout.Run(ctx, t.decoder(len(tasks)*n), sampler, t.Encoder, tasks, t.rolloutConfig(n, seed))
 }
 
-// sampleReward is a trajectory's total reward: outcome plus process rewards.
-func sampleReward(s *rollout.Sample) float64 {
+// SampleReward is a trajectory's total reward: outcome plus process rewards.
+func SampleReward(s *rollout.Sample) float64 {
 	r := s.Outcome.Reward
 	for _, seg := range s.Segments {
 		r += seg.Reward
@@ -137,9 +137,9 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	if t.recomputeOld() {
 		d.oldLogp = rl.NewMatrix(b.B, b.L)
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
-			v := newView(b, rows)
-			logp, _ := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T)
-			v.scatter(d.oldLogp.Data, v.responseLogp(logp))
+			v := NewView(b, rows)
+			logp, _ := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T)
+			v.Scatter(d.oldLogp.Data, v.ResponseLogp(logp))
 		}
 		diff := 0.0
 		for k, a := range b.ActionMask {
@@ -158,9 +158,9 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	d.refLogp = rl.NewMatrix(b.B, b.L)
 	if t.Ref != nil {
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
-			v := newView(b, rows)
-			logp, _ := t.Ref.Forward(t.wsRef, v.tokens, v.attn, v.B, v.T)
-			v.scatter(d.refLogp.Data, v.responseLogp(logp))
+			v := NewView(b, rows)
+			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
+			v.Scatter(d.refLogp.Data, v.ResponseLogp(logp))
 		}
 		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.klEstimator())
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
@@ -172,9 +172,9 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	d.values = rl.NewMatrix(b.B, b.L)
 	if t.Critic != nil {
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
-			v := newView(b, rows)
-			vals := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T)
-			v.scatter(d.values.Data, v.responseValues(vals))
+			v := NewView(b, rows)
+			vals := t.Critic.Forward(t.wsCritic, v.Tokens, v.Attn, v.B, v.T)
+			v.Scatter(d.values.Data, v.ResponseValues(vals))
 		}
 	}
 	m.TimeCritic = Num(time.Since(tCrit).Seconds())

@@ -55,7 +55,7 @@ type Trainer struct {
 
 	// onBackward, when set (by tests), sees each mini-batch's (B, T) dL/dlogp before the
 	// policy's backward pass.
-	onBackward func(v *view, dlogp []float32)
+	onBackward func(v *View, dlogp []float32)
 	// keepIdleRows, when set (by tests), keeps the rows that teach nothing in the update's
 	// forward and backward passes (teachingRows), to check that leaving them out is exact.
 	keepIdleRows bool

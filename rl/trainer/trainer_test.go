@@ -45,7 +45,7 @@ type maskCheck struct {
 	observationPos int // observation positions seen
 }
 
-func (mc *maskCheck) hook(v *view, dlogp []float32) {
+func (mc *maskCheck) hook(v *View, dlogp []float32) {
 	b := v.full
 	for i, r := range v.rows {
 		for col := 0; col < v.T; col++ {
@@ -317,7 +317,7 @@ func TestNumericGuardSkipsNonFiniteUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	poison := true
-	tr.onBackward = func(_ *view, dlogp []float32) {
+	tr.onBackward = func(_ *View, dlogp []float32) {
 		if poison {
 			// Every position, not only those with a non-zero gradient: a mini-batch whose
 			// groups all tied has none, and its entropy and KL terms would still update.
@@ -370,7 +370,7 @@ func TestIdleRowsLeftOutExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 				tr.keepIdleRows = i == 1
-				tr.onBackward = func(v *view, _ []float32) { rows[i] += v.B }
+				tr.onBackward = func(v *View, _ []float32) { rows[i] += v.B }
 				trs[i] = tr
 			}
 			idle := 0.0
@@ -413,7 +413,7 @@ func TestIdleRowsLeftOutExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen, idle := 0, 0.0
-	tr.onBackward = func(v *view, _ []float32) { seen += v.B }
+	tr.onBackward = func(v *View, _ []float32) { seen += v.B }
 	for s := 0; s < cfg.Steps; s++ {
 		m, err := tr.Step(context.Background())
 		if err != nil {
@@ -443,7 +443,7 @@ func TestDrGRPONormaliserIsConstant(t *testing.T) {
 	var batch *StepBatch
 	tr.OnBatch = func(b *StepBatch) { batch = b }
 	first, checked := true, 0
-	tr.onBackward = func(v *view, dlogp []float32) {
+	tr.onBackward = func(v *View, dlogp []float32) {
 		if !first {
 			return
 		}

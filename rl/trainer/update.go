@@ -68,7 +68,7 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
 	for epoch := 0; epoch < c.Epochs; epoch++ {
 		for _, rows := range lengthGroups(b, size, rng) {
-			v := newView(b, rows)
+			v := NewView(b, rows)
 			if policy {
 				if err := t.policyMiniBatch(d, v, &st); err != nil {
 					return err
@@ -109,22 +109,22 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 // mini-batch (verl agg_loss's batch_num_tokens, global_batch_size, loss_scale_factor), so the
 // rows that teach nothing can be left out of the forward and backward passes (teachingRows)
 // without changing the loss or its gradient.
-func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
+func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
 	c := &t.Config
-	fullMask := v.gather(d.lossMask.Data) // (B, L) of the whole mini-batch
+	fullMask := v.Gather(d.lossMask.Data) // (B, L) of the whole mini-batch
 	if rl.MaskedSum(fullMask, fullMask) == 0 {
 		return nil // no trainable token (every row cut before generating): nothing to learn
 	}
 	agg := aggDenominators(fullMask, c.MaxLen)
 	mask := fullMask // (B, L) of the rows trained on
 	if tv := t.teachingRows(d, v); tv != v {
-		v, mask = tv, tv.gather(d.lossMask.Data)
+		v, mask = tv, tv.Gather(d.lossMask.Data)
 	}
-	logpT, entT := t.Policy.Forward(t.ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
-	logp := v.responseLogp(logpT)                                     // (B, L)
-	ent := v.responseLogp(entT)                                       // (B, L)
-	old := v.gather(d.oldLogp.Data)
-	adv := v.gather(d.advantages.Data)
+	logpT, entT := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
+	logp := v.ResponseLogp(logpT)                                     // (B, L)
+	ent := v.ResponseLogp(entT)                                       // (B, L)
+	old := v.Gather(d.oldLogp.Data)
+	adv := v.Gather(d.advantages.Data)
 	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, agg)
 	if err != nil {
 		return err
@@ -141,10 +141,10 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 		for k := range entGrad.Data {
 			entGrad.Data[k] *= -c.EntropyCoef
 		}
-		dent = v.logpGrad(entGrad)
+		dent = v.LogpGrad(entGrad)
 	}
 	if c.KLMode() == "loss" {
-		ref := v.gather(d.refLogp.Data)
+		ref := v.Gather(d.refLogp.Data)
 		kl, klGrad, err := rl.KLLoss(logp, ref, mask, t.klEstimator(), c.AggMode, agg)
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *view, st *updateStats) error {
 		st.skip(fmt.Sprintf("policy loss %v (pg %v, entropy %v)", loss, pl.Loss, entLoss))
 		return nil
 	}
-	gradT := v.logpGrad(dlogp) // (B, T)
+	gradT := v.LogpGrad(dlogp) // (B, T)
 	if t.onBackward != nil {
 		t.onBackward(v, gradT)
 	}
@@ -219,7 +219,7 @@ func aggDenominators(mask rl.Matrix, width int) rl.AggOptions {
 // leaving it out of the forward and backward passes changes neither (the denominators stay the
 // mini-batch's: aggDenominators). It returns v itself when every row teaches, when none does
 // (the optimiser still steps: AdamW moves on its moments) or when a loss term reads every row.
-func (t *Trainer) teachingRows(d *stepData, v *view) *view {
+func (t *Trainer) teachingRows(d *stepData, v *View) *View {
 	c := &t.Config
 	if c.EntropyCoef != 0 || c.KLMode() == "loss" || t.keepIdleRows {
 		return v
@@ -233,7 +233,7 @@ func (t *Trainer) teachingRows(d *stepData, v *view) *view {
 	if len(kept) == len(v.rows) || len(kept) == 0 {
 		return v
 	}
-	return newView(v.full, kept)
+	return NewView(v.full, kept)
 }
 
 // rowTeaches reports whether row r of the step's batch has a loss-masked token with a non-zero
@@ -250,15 +250,15 @@ func rowTeaches(d *stepData, r int) bool {
 
 // criticMiniBatch takes one critic optimiser step on the rows of v with verl's clipped value
 // loss against the step's returns, over the loss mask.
-func (t *Trainer) criticMiniBatch(d *stepData, v *view, st *updateStats) error {
+func (t *Trainer) criticMiniBatch(d *stepData, v *View, st *updateStats) error {
 	c := &t.Config
-	valsT := t.Critic.Forward(t.wsCritic, v.tokens, v.attn, v.B, v.T) // (B, T)
-	vpreds := v.responseValues(valsT)                                 // (B, L)
-	mask := v.gather(d.lossMask.Data)
+	valsT := t.Critic.Forward(t.wsCritic, v.Tokens, v.Attn, v.B, v.T) // (B, T)
+	vpreds := v.ResponseValues(valsT)                                 // (B, L)
+	mask := v.Gather(d.lossMask.Data)
 	if rl.MaskedSum(mask, mask) == 0 {
 		return nil
 	}
-	vl, err := rl.ClippedValueLoss(vpreds, v.gather(d.returns.Data), v.gather(d.values.Data), mask, c.ValueClip, c.AggMode, rl.AggOptions{})
+	vl, err := rl.ClippedValueLoss(vpreds, v.Gather(d.returns.Data), v.Gather(d.values.Data), mask, c.ValueClip, c.AggMode, rl.AggOptions{})
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (t *Trainer) criticMiniBatch(d *stepData, v *view, st *updateStats) error {
 		return nil
 	}
 	t.Critic.ZeroGrad()
-	t.Critic.Backward(t.wsCritic, v.valueGrad(vl.GradVPreds))
+	t.Critic.Backward(t.wsCritic, v.ValueGrad(vl.GradVPreds))
 	if name := nonFinite(t.Critic.Params); name != "" {
 		st.skip("critic gradient of " + name)
 		return nil

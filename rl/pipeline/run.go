@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"agentr1/model"
+	"agentr1/rl/trainer"
 	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
@@ -24,7 +25,7 @@ type Logger func(kind string, record any)
 type Result struct {
 	Setup    *Setup
 	Policy   *model.Model
-	Trainer  *Trainer
+	Trainer  *trainer.Trainer
 	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when resumed or not asked for)
 	Final    []*EvalMetrics // figures after RL on each evaluation set
 	Duration time.Duration
@@ -111,8 +112,8 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	ckpt := ""
 	if st.Resume && cfg.CheckpointDir != "" {
 		var err error
-		ckpt, err = LatestCheckpoint(cfg.CheckpointDir)
-		if err != nil && !errors.Is(err, ErrNoCheckpoint) {
+		ckpt, err = trainer.LatestCheckpoint(cfg.CheckpointDir)
+		if err != nil && !errors.Is(err, trainer.ErrNoCheckpoint) {
 			return nil, err
 		}
 	}
@@ -133,12 +134,12 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 			}
 		}
 	}
-	tr, err := New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
+	tr, err := trainer.New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
 	if err != nil {
 		return nil, err
 	}
 	tr.Workers = cfg.Workers
-	tr.OnBatch = func(b *StepBatch) { log("batch", b) }
+	tr.OnBatch = func(b *trainer.StepBatch) { log("batch", b) }
 	res.Trainer = tr
 	if ckpt != "" {
 		if err := tr.LoadCheckpoint(ckpt); err != nil {
@@ -161,7 +162,7 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 
 // rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
 // says, and saves a final checkpoint.
-func rlLoop(ctx context.Context, cfg Config, tr *Trainer, setup *Setup, evalCfg EvalConfig, log Logger) error {
+func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, evalCfg EvalConfig, log Logger) error {
 	saved := -1 // the step whose checkpoint was written last
 	save := func() (string, error) {
 		if cfg.CheckpointDir == "" {

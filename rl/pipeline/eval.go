@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"agentr1/model"
 	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
 )
 
 // EvalConfig sets the limits of greedy evaluation rollouts (normally the RL settings').
@@ -20,14 +21,14 @@ type EvalConfig struct {
 }
 
 // EvalConfigFrom takes the rollout limits of an RL configuration.
-func EvalConfigFrom(c RLConfig, batch int) EvalConfig {
+func EvalConfigFrom(c trainer.RLConfig, batch int) EvalConfig {
 	return EvalConfig{Batch: batch, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen, MaxObsTokens: c.MaxObsTokens}
 }
 
 // Evaluate rolls out policy greedily once on every problem and reports EM, F1, format-valid
 // rate, mean turns, mean searches and the tool-error rate, overall and by dataset and question
 // type. It returns the samples too (in problem order). Greedy decoding makes it deterministic.
-func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp Specials, probs []Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Sample, error) {
+func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Sample, error) {
 	if cfg.Batch < 1 {
 		cfg.Batch = 16
 	}
@@ -43,7 +44,7 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 		for i := lo; i < hi; i++ {
 			tasks = append(tasks, rollout.Task{Prompt: probs[i].Prompt, NewEpisode: probs[i].NewEpisode, Group: i})
 		}
-		out, err := rollout.Run(ctx, dec, samplerGreedy(), enc, tasks, rc)
+		out, err := rollout.Run(ctx, dec, model.Sampler{Greedy: true}, enc, tasks, rc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate %s: %w", name, err)
 		}
@@ -53,7 +54,7 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 }
 
 // Summarize computes the evaluation figures of samples (samples[i] answers probs[i]).
-func Summarize(name string, probs []Problem, samples []*rollout.Sample) *EvalMetrics {
+func Summarize(name string, probs []trainer.Problem, samples []*rollout.Sample) *EvalMetrics {
 	all := &evalAcc{}
 	groups := map[string]*evalAcc{}
 	for i, s := range samples {
@@ -87,14 +88,14 @@ type evalAcc struct {
 func (a *evalAcc) add(s *rollout.Sample) {
 	st := s.Outcome.Stats
 	a.n++
-	a.em += st[StatEM]
-	a.f1 += st[StatF1]
-	a.format += st[StatFormat]
-	a.searches += st[StatSearches]
-	a.toolErr += st[StatToolErrors]
-	a.toolCalls += st[StatToolCalls]
+	a.em += st[trainer.StatEM]
+	a.f1 += st[trainer.StatF1]
+	a.format += st[trainer.StatFormat]
+	a.searches += st[trainer.StatSearches]
+	a.toolErr += st[trainer.StatToolErrors]
+	a.toolCalls += st[trainer.StatToolCalls]
 	a.turns += float64(s.Turns)
-	a.rew += sampleReward(s)
+	a.rew += trainer.SampleReward(s)
 }
 
 func (a *evalAcc) metrics(name string) *EvalMetrics {
@@ -104,7 +105,7 @@ func (a *evalAcc) metrics(name string) *EvalMetrics {
 		rate = a.toolErr / a.toolCalls
 	}
 	return &EvalMetrics{
-		Name: name, N: a.n, EM: Num(a.em / n), F1: Num(a.f1 / n), FormatRate: Num(a.format / n),
-		Turns: Num(a.turns / n), Searches: Num(a.searches / n), ToolErrors: Num(rate), Reward: Num(a.rew / n),
+		Name: name, N: a.n, EM: trainer.Num(a.em / n), F1: trainer.Num(a.f1 / n), FormatRate: trainer.Num(a.format / n),
+		Turns: trainer.Num(a.turns / n), Searches: trainer.Num(a.searches / n), ToolErrors: trainer.Num(rate), Reward: trainer.Num(a.rew / n),
 	}
 }

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"agentr1/env/qa"
 	"agentr1/model"
 	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
 )
 
 // prefixEpisode wraps an episode whose first agent turn began in the prompt: the prompt ends
@@ -43,8 +44,8 @@ const closedBookPrefix = "<think>I will answer from memory.</think>\n<answer>"
 // with the question and its real observation (top-k passages), and the model must answer in
 // the next turn (evaluate with MaxTurns 1). The observation is cut to maxObsTokens (0: whole)
 // as rollout.EncodeObservation cuts the agent's own.
-func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder, maxObsTokens int) ([]Problem, error) {
-	out := make([]Problem, 0, len(qs))
+func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder, maxObsTokens int) ([]trainer.Problem, error) {
+	out := make([]trainer.Problem, 0, len(qs))
 	for _, q := range qs {
 		start := func() (*qa.Env, []int, error) {
 			e, err := qa.New(cfg, tools...)
@@ -69,12 +70,12 @@ func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tool
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Problem{
+		out = append(out, trainer.Problem{
 			Prompt: prompt, Dataset: q.Dataset, Type: q.Type,
 			NewEpisode: func() rollout.Episode {
 				e, _, err := start()
 				if err != nil {
-					panic("trainer: naive rag episode failed after succeeding: " + err.Error())
+					panic("pipeline: naive rag episode failed after succeeding: " + err.Error())
 				}
 				return &QAEpisode{Env: e}
 			},
@@ -86,19 +87,19 @@ func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tool
 // ClosedBookProblems returns the closed-book baseline's problems: the prompt ends with an
 // opened answer ("<think>I will answer from memory.</think>\n<answer>"), so the model answers
 // without searching (evaluate with MaxTurns 1).
-func ClosedBookProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
-	out := make([]Problem, 0, len(qs))
+func ClosedBookProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]trainer.Problem, error) {
+	out := make([]trainer.Problem, 0, len(qs))
 	for _, q := range qs {
 		e, err := qa.New(cfg, tools...)
 		if err != nil {
 			return nil, fmt.Errorf("closed book: %w", err)
 		}
-		out = append(out, Problem{
+		out = append(out, trainer.Problem{
 			Prompt: enc.Encode(e.Reset(q) + closedBookPrefix), Dataset: q.Dataset, Type: q.Type,
 			NewEpisode: func() rollout.Episode {
 				e, err := qa.New(cfg, tools...)
 				if err != nil {
-					panic("trainer: qa.New failed after succeeding: " + err.Error())
+					panic("pipeline: qa.New failed after succeeding: " + err.Error())
 				}
 				e.Reset(q)
 				return &prefixEpisode{Episode: &QAEpisode{Env: e}, prefix: closedBookPrefix}

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"agentr1/env"
 	"agentr1/env/qa"
 	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
 )
 
 // QAEpisode adapts one env/qa episode to the rollout's Episode: each turn's process rewards
@@ -38,24 +39,24 @@ func (e *QAEpisode) Finish(truncated bool) rollout.Outcome {
 		format = 1
 	}
 	return rollout.Outcome{Reward: sc.Reward, Stats: map[string]float64{
-		StatEM: sc.EM, StatF1: sc.F1, StatFormat: format,
-		StatSearches: float64(sc.Searches), StatToolErrors: float64(sc.ToolErrors + sc.FormatErrors),
-		StatToolCalls: float64(sc.Searches + sc.FormatErrors),
+		trainer.StatEM: sc.EM, trainer.StatF1: sc.F1, trainer.StatFormat: format,
+		trainer.StatSearches: float64(sc.Searches), trainer.StatToolErrors: float64(sc.ToolErrors + sc.FormatErrors),
+		trainer.StatToolCalls: float64(sc.Searches + sc.FormatErrors),
 	}}
 }
 
 // QAProblems turns questions into Problems: each prompt is rendered by a fresh qa.Env (system
 // prompt with the tools' schemas, the question, the assistant header) and tokenised once; each
 // episode gets its own qa.Env sharing the tools.
-func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]Problem, error) {
-	out := make([]Problem, 0, len(qs))
+func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder) ([]trainer.Problem, error) {
+	out := make([]trainer.Problem, 0, len(qs))
 	for _, q := range qs {
 		e, err := qa.New(cfg, tools...)
 		if err != nil {
 			return nil, fmt.Errorf("qa problems: %w", err)
 		}
 		prompt := enc.Encode(e.Reset(q))
-		out = append(out, Problem{
+		out = append(out, trainer.Problem{
 			Prompt:  prompt,
 			Dataset: q.Dataset,
 			Type:    q.Type,
@@ -63,7 +64,7 @@ func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.E
 				ep, err := qa.New(cfg, tools...)
 				if err != nil {
 					// The same cfg and tools built an env above.
-					panic("trainer: qa.New failed after succeeding: " + err.Error())
+					panic("pipeline: qa.New failed after succeeding: " + err.Error())
 				}
 				ep.Reset(q)
 				return &QAEpisode{Env: ep}

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"agentr1/env/search"
 	"agentr1/env/world"
 	"agentr1/model"
+	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
@@ -92,7 +93,7 @@ type Config struct {
 	// one warm start this way.
 	BasePolicy string
 
-	RL              RLConfig
+	RL              trainer.RLConfig
 	EvalEvery       int    // evaluate on the evaluation sets every this many RL steps (0: only at the end)
 	EvalBatch       int    // problems per evaluation rollout batch
 	CheckpointDir   string // "" disables checkpoints
@@ -102,7 +103,7 @@ type Config struct {
 	SFTCheckpointEvery int
 
 	// Real data instead of the generated world (`agentr1 train --data D --model DIR`). The
-	// trainer records them (config.json, --resume) and the command line interprets them.
+	// pipeline records them (config.json, --resume) and the command line interprets them.
 	Data      string `flag:"-"` // "world" (or ""), hotpotqa, 2wiki, musique or a question FILE
 	InitModel string `flag:"-"` // the pretrained policy's folder (Hugging Face Qwen2 or ours); required with real Data
 	Corpus    string `flag:"-"` // passages searched with real Data: mhqa (the embedded corpus) or a FILE
@@ -128,7 +129,7 @@ func DefaultConfig() Config {
 		DemoNoise:      0.15,
 		DemoImpatience: 0.6,
 		SFT:            DefaultSFTConfig(),
-		RL:             DefaultRLConfig(GRPO),
+		RL:             trainer.DefaultRLConfig(trainer.GRPO),
 		EvalBatch:      50,
 		EvalEvery:      20,
 	}
@@ -190,9 +191,9 @@ func TrainTokenizer(texts []string, vocabSize int) (*tokenizer.Tokenizer, error)
 	return tok, nil
 }
 
-// SpecialsOf returns the ids the trainer needs from tok.
-func SpecialsOf(tok *tokenizer.Tokenizer) (Specials, error) {
-	var sp Specials
+// SpecialsOf returns the ids the trainer (trainer.Specials) needs from tok.
+func SpecialsOf(tok *tokenizer.Tokenizer) (trainer.Specials, error) {
+	var sp trainer.Specials
 	for _, x := range []struct {
 		name string
 		id   *int

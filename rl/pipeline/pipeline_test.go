@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"agentr1/env/world"
+	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
@@ -42,7 +43,7 @@ func TestPipeline(t *testing.T) {
 	res, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
 		kinds[kind]++
 		if kind == "rl" {
-			m := rec.(StepMetrics)
+			m := rec.(trainer.StepMetrics)
 			if !finite(m.Loss, m.RewardMean, m.GradNorm) {
 				t.Errorf("non-finite RL metrics: %+v", m)
 			}
@@ -287,5 +288,33 @@ func TestSFTBaseChecksTokenizer(t *testing.T) {
 	}
 	if err := load(runTok); err != nil {
 		t.Errorf("base saved with the run's tokenizer: %v", err)
+	}
+}
+
+// finite reports whether every figure is a number (not NaN or ±Inf).
+func finite(xs ...trainer.Num) bool {
+	for _, x := range xs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConfigValidate(t *testing.T) {
+	def := DefaultConfig()
+	if err := def.Validate(); err != nil {
+		t.Errorf("DefaultConfig invalid: %v", err)
+	}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.DemoNoise = -0.1 },
+		func(c *Config) { c.DemoImpatience = 1.5 },
+		func(c *Config) { c.DemoImpatience = math.NaN() },
+	} {
+		c := DefaultConfig()
+		edit(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Demo") {
+			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
+		}
 	}
 }

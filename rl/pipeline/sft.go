@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl"
+	"agentr1/rl/trainer"
 	"agentr1/tensor"
 )
 
@@ -64,7 +65,7 @@ func (c SFTConfig) Validate() error {
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
 	}
-	return Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
+	return trainer.Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
 }
 
 // SFTOptions adds checkpoints to SFT: the state (step, parameters, AdamW moments, the data
@@ -143,7 +144,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		}
 		return path, err
 	}
-	sched := Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
+	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
 	ws := model.NewWorkspace()
 	for st.step < cfg.Steps {
 		if err := ctx.Err(); err != nil {
@@ -178,7 +179,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		}
 		if onStep != nil {
 			m.Step = step
-			m.TimeTotal = Num(time.Since(start).Seconds())
+			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
 			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
 			onStep(m)
 		}
@@ -202,16 +203,16 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 	for i := range all {
 		all[i] = i
 	}
-	v := newView(b, all)
-	logpT, entT := policy.Forward(ws, v.tokens, v.attn, v.B, v.T) // (B, T) each
-	logp := v.responseLogp(logpT)                                 // (B, L)
-	mask := v.gather(b.ActionMask)                                // (B, L)
-	entropy := rl.MaskedMean(v.responseLogp(entT), mask)
+	v := trainer.NewView(b, all)
+	logpT, entT := policy.Forward(ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
+	logp := v.ResponseLogp(logpT)                                 // (B, L)
+	mask := v.Gather(b.ActionMask)                                // (B, L)
+	entropy := rl.MaskedMean(v.ResponseLogp(entT), mask)
 	negLogp := rl.NewMatrix(v.B, v.L)
 	for k := range logp.Data {
 		negLogp.Data[k] = -logp.Data[k]
 	}
-	w := v.gather(responseWeights(b, batch, weights)) // (B, L)
+	w := v.Gather(responseWeights(b, batch, weights)) // (B, L)
 	_, grad, err := rl.AggLoss(negLogp, w, rl.TokenMean, rl.AggOptions{})
 	if err != nil {
 		return SFTMetrics{}, err
@@ -224,7 +225,7 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 		grad.Data[k] = -grad.Data[k] // dL/dlogp = −w
 	}
 	policy.ZeroGrad()
-	policy.Backward(ws, v.logpGrad(grad), nil)
+	policy.Backward(ws, v.LogpGrad(grad), nil)
 	gn := tensor.ClipGradNorm(policy.ParamGrads(), gradClip)
 	opt.LR = lr
 	opt.Update(policy.ParamData(), policy.ParamGrads())
@@ -233,8 +234,8 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 		tokens += b.PromptLens[i] + b.ResponseLens[i]
 	}
 	return SFTMetrics{
-		Phase: "sft", Loss: Num(loss), GradNorm: Num(gn), LR: Num(lr), Entropy: Num(entropy),
-		AgentTokens: Num(rl.MaskedSum(mask, mask) / float64(b.B)), TokensPerSec: Num(tokens),
+		Phase: "sft", Loss: trainer.Num(loss), GradNorm: trainer.Num(gn), LR: trainer.Num(lr), Entropy: trainer.Num(entropy),
+		AgentTokens: trainer.Num(rl.MaskedSum(mask, mask) / float64(b.B)), TokensPerSec: trainer.Num(tokens),
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"agentr1/model"
+	"agentr1/rl/trainer"
 	"agentr1/tensor"
 )
 
@@ -51,11 +52,11 @@ func (st *sftState) save(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sft checkpoint meta: %w", err)
 	}
-	f := &CheckpointFile{Step: st.step, Meta: meta}
-	f.Tensors = appendParams(f.Tensors, "policy/", st.policy.Params)
-	f.Tensors = appendMoments(f.Tensors, "opt/", &st.opt, st.policy.Params)
+	f := &trainer.CheckpointFile{Step: st.step, Meta: meta}
+	f.Tensors = trainer.AppendParams(f.Tensors, "policy/", st.policy.Params)
+	f.Tensors = trainer.AppendMoments(f.Tensors, "opt/", &st.opt, st.policy.Params)
 	path := filepath.Join(dir, SFTCheckpointName(st.step))
-	if err := WriteCheckpointFile(path, f); err != nil {
+	if err := trainer.WriteCheckpointFile(path, f); err != nil {
 		return "", err
 	}
 	old, err := sftCheckpoints(dir)
@@ -75,7 +76,7 @@ func (st *sftState) save(dir string) (string, error) {
 // load restores the state saved in path. The checkpoint must come from the same settings and
 // seed: resuming with others would not be the run that was interrupted.
 func (st *sftState) load(path string) error {
-	f, err := ReadCheckpointFile(path)
+	f, err := trainer.ReadCheckpointFile(path)
 	if err != nil {
 		return err
 	}
@@ -93,11 +94,11 @@ func (st *sftState) load(path string) error {
 	case meta.StepsDone < 0 || meta.StepsDone > st.cfg.Steps:
 		return fmt.Errorf("sft checkpoint %s: steps_done %d outside [0, %d]", path, meta.StepsDone, st.cfg.Steps)
 	}
-	if err := loadParams(f, path, "policy/", st.policy.Params); err != nil {
+	if err := trainer.LoadParams(f, path, "policy/", st.policy.Params); err != nil {
 		return err
 	}
 	st.policy.MarkWeightsChanged()
-	if err := loadMoments(f, path, "opt/", &st.opt, st.policy.Params, meta.OptStep); err != nil {
+	if err := trainer.LoadMoments(f, path, "opt/", &st.opt, st.policy.Params, meta.OptStep); err != nil {
 		return err
 	}
 	st.step, st.batches = meta.StepsDone, meta.Batches

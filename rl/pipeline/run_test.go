@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"agentr1/model"
+	"agentr1/rl/trainer"
 )
 
 // TestRunDefault is the acceptance run: the default configuration end to end, logging every
 // record. It takes minutes, so it runs only when AGENTR1_TRAIN_RUN is set, e.g.
 //
-//	AGENTR1_TRAIN_RUN=1 AGENTR1_ALGO=grpo go test ./rl/trainer -run TestRunDefault -v -timeout 1h
+//	AGENTR1_TRAIN_RUN=1 AGENTR1_ALGO=grpo go test ./rl/pipeline -run TestRunDefault -v -timeout 1h
 func TestRunDefault(t *testing.T) {
 	if os.Getenv("AGENTR1_TRAIN_RUN") == "" {
 		t.Skip("set AGENTR1_TRAIN_RUN=1 to run the default training run")
 	}
 	cfg := DefaultConfig()
 	if a := os.Getenv("AGENTR1_ALGO"); a != "" {
-		algo, err := ParseAlgorithm(a)
+		algo, err := trainer.ParseAlgorithm(a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		steps := cfg.RL.Steps
-		cfg.RL = DefaultRLConfig(algo)
+		cfg.RL = trainer.DefaultRLConfig(algo)
 		cfg.RL.Steps = steps
 	}
 	if os.Getenv("AGENTR1_TRAIN_CONFIG") != "" {
@@ -80,7 +81,7 @@ func TestShowTranscripts(t *testing.T) {
 	ec := EvalConfigFrom(cfg.RL, 50)
 	for _, set := range []struct {
 		name  string
-		probs []Problem
+		probs []trainer.Problem
 	}{{"train", s.Train[len(s.Train)-n:]}, {"heldout", s.EvalSets[0].Problems[:n]}, {"unseen", s.EvalSets[1].Problems[:n]}} {
 		m, samples, err := Evaluate(context.Background(), policy, s.Tokenizer, s.Specials, set.probs, ec, set.name)
 		if err != nil {

@@ -1,4 +1,4 @@
-package trainer
+package pipeline
 
 import (
 	"context"
@@ -9,15 +9,16 @@ import (
 	"agentr1/env/qa"
 	"agentr1/env/world"
 	"agentr1/mdp"
+	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
 // EvalSet is a set of evaluation questions with the tools that answer them.
 type EvalSet struct {
-	Name      string        // "heldout" or "unseen"
-	Problems  []Problem     // rendered prompts and episodes
-	Questions []qa.Question // the questions, for the baselines' own prompts
-	Tools     []env.Tool    // the search over the questions' world
+	Name      string            // "heldout" or "unseen"
+	Problems  []trainer.Problem // rendered prompts and episodes
+	Questions []qa.Question     // the questions, for the baselines' own prompts
+	Tools     []env.Tool        // the search over the questions' world
 }
 
 // Setup is everything a run needs before training: the two worlds, their search tools, the
@@ -32,8 +33,8 @@ type Setup struct {
 	TrainTools []env.Tool // search over the training world's passages
 	EvalTools  []env.Tool // search over the evaluation world's passages
 	Tokenizer  *tokenizer.Tokenizer
-	Specials   Specials
-	Train      []Problem         // the training world's questions but the held-out ones
+	Specials   trainer.Specials
+	Train      []trainer.Problem // the training world's questions but the held-out ones
 	EvalSets   []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
 	Demos      []*mdp.Trajectory // the scripted agent's transcripts, tokenised
 	// DemoMistakes marks, per demonstration and turn, the actions in which the noisy agent

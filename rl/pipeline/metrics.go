@@ -1,0 +1,32 @@
+package pipeline
+
+import "agentr1/rl/trainer"
+
+// SFTMetrics is the one JSON line logged per SFT step.
+type SFTMetrics struct {
+	Step         int         `json:"step"`
+	Phase        string      `json:"phase"`        // "sft"
+	Loss         trainer.Num `json:"loss"`         // masked next-token loss over agent tokens
+	Entropy      trainer.Num `json:"entropy"`      // mean predictive entropy on agent tokens
+	GradNorm     trainer.Num `json:"grad_norm"`    // gradient norm before clipping
+	LR           trainer.Num `json:"lr"`           // learning rate this step
+	AgentTokens  trainer.Num `json:"agent_tokens"` // mean agent tokens per demonstration
+	TokensPerSec trainer.Num `json:"tokens_per_s"` // real tokens (prompt + response) per second
+	TimeTotal    trainer.Num `json:"time_total"`   // seconds
+}
+
+// EvalMetrics are the figures of an evaluation (greedy rollouts on a split), overall and per
+// dataset and question type.
+type EvalMetrics struct {
+	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
+	Step       int                     `json:"step"`
+	N          int                     `json:"n"` // questions
+	EM         trainer.Num             `json:"em"`
+	F1         trainer.Num             `json:"f1"`
+	FormatRate trainer.Num             `json:"format_rate"`
+	Turns      trainer.Num             `json:"turns"`
+	Searches   trainer.Num             `json:"searches"`
+	ToolErrors trainer.Num             `json:"tool_error_rate"` // failed tool calls / tool calls
+	Reward     trainer.Num             `json:"reward"`
+	Groups     map[string]*EvalMetrics `json:"groups,omitempty"` // by "dataset=..." and "type=..."
+}
