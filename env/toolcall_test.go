@@ -142,18 +142,18 @@ func TestParseToolCallsNeverPanics(t *testing.T) {
 	}
 }
 
-// TestParseToolCallsLinear parses a turn of 100,000 stray closing tags followed by 50,000
-// calls (2.4 MB). Searching the rest of the text for the next tag at every tag, as a naive
-// parser does, takes about 10^11 byte comparisons here (tens of seconds); one pass takes
-// milliseconds. The bound is loose so that a loaded machine cannot fail it.
+// TestParseToolCallsLinear parses a turn of 200,000 stray closing tags followed by 50,000
+// calls (4 MB). Searching the rest of the text for the next tag at every tag, as a naive
+// parser does, takes about 5*10^11 byte comparisons here (minutes); one pass takes well under
+// a second alone. The bound only separates the two: a loaded machine cannot fail it.
 func TestParseToolCallsLinear(t *testing.T) {
-	text := strings.Repeat(ToolCallClose, 100000) + strings.Repeat(`<tool_call>{"name": "s"}</tool_call>`, 50000)
+	text := strings.Repeat(ToolCallClose, 200000) + strings.Repeat(`<tool_call>{"name": "s"}</tool_call>`, 50000)
 	start := time.Now()
 	calls, errs := ParseToolCalls(text, 0)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("parsing %d bytes took %v", len(text), took)
+	if took := time.Since(start); took > 60*time.Second {
+		t.Errorf("parsing %d bytes took %v: is the parser quadratic again?", len(text), took)
 	}
-	if len(calls) != 50000 || len(errs) != 100000 {
-		t.Errorf("%d calls and %d errors, want 50000 and 100000", len(calls), len(errs))
+	if len(calls) != 50000 || len(errs) != 200000 {
+		t.Errorf("%d calls and %d errors, want 50000 and 200000", len(calls), len(errs))
 	}
 }

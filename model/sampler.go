@@ -17,7 +17,7 @@ import (
 // ties with the k-th included) and TopPLogitsWarper (keep the smallest set of most likely
 // tokens whose probability reaches TopP, at least one).
 type Sampler struct {
-	Temperature float64 // > 0; values <= 0 mean greedy
+	Temperature float64 // > 0; values <= 0 (and NaN) mean greedy
 	TopP        float64 // nucleus mass in (0, 1); 0 or >= 1 disables the filter
 	TopK        int     // keep the TopK most likely tokens; 0 or >= vocab disables the filter
 	Greedy      bool    // take the argmax (first on ties) instead of sampling
@@ -28,6 +28,7 @@ type Sampler struct {
 type scratch struct {
 	probs []float32 // (V)
 	order []int     // (V)
+	clean []float32 // (V) the logits with NaN as -Inf, when they need repair
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -36,7 +37,12 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // it with its log-probability under softmax(logits/Temperature), computed before top-k and
 // top-p filtering, as the rollout policy's log-prob must be for PPO's ratio. When greedy, the
 // log-probability is under softmax(logits). It is safe for concurrent use with distinct rngs.
-// It panics if logits is empty.
+//
+// Logits a diverging model produces are sampled too, by a defined rule (see repair): NaN counts
+// as -Inf, tokens at +Inf share the whole mass, and finite logits too large to divide by the
+// temperature in float32 are shifted by their maximum first. When no logit is a number above
+// -Inf there is no distribution: it returns token 0 with a log-probability of NaN, which the
+// trainer's non-finite checks stop on. It panics if logits is empty.
 func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float32) {
 	V := len(logits)
 	if V == 0 {
@@ -46,14 +52,28 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 	defer scratchPool.Put(sc)
 	sc.probs = grow(sc.probs, V)
 	p := sc.probs // (V) softmax(logits / Temperature)
-	if s.Greedy || s.Temperature <= 0 {
-		best := tensor.Argmax(logits)
+	greedy := s.Greedy || !(s.Temperature > 0)
+	if greedy {
 		tensor.SoftmaxForward(p, logits, 1, V)
+	} else {
+		copy(p, logits)
+		tensor.Scal(float32(1/s.Temperature), p)
+		tensor.SoftmaxForward(p, p, 1, V)
+	}
+	if !isDistribution(p) {
+		temperature := 1.0
+		if !greedy {
+			temperature = s.Temperature
+		}
+		if !repair(sc, p, logits, temperature) {
+			return 0, float32(math.NaN())
+		}
+		logits = sc.clean
+	}
+	if greedy {
+		best := tensor.Argmax(logits)
 		return best, float32(math.Log(float64(p[best])))
 	}
-	copy(p, logits)
-	tensor.Scal(float32(1/s.Temperature), p)
-	tensor.SoftmaxForward(p, p, 1, V)
 	filterK := s.TopK > 0 && s.TopK < V
 	filterP := s.TopP > 0 && s.TopP < 1
 	if !filterK && !filterP {
@@ -114,6 +134,69 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 		}
 	}
 	return token, float32(math.Log(float64(p[token])))
+}
+
+// isDistribution reports whether p, a softmax's output, holds no NaN and some positive mass:
+// what softmax gives for any logits without NaN or +Inf that the temperature does not push
+// past float32's range.
+func isDistribution(p []float32) bool {
+	positive := false
+	for _, pi := range p {
+		if pi != pi {
+			return false
+		}
+		positive = positive || pi > 0
+	}
+	return positive
+}
+
+// repair recomputes p = softmax(logits / temperature) for logits that defeat the float32 softmax,
+// writing the logits with NaN read as -Inf to sc.clean: if some logit is +Inf, the tokens at
+// +Inf share the mass equally (the limit of the softmax as they grow); otherwise the logits
+// are shifted by their maximum before the division, in float64, so no quotient overflows. It
+// returns false when every logit is -Inf or NaN: no distribution exists.
+func repair(sc *scratch, p, logits []float32, temperature float64) bool {
+	sc.clean = grow(sc.clean, len(logits))
+	clean := sc.clean
+	top := math.Inf(-1)
+	for i, l := range logits {
+		if l != l {
+			l = float32(math.Inf(-1))
+		}
+		clean[i] = l
+		top = max(top, float64(l))
+	}
+	switch {
+	case math.IsInf(top, -1):
+		return false
+	case math.IsInf(top, 1):
+		n := 0
+		for _, l := range clean {
+			if math.IsInf(float64(l), 1) {
+				n++
+			}
+		}
+		for i, l := range clean {
+			p[i] = 0
+			if math.IsInf(float64(l), 1) {
+				p[i] = float32(1 / float64(n))
+			}
+		}
+		return true
+	}
+	sum := 0.0
+	for i, l := range clean {
+		e := 0.0 // for -Inf, whatever the temperature (an infinite one would make it NaN)
+		if !math.IsInf(float64(l), -1) {
+			e = math.Exp((float64(l) - top) / temperature)
+		}
+		p[i] = float32(e)
+		sum += e
+	}
+	for i := range p {
+		p[i] = float32(float64(p[i]) / sum)
+	}
+	return true
 }
 
 // candidates returns, most likely first (ties by token id), the tokens the filters can keep: a

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestSqueezeGAEEqualsVerlSkip checks the claim of PAPER.md §2: verl's GAE with interior zeros
+// TestSqueezeGAEEqualsVerlSkip checks the claim of docs/PAPER.md §2: verl's GAE with interior zeros
 // computes exactly Agent-R1's advantage mask (squeeze, recurse, scatter), bit for bit, including
 // the values verl leaves at masked positions (FillNextAgentToken).
 func TestSqueezeGAEEqualsVerlSkip(t *testing.T) {

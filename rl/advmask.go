@@ -14,7 +14,7 @@ const (
 	FillNextAgentToken
 )
 
-// SqueezeScatter applies Agent-R1's advantage mask to one row (PAPER.md §2): it squeezes the
+// SqueezeScatter applies Agent-R1's advantage mask to one row (docs/PAPER.md §2): it squeezes the
 // masked positions (tool responses, padding) out of every input row, runs recur on the n agent
 // tokens that remain, and scatters recur's n outputs back to the agent positions of out, filling
 // the masked positions as fill says. A backward recursion run this way sees consecutive agent

@@ -115,3 +115,20 @@ func AggLoss(x, mask Matrix, mode AggMode, opt AggOptions) (loss float64, grad M
 	}
 	return loss, grad, nil
 }
+
+// String returns the mode's name (verl's loss_agg_mode value).
+func (m AggMode) String() string { return string(m) }
+
+// MarshalText writes the mode's name.
+func (m AggMode) MarshalText() ([]byte, error) { return []byte(m), nil }
+
+// UnmarshalText parses a mode's name (ParseAggMode), so a misspelt loss_agg_mode in a
+// configuration file is refused where it is read.
+func (m *AggMode) UnmarshalText(b []byte) error {
+	v, err := ParseAggMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}

@@ -21,7 +21,7 @@ func TestGoldenVerl(t *testing.T) {
 }
 
 // TestGoldenVectorizedGRPOBitFaithful checks that the float32 group statistics reproduce torch's
-// to float64 round-off, far inside the 1e-5 the README allows for them.
+// to float64 round-off, far inside the 1e-5 that testdata/golden/verl/README.md allows for them.
 func TestGoldenVectorizedGRPOBitFaithful(t *testing.T) {
 	r := golden.NewRegistry()
 	RegisterGolden(r)

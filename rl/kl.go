@@ -60,6 +60,25 @@ func ParseKLEstimator(name string) (KLEstimator, error) {
 	return 0, fmt.Errorf("rl: unknown kl_penalty %q (want kl/k1, abs, mse/k2 or low_var_kl/k3)", name)
 }
 
+// MarshalText writes e's canonical name (String), so a configuration holding an estimator
+// reads "k3" in JSON.
+func (e KLEstimator) MarshalText() ([]byte, error) {
+	if _, err := ParseKLEstimator(e.String()); err != nil {
+		return nil, err
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses any of verl's names of an estimator (ParseKLEstimator).
+func (e *KLEstimator) UnmarshalText(b []byte) error {
+	v, err := ParseKLEstimator(string(b))
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
 // k3 clamps, as verl's kl_penalty.
 const (
 	k3LogRatioClamp = 20.0

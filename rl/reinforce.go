@@ -7,7 +7,7 @@ type ReturnMode int
 
 const (
 	// ReturnsOverAgentTokens computes the return over agent tokens only (Agent-R1's advantage
-	// mask, PAPER.md §2): tool-response tokens are squeezed out, the return flows across them
+	// mask, docs/PAPER.md §2): tool-response tokens are squeezed out, the return flows across them
 	// with one γ step, and every turn of a multi-turn trajectory receives the outcome reward.
 	// Rewards placed at masked positions are dropped; returns are 0 at masked positions.
 	// This is the paper's semantics and the default (the zero value).

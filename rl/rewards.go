@@ -3,7 +3,7 @@ package rl
 import "fmt"
 
 // ProcessReward is an intermediate reward of a multi-turn trajectory: Value placed at token
-// position Pos of the response, the closing token of the tool call it rewards (PAPER.md §1).
+// position Pos of the response, the closing token of the tool call it rewards (docs/PAPER.md §1).
 type ProcessReward struct {
 	Pos   int
 	Value float64

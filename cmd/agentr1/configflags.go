@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -68,10 +69,23 @@ func kebab(s string) string {
 	return b.String()
 }
 
-// fieldFlag is a flag.Value writing straight into one struct field.
+// fieldFlag is a flag.Value writing straight into one struct field. A field whose type parses
+// its own text (encoding.TextUnmarshaler: the typed settings, such as rl.KLEstimator) is set
+// through it, so a misspelt name is refused with the accepted ones.
 type fieldFlag struct{ v reflect.Value }
 
+// text returns the field as a TextUnmarshaler, or nil when its type is not one.
+func (f *fieldFlag) text() encoding.TextUnmarshaler {
+	if u, ok := f.v.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		return u
+	}
+	return nil
+}
+
 func (f *fieldFlag) supported() bool {
+	if f.text() != nil {
+		return true
+	}
 	switch f.v.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.String:
 		return true
@@ -89,6 +103,9 @@ func (f *fieldFlag) String() string {
 func (f *fieldFlag) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
 
 func (f *fieldFlag) Set(s string) error {
+	if u := f.text(); u != nil {
+		return u.UnmarshalText([]byte(s))
+	}
 	switch f.v.Kind() {
 	case reflect.Bool:
 		b, err := strconv.ParseBool(s)

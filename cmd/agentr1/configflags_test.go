@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentr1/rl"
+	"agentr1/rl/trainer"
 )
 
 type innerCfg struct {
@@ -86,5 +89,33 @@ func TestPreScan(t *testing.T) {
 	}
 	if _, ok := preScan([]string{"--", "--config", "x"}, "config"); ok {
 		t.Error("preScan must stop at --")
+	}
+}
+
+// TestBindConfigTypedSettings checks that a typed setting (an encoding.TextUnmarshaler such as
+// rl.KLEstimator, whose kind is int) is bound by name, not as a number: its default shows the
+// name, verl's other spellings are accepted and a misspelt name is refused with the accepted
+// ones.
+func TestBindConfigTypedSettings(t *testing.T) {
+	cfg := struct {
+		KLEstimator rl.KLEstimator
+		Decay       trainer.LRDecay
+	}{rl.KLK3, trainer.DecayCosine}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindConfig(fs, &cfg, "")
+	if got := fs.Lookup("kl-estimator").DefValue; got != "k3" {
+		t.Errorf("kl-estimator default %q, want k3", got)
+	}
+	if err := fs.Parse([]string{"--kl-estimator", "mse", "--decay=linear"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KLEstimator != rl.KLK2 || cfg.Decay != trainer.DecayLinear {
+		t.Errorf("after flags: %v %q, want k2 linear", cfg.KLEstimator, cfg.Decay)
+	}
+	for _, bad := range [][]string{{"--kl-estimator", "2"}, {"--decay", "exp"}} {
+		if err := fs.Parse(bad); err == nil || !strings.Contains(err.Error(), bad[0][2:]) || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%v: error %v, want one naming the flag and the accepted values", bad, err)
+		}
 	}
 }

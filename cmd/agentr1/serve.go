@@ -74,6 +74,8 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 		fs.IntVar(&opt.limits.MaxQueryBytes, "max-query-bytes", def.MaxQueryBytes, "longest query in bytes")
 		fs.IntVar(&opt.limits.MaxTopK, "max-topk", def.MaxTopK, "largest topk a request may ask for")
 		fs.IntVar(&opt.limits.DefaultTopK, "topk", def.DefaultTopK, "topk when a request gives none")
+		fs.IntVar(&opt.limits.MaxResults, "max-results", def.MaxResults, "most passages one answer may hold (queries x topk); more is refused with 413")
+		fs.IntVar(&opt.limits.MaxInFlight, "max-in-flight", def.MaxInFlight, "most /retrieve requests answered at once; more are refused with 429 and Retry-After")
 		fs.DurationVar(&opt.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may take to finish")
 		declareLogFlag(fs, &opt.logFormat)
 	}
@@ -83,9 +85,8 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 // it logs when it is ready and when it has stopped.
 func runServeSearch(ctx context.Context, opt serveOptions, log *slog.Logger) error {
 	lim := opt.limits
-	if lim.MaxBodyBytes <= 0 || lim.MaxQueries <= 0 || lim.MaxQueryBytes <= 0 || lim.MaxTopK <= 0 ||
-		lim.DefaultTopK <= 0 || lim.DefaultTopK > lim.MaxTopK {
-		return fmt.Errorf("%w: limits must be positive and --topk at most --max-topk", errUsage)
+	if err := lim.Validate(); err != nil {
+		return fmt.Errorf("%w: every --max-* limit and --topk must be positive, and --topk at most --max-topk", errUsage)
 	}
 	ix, took, err := opt.src.load()
 	if err != nil {

@@ -87,7 +87,16 @@ func LoadMHQA(r io.Reader, path string) ([]Question, error) {
 		out = append(out, q)
 		return nil
 	})
-	return out, err
+	return nonEmpty(out, path, err)
+}
+
+// nonEmpty passes a loader's result on, with an error naming path when it read no question: an
+// empty or blank-only file is a mistake, and every consumer needs at least one.
+func nonEmpty(qs []Question, path string, err error) ([]Question, error) {
+	if err == nil && len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no questions: the file is empty or holds only blank lines", path)
+	}
+	return qs, err
 }
 
 // LoadEmbedded reads one of the embedded mhqa question sets: "hotpotqa", "2wiki" or "musique".
@@ -123,7 +132,7 @@ func LoadFlashRAG(r io.Reader, path, dataset string) ([]Question, error) {
 		out = append(out, q)
 		return nil
 	})
-	return out, err
+	return nonEmpty(out, path, err)
 }
 
 // hotpotRecord is one question of the native HotpotQA JSON release.
@@ -195,6 +204,9 @@ func LoadHotpotJSON(r io.Reader, path string) ([]Question, []env.Passage, error)
 			}
 		}
 		qs = append(qs, q)
+	}
+	if len(qs) == 0 {
+		return nil, nil, fmt.Errorf("%s: no questions: the array is empty", path)
 	}
 	return qs, passages, nil
 }

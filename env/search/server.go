@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The retrieval API of Search-R1's retrieval server (search_r1/search/retrieval_server.py),
@@ -47,32 +49,40 @@ type errorResponse struct {
 	Error string `json:"error"`
 }
 
-// Limits bound what one request may ask of the server.
+// Limits bound what one request, and all requests at once, may ask of the server.
 type Limits struct {
 	MaxBodyBytes  int64 // request body size
 	MaxQueries    int   // queries per request
 	MaxQueryBytes int   // bytes per query
 	MaxTopK       int   // largest topk
 	DefaultTopK   int   // topk when the request gives none
+	// MaxResults bounds queries x topk, the passages one answer may hold: the answer is
+	// written as it is encoded, but the retrieved passages of a request are held until then.
+	MaxResults int
+	// MaxInFlight bounds the /retrieve requests being answered at once; one more is refused
+	// with 429 at once (and Retry-After), so memory stays bounded however many clients come.
+	MaxInFlight int
 }
 
 // DefaultLimits are the limits `agentr1 serve search` starts with: 1 MiB bodies, 512 queries
-// of at most 4 KiB, topk up to 100, default 5.
+// of at most 4 KiB, topk up to 100, default 5, at most 8,192 passages an answer and 64
+// requests in flight. 64 worst-case requests in flight stay under 1 GB resident (FUZZING.md).
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 1 << 20, MaxQueries: 512, MaxQueryBytes: 4096, MaxTopK: 100, DefaultTopK: DefaultTopK}
+	return Limits{MaxBodyBytes: 1 << 20, MaxQueries: 512, MaxQueryBytes: 4096, MaxTopK: 100,
+		DefaultTopK: DefaultTopK, MaxResults: 8192, MaxInFlight: 64}
 }
 
 // NewHandler returns the HTTP handler of the retrieval service: POST /retrieve answers with
-// r's results, GET /healthz with {"status": "ok"}. Malformed JSON, unknown fields, an empty
-// or oversized query list, an empty or oversized query and an out-of-range topk are answered
-// 400, a body over MaxBodyBytes 413, a retriever failure 500, all with {"error": "..."}.
-// It panics if the limits are not all positive or DefaultTopK exceeds MaxTopK.
+// r's results, GET /healthz with {"status": "ok"}. Malformed JSON, a body that is not UTF-8
+// (JSON text must be, RFC 8259 section 8.1), unknown fields, an empty or oversized query list,
+// an empty or oversized query and an out-of-range topk are answered 400, a body over
+// MaxBodyBytes or queries x topk over MaxResults 413, a request past MaxInFlight 429, a
+// retriever failure 500, all with {"error": "..."}. It panics if Limits.Validate fails.
 func NewHandler(r Retriever, limits Limits) http.Handler {
-	if limits.MaxBodyBytes <= 0 || limits.MaxQueries <= 0 || limits.MaxQueryBytes <= 0 ||
-		limits.MaxTopK <= 0 || limits.DefaultTopK <= 0 || limits.DefaultTopK > limits.MaxTopK {
-		panic(fmt.Sprintf("search: NewHandler with invalid limits %+v", limits))
+	if err := limits.Validate(); err != nil {
+		panic(fmt.Sprintf("search: NewHandler: %v", err))
 	}
-	s := &service{retriever: r, limits: limits}
+	s := &service{retriever: r, limits: limits, slots: make(chan struct{}, limits.MaxInFlight)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/retrieve", s.retrieve)
 	mux.HandleFunc("/healthz", s.healthz)
@@ -82,9 +92,22 @@ func NewHandler(r Retriever, limits Limits) http.Handler {
 	return mux
 }
 
+// Validate reports a limit that is not positive, or a DefaultTopK over MaxTopK.
+func (l Limits) Validate() error {
+	if l.MaxBodyBytes <= 0 || l.MaxQueries <= 0 || l.MaxQueryBytes <= 0 || l.MaxTopK <= 0 ||
+		l.DefaultTopK <= 0 || l.MaxResults <= 0 || l.MaxInFlight <= 0 {
+		return fmt.Errorf("invalid limits %+v: every limit must be positive", l)
+	}
+	if l.DefaultTopK > l.MaxTopK {
+		return fmt.Errorf("invalid limits: default topk %d over the largest topk %d", l.DefaultTopK, l.MaxTopK)
+	}
+	return nil
+}
+
 type service struct {
 	retriever Retriever
 	limits    Limits
+	slots     chan struct{} // one token per /retrieve request in flight
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -112,6 +135,14 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "retrieve takes POST, not %s", req.Method)
 		return
 	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, "%d requests in flight, the most this server answers at once; retry", s.limits.MaxInFlight)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.limits.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -120,6 +151,11 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		writeError(w, http.StatusBadRequest, "reading request body: %v", err)
+		return
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would quietly replace the bad bytes with U+FFFD and search for that.
+		writeError(w, http.StatusBadRequest, "request body is not valid UTF-8 (byte %d)", invalidUTF8At(body))
 		return
 	}
 	var r RetrieveRequest
@@ -138,24 +174,68 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	results := make([][]any, len(r.Queries))
+	if n := len(r.Queries) * topK; n > s.limits.MaxResults {
+		writeError(w, http.StatusRequestEntityTooLarge, "%d queries x topk %d = %d passages, at most %d per request; split the request",
+			len(r.Queries), topK, n, s.limits.MaxResults)
+		return
+	}
+	// Retrieve everything first, so a failure is still a 500 and not a cut answer; the
+	// retrieved passages share the index's strings, so this holds little.
+	found := make([][]Retrieved, len(r.Queries))
 	for i, q := range r.Queries {
-		found, err := s.retriever.Retrieve(req.Context(), q, topK)
-		if err != nil {
+		if found[i], err = s.retriever.Retrieve(req.Context(), q, topK); err != nil {
 			writeError(w, http.StatusInternalServerError, "queries[%d]: %v", i, err)
 			return
 		}
-		results[i] = make([]any, len(found))
-		for j, f := range found {
-			doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
-			if r.ReturnScores {
-				results[i][j] = ScoredDocument{Document: doc, Score: f.Score}
-			} else {
-				results[i][j] = doc
+		for _, f := range found[i] {
+			if math.IsNaN(f.Score) || math.IsInf(f.Score, 0) { // JSON has no number for it
+				writeError(w, http.StatusInternalServerError, "queries[%d]: the retriever scored passage %q %v", i, f.ID, f.Score)
+				return
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"result": results})
+	writeResults(w, found, r.ReturnScores)
+}
+
+// writeResults writes the 200 answer {"result": [[...], ...]} one query's list at a time, the
+// same bytes as encoding the whole answer at once, so a large answer is never whole in memory.
+func writeResults(w http.ResponseWriter, found [][]Retrieved, scores bool) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	var list []any
+	io.WriteString(w, `{"result":[`)
+	for i, fs := range found {
+		list = list[:0]
+		for _, f := range fs {
+			doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
+			if scores {
+				list = append(list, ScoredDocument{Document: doc, Score: f.Score})
+			} else {
+				list = append(list, doc)
+			}
+		}
+		b, err := json.Marshal(list) // strings and finite scores (checked): cannot fail
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		if _, werr := w.Write(b); err != nil || werr != nil {
+			return // the client left; nothing to tell it
+		}
+	}
+	io.WriteString(w, "]}\n")
+}
+
+// invalidUTF8At returns the offset of the first byte of b that does not begin a valid UTF-8
+// sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // check validates a request against the limits and returns the topk to use.

@@ -10,7 +10,7 @@ import (
 )
 
 // fuzzLimits are small so that every limit is within the fuzzer's reach.
-var fuzzLimits = Limits{MaxBodyBytes: 2048, MaxQueries: 4, MaxQueryBytes: 64, MaxTopK: 10, DefaultTopK: 3}
+var fuzzLimits = Limits{MaxBodyBytes: 2048, MaxQueries: 4, MaxQueryBytes: 64, MaxTopK: 10, DefaultTopK: 3, MaxResults: 1000, MaxInFlight: 1000}
 
 // acceptable is the retrieval API's contract for a request body (server.go), restated: one
 // JSON object with only the fields "queries", "topk" and "return_scores" and nothing after

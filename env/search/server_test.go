@@ -22,7 +22,7 @@ func testHandler(t *testing.T) (http.Handler, *Index) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := Limits{MaxBodyBytes: 400, MaxQueries: 3, MaxQueryBytes: 40, MaxTopK: 4, DefaultTopK: 2}
+	lim := Limits{MaxBodyBytes: 400, MaxQueries: 3, MaxQueryBytes: 40, MaxTopK: 4, DefaultTopK: 2, MaxResults: 10, MaxInFlight: 1000}
 	return NewHandler(ix, lim), ix
 }
 
@@ -107,6 +107,8 @@ func TestHandlerErrors(t *testing.T) {
 		{"topk negative", "POST", "/retrieve", `{"queries": ["q"], "topk": -2}`, 400, "out of range"},
 		{"topk too large", "POST", "/retrieve", `{"queries": ["q"], "topk": 5}`, 400, "out of range"},
 		{"topk not an integer", "POST", "/retrieve", `{"queries": ["q"], "topk": 2.5}`, 400, "malformed request"},
+		{"invalid UTF-8", "POST", "/retrieve", "{\"queries\": [\"op\xffera\"]}", 400, "not valid UTF-8 (byte 16)"},
+		{"too many passages", "POST", "/retrieve", `{"queries": ["a", "b", "c"], "topk": 4}`, 413, "3 queries x topk 4 = 12 passages, at most 10"},
 		{"body too large", "POST", "/retrieve", `{"queries": ["` + strings.Repeat("x", 500) + `"]}`, 413, "over 400 bytes"},
 		{"GET retrieve", "GET", "/retrieve", ``, 405, "takes POST"},
 		{"POST healthz", "POST", "/healthz", ``, 405, "takes GET"},
@@ -293,4 +295,126 @@ func TestListenAndServeDrains(t *testing.T) {
 	if err := ListenAndServe(context.Background(), "256.0.0.1:bad", NewHandler(gate, DefaultLimits()), time.Second, nil); err == nil {
 		t.Error("ListenAndServe on a bad address succeeded")
 	}
+}
+
+// blockingRetriever holds every Retrieve until release is closed, counting the calls begun.
+type blockingRetriever struct {
+	begun   chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingRetriever) Retrieve(ctx context.Context, q string, k int) ([]Retrieved, error) {
+	b.begun <- struct{}{}
+	<-b.release
+	return nil, nil
+}
+
+// TestHandlerInFlight: past MaxInFlight requests being answered, the next is refused at once
+// with 429, Retry-After and a JSON error, /healthz still answers, and once a slot frees the
+// next request is served.
+func TestHandlerInFlight(t *testing.T) {
+	r := &blockingRetriever{begun: make(chan struct{}, 8), release: make(chan struct{})}
+	lim := Limits{MaxBodyBytes: 400, MaxQueries: 3, MaxQueryBytes: 40, MaxTopK: 4, DefaultTopK: 2, MaxResults: 10, MaxInFlight: 2}
+	h := NewHandler(r, lim)
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = do(h, "POST", "/retrieve", `{"queries": ["opera"]}`).Code
+		}()
+	}
+	<-r.begun
+	<-r.begun // both slots are taken
+	rec := do(h, "POST", "/retrieve", `{"queries": ["opera"]}`)
+	var e errorResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != 429 || err != nil ||
+		rec.Header().Get("Retry-After") != "1" || !strings.Contains(e.Error, "2 requests in flight") {
+		t.Errorf("third request: %d %q %s, want 429 with Retry-After 1 and a JSON error", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+	if rec := do(h, "GET", "/healthz", ""); rec.Code != 200 {
+		t.Errorf("healthz while full: %d", rec.Code)
+	}
+	close(r.release)
+	wg.Wait()
+	if codes[0] != 200 || codes[1] != 200 {
+		t.Errorf("the two requests in flight: %v, want 200 200", codes)
+	}
+	if rec := do(h, "POST", "/retrieve", `{"queries": ["opera"]}`); rec.Code != 200 {
+		t.Errorf("after the slots freed: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestHandlerStreamsAnswer: the answer written one query at a time is byte for byte what
+// encoding the whole answer at once gives, and a worst-case request under the default limits
+// (512 queries, 16 passages each = 8,192, the most allowed) is never whole in memory.
+func TestHandlerStreamsAnswer(t *testing.T) {
+	fx, err := loadIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits()
+	h := NewHandler(fx.ix, lim)
+	queries := make([]string, lim.MaxQueries)
+	for i := range queries {
+		queries[i] = loadQueries[i%len(loadQueries)] + strings.Repeat(" opera", 40)
+	}
+	topK := lim.MaxResults / lim.MaxQueries
+	for _, scores := range []bool{true, false} {
+		body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: scores})
+		rec := do(h, "POST", "/retrieve", string(body))
+		if rec.Code != 200 {
+			t.Fatalf("scores=%v: %d %.200s", scores, rec.Code, rec.Body)
+		}
+		results := make([][]any, len(queries))
+		for i, q := range queries {
+			found, _ := fx.ix.Retrieve(context.Background(), q, topK)
+			results[i] = []any{}
+			for _, f := range found {
+				doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
+				if scores {
+					results[i] = append(results[i], ScoredDocument{Document: doc, Score: f.Score})
+				} else {
+					results[i] = append(results[i], doc)
+				}
+			}
+		}
+		var want strings.Builder
+		json.NewEncoder(&want).Encode(map[string]any{"result": results})
+		if rec.Body.String() != want.String() {
+			t.Errorf("scores=%v: the streamed answer (%d bytes) differs from the whole one (%d bytes)", scores, rec.Body.Len(), want.Len())
+		}
+	}
+
+	// Written in pieces, a query's list at a time (json.Encoder writes the whole answer in
+	// one Write, built whole in memory first): the largest Write is one list, not the answer.
+	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	w := discardWriter{header: http.Header{}}
+	h.ServeHTTP(&w, httptest.NewRequest("POST", "/retrieve", strings.NewReader(string(body))))
+	if w.status != 200 || w.n < 4<<20 {
+		t.Fatalf("worst-case request: status %d, %d bytes written", w.status, w.n)
+	}
+	if w.largest > 64<<10 {
+		t.Errorf("worst-case request: %d KB of answer written with a largest Write of %d KB, want one query's list (under 64 KB)", w.n>>10, w.largest>>10)
+	}
+}
+
+// discardWriter is an http.ResponseWriter that counts and drops what is written.
+type discardWriter struct {
+	header  http.Header
+	status  int
+	n       int // bytes written
+	largest int // the largest single Write
+}
+
+func (w *discardWriter) Header() http.Header { return w.header }
+func (w *discardWriter) WriteHeader(s int)   { w.status = s }
+func (w *discardWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	w.n += len(b)
+	w.largest = max(w.largest, len(b))
+	return len(b), nil
 }

@@ -31,7 +31,7 @@ const (
 
 // loadLimits are the service limits under test: small enough that every refusal is cheap to
 // provoke.
-var loadLimits = Limits{MaxBodyBytes: 64 << 10, MaxQueries: 16, MaxQueryBytes: 512, MaxTopK: 10, DefaultTopK: 5}
+var loadLimits = Limits{MaxBodyBytes: 64 << 10, MaxQueries: 16, MaxQueryBytes: 512, MaxTopK: 10, DefaultTopK: 5, MaxResults: 1000, MaxInFlight: 1000}
 
 // loadQueries are the queries valid requests draw from; each matches at least MaxTopK passages
 // of the load corpus (loadIndex checks this), so a valid answer holds exactly topk passages.

@@ -16,15 +16,14 @@ type Rates struct {
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
 
-// DefaultRates are measured on the default run (commit 4f901c9: 2,400 SFT steps in 11 min
-// 28 s) and on `agentr1 experiment` at its defaults (the same commit: a 40-step GRPO run of 80
-// trajectories a step with its evaluation of 200 questions in 2 min 46 s, the SFT base's
-// evaluation of 200 questions in 5 s).
+// DefaultRates are measured on the default run (2,400 SFT steps in about 11.5 minutes) and on
+// `agentr1 experiment` at its defaults (a 40-step GRPO run of 80 trajectories a step with its
+// evaluation of 200 questions in under 3 minutes, the SFT base's evaluation of 200 questions
+// in 5 s); an estimate only needs them within tens of percent.
 var DefaultRates = Rates{Prepare: 5, SFTStep: 0.29, RLRow: 0.051, EvalQuestion: 0.02}
 
-// criticFactor is the extra cost of a PPO step (critic forward, backward and update): at commit
-// 4f901c9 a 40-step PPO run (without the advantage mask) took 5 min 57 s against GRPO's 2 min
-// 46 s.
+// criticFactor is the extra cost of a PPO step (critic forward, backward and update): a 40-step
+// PPO run takes about 2.2 times as long as GRPO's.
 const criticFactor = 2.2
 
 // Unit is one piece of work of a plan: the SFT of a seed, or one method at one seed.

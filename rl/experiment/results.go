@@ -3,12 +3,14 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
+
+	"golang.org/x/exp/stats"
 
 	"agentr1/internal/atomicfile"
 )
@@ -80,31 +82,18 @@ func runColumns(r *UnitResult, sets, cols []string) map[string]float64 {
 	if n > 0 {
 		out["avg/em"], out["f1"], out["format"], out["turns"] = em/float64(n), f1/float64(n), format/float64(n), turns/float64(n)
 	}
-	for k := range out {
-		if !slices.Contains(cols, k) {
-			delete(out, k)
-		}
-	}
+	maps.DeleteFunc(out, func(k string, _ float64) bool { return !slices.Contains(cols, k) })
 	return out
 }
 
-// meanStd is the mean and the sample standard deviation (n−1; 0 for a single value) of xs.
+// meanStd is the mean and the sample standard deviation (n−1; 0 for a single value) of xs
+// (stats.MeanAndStdDev), and NaN, NaN for no values, where stats panics. The sample deviation
+// is the right one here: the seeds are a sample of the runs the method could give.
 func meanStd(xs []float64) (mean, std float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
+	return stats.MeanAndStdDev(xs)
 }
 
 // collect gathers every finished unit's result from the run directory and aggregates them.
@@ -146,12 +135,7 @@ func (r *runner) collect() (*Results, error) {
 			}
 		}
 	}
-	typeList := make([]string, 0, len(types))
-	for t := range types {
-		typeList = append(typeList, t)
-	}
-	sort.Strings(typeList)
-	res.Columns = Columns(sets, typeList)
+	res.Columns = Columns(sets, slices.Sorted(maps.Keys(types)))
 	for i := range res.Methods {
 		row := &res.Methods[i]
 		row.Mean, row.Std = map[string]float64{}, map[string]float64{}

@@ -39,7 +39,7 @@ func naiveRAGTurn(q qa.Question) string {
 // closedBookPrefix opens the answer of the closed-book baseline.
 const closedBookPrefix = "<think>I will answer from memory.</think>\n<answer>"
 
-// NaiveRAGProblems returns the Naive RAG baseline's problems (PAPER.md §6: retrieve once with
+// NaiveRAGProblems returns the Naive RAG baseline's problems (docs/PAPER.md §6: retrieve once with
 // the question, answer in one turn): each prompt holds a scripted first turn that searches
 // with the question and its real observation (top-k passages), and the model must answer in
 // the next turn (evaluate with MaxTurns 1). The observation is cut to maxObsTokens (0: whole)

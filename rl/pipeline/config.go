@@ -24,9 +24,8 @@ type ModelConfig struct {
 }
 
 // Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
-// evaluation. DefaultConfig takes 12-15 minutes on 2 CPU cores (measured at commit 1066b05:
-// 12 min 19 s; SFT 9 min 22 s, the 40 GRPO steps with their evaluations and the baselines 3
-// min; at 4f901c9, with the same results, 14 min 32 s on a slower hour of the host).
+// evaluation. DefaultConfig takes about a quarter of an hour on 2 CPU cores, most of it the
+// SFT warm start (docs/RESULTS.md has the timings and figures of the default run).
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
@@ -38,12 +37,10 @@ type Config struct {
 	// Worlds is how many training worlds the demonstrations and RL questions are drawn from:
 	// TrainWorld and Worlds-1 more of the same size and split with other seeds (0 or 1: only
 	// TrainWorld). A policy trained on one small world memorises its facts instead of reading
-	// the search results; across many worlds only reading answers the questions. Measured
-	// (SFT base, greedy, held-out / unseen EM): one world, 600-800 demonstrations, 900 steps:
-	// 0.18-0.23 / 0.00; 8 worlds, 700 steps: 0.04 / 0.02 (not yet reading); 20 worlds, 3,000
-	// demonstrations, 2,400 steps, with a patient demonstrator (DemoImpatience
-	// 0): 0.39 / 0.21, the first base that reads names out of passages of a world it never
-	// saw. It still does not copy numbers or job words.
+	// the search results, and answers nothing about a world it never saw; across many worlds
+	// only reading answers the questions. With the default 20 (and the default warm start)
+	// the SFT base reads names out of the passages of a world it never saw, which it did not
+	// with one world or eight.
 	Worlds  int
 	HeldOut int // last questions of TrainWorld held out of demonstrations and RL, evaluated ("heldout")
 	// RLOnDemoQuestions puts the demonstrations' questions in the RL set too. By default RL
@@ -74,17 +71,16 @@ type Config struct {
 	// Demos is how many questions are demonstrated, the first ones of each training world
 	// (spread evenly over Worlds). The rest, but world 0's held-out tail, are the RL questions
 	// (RLOnDemoQuestions). The default 3,000 over 20 worlds is 150 per world and leaves RL
-	// 16,900 questions it has never seen. (With one world, 800 demonstrations left RL 100
-	// questions and 60 GRPO steps memorised them: their sampled EM rose from 0.15 to 0.35
-	// while held-out EM went 0.23, 0.27, 0.20.)
+	// 16,900 questions it has never seen: given few RL questions, RL memorises their answers
+	// (their sampled EM rises while held-out EM does not).
 	Demos     int
 	DemoNoise float64 // probability the scripted agent makes a mistake at each decision
 	// DemoImpatience is the probability that the scripted agent, having read a fact and
 	// needing more, answers from what it has instead of searching on (world.Habits). An
 	// agent that always searches to the end makes a warm start that already is the policy RL
 	// would look for, and RL then has nothing to learn but the reading, which its sparse
-	// reward did not teach in any run we measured (README). Default 0.6: the greedy warm
-	// start then answers after one search, and GRPO learns to search on.
+	// reward does not teach. Default 0.6: the greedy warm start then answers after one
+	// search, and GRPO learns to search on.
 	DemoImpatience float64
 	SFT            SFTConfig
 	// BasePolicy, when set, caches the SFT base: if the directory holds a saved model it is

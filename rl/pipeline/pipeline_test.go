@@ -2,13 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentr1/env/world"
+	"agentr1/rl"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
@@ -316,5 +319,46 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Demo") {
 			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
 		}
+	}
+}
+
+// TestConfigJSONWithStringSettings reads a config.json written when the typed settings were
+// plain strings (testdata/config-string-settings.json, DefaultConfig as it was then): it still
+// loads, to the typed values, and writing it back gives the same strings.
+func TestConfigJSONWithStringSettings(t *testing.T) {
+	raw, err := os.ReadFile("testdata/config-string-settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("testdata/config-string-settings.json: %v", err)
+	}
+	if cfg.RL.Algorithm != trainer.GRPO || cfg.RL.OldLogProbs != trainer.OldLogProbsSampled || cfg.RL.KLPlacement != trainer.KLAuto ||
+		cfg.RL.KLEstimator != rl.KLK3 || cfg.RL.AggMode != rl.TokenMean || cfg.RL.Decay != trainer.DecayCosine || cfg.SFT.Decay != trainer.DecayCosine {
+		t.Errorf("typed settings read as %+v / SFT decay %q", cfg.RL, cfg.SFT.Decay)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the old config does not validate: %v", err)
+	}
+	var before, after map[string]any
+	if err := json.Unmarshal(raw, &before); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(again, &after); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"Algorithm", "OldLogProbs", "KLPlacement", "KLEstimator", "AggMode", "Decay"} {
+		was, now := before["RL"].(map[string]any)[key], after["RL"].(map[string]any)[key]
+		if was != now {
+			t.Errorf("RL.%s written as %v, was %v", key, now, was)
+		}
+	}
+	if was, now := before["SFT"].(map[string]any)["Decay"], after["SFT"].(map[string]any)["Decay"]; was != now {
+		t.Errorf("SFT.Decay written as %v, was %v", now, was)
 	}
 }

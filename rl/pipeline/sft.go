@@ -17,41 +17,35 @@ import (
 
 // SFTConfig sets the supervised warm start on demonstrations.
 type SFTConfig struct {
-	Steps       int     // optimiser steps
-	Batch       int     // demonstrations per step
-	LR          float64 // peak learning rate
-	WarmupSteps int     // linear warm-up
-	Decay       string  // cosine, linear, constant
-	MinLRRatio  float64 // final lr as a fraction of the peak
-	WeightDecay float64 // AdamW decoupled weight decay
-	GradClip    float64 // max gradient norm
+	Steps       int             // optimiser steps
+	Batch       int             // demonstrations per step
+	LR          float64         // peak learning rate
+	WarmupSteps int             // linear warm-up
+	Decay       trainer.LRDecay // cosine, linear, constant
+	MinLRRatio  float64         // final lr as a fraction of the peak
+	WeightDecay float64         // AdamW decoupled weight decay
+	GradClip    float64         // max gradient norm
 	// ContextWeight weights the next-token loss on observation tokens (tool responses)
 	// against 1 on agent tokens; 0 is the paper's masked loss on agent tokens only.
 	ContextWeight float64
 	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
 	// recoveries that follow a mistake without learning to make it; 1 imitates the agent,
-	// mistakes and all. Measured on the one-world default run of the time (held-out EM, SFT
-	// base -> after 20 GRPO steps): 1 gives 0.18 -> 0.20, 0 gives 0.22 -> 0.21 (format 0.89
-	// and 0.94 at the base); the default stays 1, as the difference is one standard error.
+	// mistakes and all. The default stays 1: 0 measured no better after RL, within one
+	// standard error.
 	MistakeWeight float64
 }
 
-// DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy. ContextWeight
-// 0.5 (the tool responses trained on at half weight) raised the SFT base's held-out EM from
-// 0.12 to 0.17 at 700 steps in a measured A/B (README, one world); at 0 the default-length warm
-// start reads badly (held-out EM 0.05, Naive RAG 0.06) and GRPO gains nothing from it. Steps:
-// 2,400 steps of 8 over the default 3,000 demonstrations of 20 worlds take about 11.5 minutes
-// on 2 cores (3.5 steps/s). The agent-token loss falls slowly to ~1.0 and then steeply, once the
-// policy starts to read names out of the passages (Config.Worlds), and what the base reads
-// bounds what GRPO can reach: from the 2,400-step base 40 GRPO steps end at .36, .41, .40
-// (seeds 1-3, held-out EM 0.10 before, +29 points; commit 4f901c9) or, where float32 rounding
-// gave another base (0.23, commit baf2895), at .46, .37, .42 (+19); from the 1,800-step base (0.11, the
-// default until then, chosen to keep the whole run near 15 minutes) at .19, .27, .26 (+13), and
-// 80 steps from it at .26 on average; at 1,200 the steep fall has not come (held-out 0.05, and
-// GRPO gains nothing).
+// DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy.
+// ContextWeight 0.5 trains the tool responses at half weight: a policy that has never
+// modelled the passages reads them badly, and without it the warm start answers worse and RL
+// gains nothing from it. Steps 2,400 (batches of 8 over the default 3,000 demonstrations,
+// about 11 minutes on 2 cores) runs past the point where the agent-token loss, after falling
+// slowly to ~1.0, falls steeply as the policy starts to read names out of the passages
+// (Config.Worlds); what the base reads bounds what RL can reach, and a shorter warm start
+// stops before that fall. docs/RESULTS.md has the measurements.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: "cosine", MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1}
 }
 
 // Validate reports the first invalid setting.
@@ -64,6 +58,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
+	}
+	if _, err := trainer.ParseLRDecay(string(c.Decay)); err != nil {
+		return fmt.Errorf("sft config: Decay: %w", err)
 	}
 	return trainer.Schedule{Peak: c.LR, Warmup: c.WarmupSteps, Total: c.Steps, Decay: c.Decay, MinRatio: c.MinLRRatio}.Validate()
 }

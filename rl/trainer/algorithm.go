@@ -46,6 +46,23 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 	return "", fmt.Errorf("unknown algorithm %q (want one of %s)", s, algorithmListNames)
 }
 
+// String returns the algorithm's name.
+func (a Algorithm) String() string { return string(a) }
+
+// MarshalText writes the algorithm's name.
+func (a Algorithm) MarshalText() ([]byte, error) { return []byte(a), nil }
+
+// UnmarshalText parses an algorithm's name, any spelling ParseAlgorithm accepts, to its
+// canonical one.
+func (a *Algorithm) UnmarshalText(b []byte) error {
+	v, err := ParseAlgorithm(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
 // NeedsCritic reports whether the algorithm trains a value model.
 func (a Algorithm) NeedsCritic() bool { return a == PPO }
 
@@ -62,10 +79,10 @@ func (a Algorithm) GroupBased() bool {
 // DefaultKLPlacement is where the paper's scripts put the KL penalty for a: in the reward for
 // PPO, REINFORCE++ and ReMax (verl use_kl_in_reward), as a k3 loss term for the group methods
 // (verl use_kl_loss).
-func (a Algorithm) DefaultKLPlacement() string {
+func (a Algorithm) DefaultKLPlacement() KLPlacement {
 	switch a {
 	case PPO, ReinforcePP, ReMax:
-		return "reward"
+		return KLInReward
 	}
-	return "loss"
+	return KLAsLoss
 }

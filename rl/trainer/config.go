@@ -9,46 +9,44 @@ import (
 
 // RLConfig holds the settings of the RL phase: the algorithm, the rollout and the PPO update.
 // Defaults (DefaultRLConfig) are tuned for a ~1M-parameter policy on 2 CPU cores; the paper's
-// values (PAPER.md §6) are quoted where ours differ.
+// values (docs/PAPER.md §6) are quoted where ours differ, and docs/RESULTS.md holds the runs
+// that chose ours.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
-	// Steps is the number of RL steps (one rollout + update each); the default 40 of GRPO take
-	// about 3 minutes. From the 1,800-step SFT base (held-out EM 0.11), 80 GRPO steps ended
-	// at .25, .22, .31 (seeds 1-3) against 40's .19, .27, .26: the policy levels off where its
-	// warm start lets it (from the 2,400-step base, 40 steps reach .36, .41, .40).
+	// Steps is the number of RL steps (one rollout + update each). The default 40 (about 3
+	// minutes of GRPO) keeps the whole run near a quarter of an hour; twice as many gain little,
+	// since the policy levels off where its warm start lets it.
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8
-	// samples costs what 16 x 5 did (80 trajectories a step) and finds more of the rare
-	// successes that teach the second hop. From commit 932201a's base (held-out EM 0.05), 40
-	// GRPO steps ended at .32, .25, .32 over seeds 1-3 (+25 points), where 16 x 5 ended at
-	// .33, .09, .18, and nine 16 x 5 runs with three RL settings at .19 ± .10 (README); from
-	// the 1,800-step base of bf7a9f2 (0.11) at .19, .27, .26 (+13).
+	// samples costs what 16 x 5 would (80 trajectories a step), and a larger group more often
+	// holds one of the rare successes that teach the second hop: a group whose samples all
+	// fail teaches nothing, and the seeds then vary less.
 	N int
 
 	// Rollout.
 	MaxTurns      int // agent turns per episode (paper: 5-10)
 	MaxTurnTokens int // generated tokens per turn
-	// MaxLen is the prompt + response tokens per trajectory. It must hold the scripted agent's
-	// longest path (a three-hop question: three searches and an answer, ~700 tokens): at 600,
-	// greedy evaluation cut those episodes before their answer (held-out EM 0.34, format 0.87;
-	// 0.39 and 1.00 at 800, the same 20-world SFT base).
+	// MaxLen is the prompt + response tokens per trajectory. The default 800 holds the scripted
+	// agent's longest path (a three-hop question: three searches and an answer, ~700 tokens);
+	// a shorter limit cuts those episodes before their answer, and the policy is scored on a
+	// format it was never given room to finish.
 	MaxLen       int
 	MaxObsTokens int // tokens kept of one observation (0: all)
 	// Temperature τ of training rollouts (paper and verl: 1.0); the update scores tokens by
-	// softmax(logits/τ), as verl does. Evaluation is greedy. At τ = 1 the ~1M-parameter policy's
-	// samples were well formed only half the time (greedy: 0.9), so GRPO's groups differed
-	// mostly in format; at 0.6 the samples are as well formed as greedy decoding and differ in
-	// what they found (measured: sampled format 0.5-0.7 at 1.0, 0.85-0.98 at 0.6).
+	// softmax(logits/τ), as verl does. Evaluation is greedy. The default 0.6 is below the
+	// paper's because a ~1M-parameter policy sampled at τ = 1 often breaks the format, so
+	// GRPO's groups would differ mostly in format; at 0.6 the samples are about as well formed
+	// as greedy decoding and differ in what they found.
 	Temperature float64
 	TopP        float64 // nucleus filter (0: off)
 	TopK        int     // top-k filter (0: off)
 
 	// Old log-probs of the PPO ratio: "recompute" runs the policy over the batch before the
 	// update, as verl does; "sampled" takes the log-probs the rollout sampled with, which are
-	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a third less
-	// cost, and still recomputes every CheckOldEvery steps to log the drift.
-	OldLogProbs   string
+	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a
+	// third less cost, and still recomputes every CheckOldEvery steps to log the drift.
+	OldLogProbs   OldLogProbSource
 	CheckOldEvery int
 
 	// PPO update.
@@ -65,8 +63,8 @@ type RLConfig struct {
 	// KLCoef is β (paper: 0.001; default 0: within a 15-minute run β = 0.001 barely acts, and
 	// the reference pass costs a quarter of a step on CPU). 0 disables the reference pass.
 	KLCoef      float64
-	KLPlacement string // "reward" (k1 in the token reward), "loss" (estimator as a loss term), "auto" (per algorithm), "none"
-	KLEstimator string // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
+	KLPlacement KLPlacement    // reward (k1 in the token reward), loss (the estimator as a loss term), auto (per algorithm), none
+	KLEstimator rl.KLEstimator // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
 
 	// Advantages.
 	Gamma        float64 // discount (paper: 1)
@@ -76,15 +74,14 @@ type RLConfig struct {
 	AdvantageEps float64 // ε of GRPO's std division
 
 	// Optimiser.
-	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). The default 3e-4 with
-	// 40 steps took a 2,400-step SFT base from held-out EM 0.20 to 0.45, where 1e-4 with 20
-	// steps reached 0.33; from the 1,800-step base of 932201a (0.05) it reached 0.33, 0.09,
-	// 0.18 (seeds 1-3). 1e-3 collapsed the policy to answering without searching by step 26;
-	// 5e-4 ended seed 1 of bf7a9f2's 1,800-step base at .15 (3e-4: .19).
+	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). A ~1M-parameter policy
+	// given 40 steps needs far larger ones. The default 3e-4 did best of the rates tried: 1e-3
+	// collapses the policy to answering without searching within the run, 5e-4 ends lower, and
+	// 1e-4 learns less in the same steps.
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps
-	Decay       string  // lr decay after warm-up: cosine, linear, constant
+	Decay       LRDecay // lr decay after warm-up: cosine, linear, constant
 	MinLRRatio  float64 // final lr as a fraction of the peak
 	WeightDecay float64 // AdamW decoupled weight decay
 	Beta1       float64 // AdamW β1
@@ -94,7 +91,7 @@ type RLConfig struct {
 	ValueClip    float64 // clipped value loss range (verl cliprange_value: 0.5)
 	CriticWarmup int     // first steps update only the critic (paper: 5)
 
-	// Ablations (PAPER.md §6).
+	// Ablations (docs/PAPER.md §6).
 	NoLossMask      bool // train on observation tokens too (loss mask = every response token)
 	NoAdvantageMask bool // compute advantages over every response position, as Search-R1
 
@@ -118,7 +115,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		MaxLen:        800,
 		MaxObsTokens:  160,
 		Temperature:   0.6,
-		OldLogProbs:   "sampled",
+		OldLogProbs:   OldLogProbsSampled,
 		CheckOldEvery: 10,
 		Epochs:        1,
 		MiniBatches:   2,
@@ -129,8 +126,8 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		EntropyCoef:   0,
 		GradClip:      1.0,
 		KLCoef:        0,
-		KLPlacement:   "auto",
-		KLEstimator:   "k3",
+		KLPlacement:   KLAuto,
+		KLEstimator:   rl.KLK3,
 		Gamma:         1,
 		Lambda:        1,
 		NormByStd:     true,
@@ -138,7 +135,7 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		LR:            3e-4,
 		CriticLR:      1e-3,
 		WarmupSteps:   2,
-		Decay:         "cosine",
+		Decay:         DecayCosine,
 		MinLRRatio:    0.1,
 		WeightDecay:   0.0,
 		Beta1:         0.9,
@@ -160,12 +157,13 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 	return c
 }
 
-// KLMode resolves KLPlacement ("auto" to the algorithm's default; "none" when KLCoef is 0).
-func (c *RLConfig) KLMode() string {
+// KLMode resolves KLPlacement: KLAuto to the algorithm's default, and KLOff when KLCoef is 0.
+// It returns KLInReward, KLAsLoss or KLOff.
+func (c *RLConfig) KLMode() KLPlacement {
 	if c.KLCoef == 0 {
-		return "none"
+		return KLOff
 	}
-	if c.KLPlacement == "auto" || c.KLPlacement == "" {
+	if c.KLPlacement == KLAuto || c.KLPlacement == "" {
 		return c.Algorithm.DefaultKLPlacement()
 	}
 	return c.KLPlacement
@@ -179,16 +177,17 @@ func (c *RLConfig) Validate() error {
 	if _, err := rl.ParseAggMode(string(c.AggMode)); err != nil {
 		return fmt.Errorf("rl config: AggMode: %w", err)
 	}
-	if _, err := rl.ParseKLEstimator(c.KLEstimator); err != nil {
+	if _, err := rl.ParseKLEstimator(c.KLEstimator.String()); err != nil {
 		return fmt.Errorf("rl config: KLEstimator: %w", err)
 	}
-	if c.OldLogProbs != "recompute" && c.OldLogProbs != "sampled" {
-		return fmt.Errorf("rl config: OldLogProbs %q, want recompute or sampled", c.OldLogProbs)
+	if _, err := ParseOldLogProbSource(string(c.OldLogProbs)); err != nil {
+		return fmt.Errorf("rl config: OldLogProbs: %w", err)
 	}
-	switch c.KLPlacement {
-	case "reward", "loss", "auto", "none", "":
-	default:
-		return fmt.Errorf("rl config: KLPlacement %q, want reward, loss, auto or none", c.KLPlacement)
+	if _, err := ParseKLPlacement(string(c.KLPlacement)); err != nil {
+		return fmt.Errorf("rl config: KLPlacement: %w", err)
+	}
+	if _, err := ParseLRDecay(string(c.Decay)); err != nil {
+		return fmt.Errorf("rl config: Decay: %w", err)
 	}
 	switch {
 	case c.Steps < 0:

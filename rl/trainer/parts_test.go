@@ -119,7 +119,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"grpo without a group", func(c *RLConfig) { c.N = 1 }},
 		{"unknown agg mode", func(c *RLConfig) { c.AggMode = "mean" }},
-		{"unknown kl estimator", func(c *RLConfig) { c.KLEstimator = "k9" }},
+		{"unknown kl estimator", func(c *RLConfig) { c.KLEstimator = rl.KLEstimator(9) }},
 		{"kl placement", func(c *RLConfig) { c.KLPlacement = "both" }},
 		{"dual clip", func(c *RLConfig) { c.ClipC = 1 }},
 		{"more mini-batches than rows", func(c *RLConfig) { c.MiniBatches = 1000 }},

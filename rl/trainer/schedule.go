@@ -13,16 +13,14 @@ type Schedule struct {
 	Peak     float64 // learning rate at the end of warm-up
 	Warmup   int     // warm-up steps (0: start at Peak)
 	Total    int     // step at which the decay ends
-	Decay    string  // "cosine", "linear" or "constant"
+	Decay    LRDecay // cosine, linear or constant
 	MinRatio float64 // final rate as a fraction of Peak
 }
 
 // Validate reports an unknown decay or a bad ratio.
 func (s Schedule) Validate() error {
-	switch s.Decay {
-	case "cosine", "linear", "constant":
-	default:
-		return fmt.Errorf("schedule: decay %q, want cosine, linear or constant", s.Decay)
+	if _, err := ParseLRDecay(string(s.Decay)); err != nil {
+		return fmt.Errorf("schedule: %w", err)
 	}
 	if s.MinRatio < 0 || s.MinRatio > 1 || s.Peak < 0 || s.Warmup < 0 {
 		return fmt.Errorf("schedule: peak %g warmup %d min ratio %g out of range", s.Peak, s.Warmup, s.MinRatio)
@@ -46,9 +44,9 @@ func (s Schedule) LR(step int) float64 {
 	}
 	var f float64
 	switch s.Decay {
-	case "cosine":
+	case DecayCosine:
 		f = 0.5 * (1 + math.Cos(math.Pi*p))
-	case "linear":
+	case DecayLinear:
 		f = 1 - p
 	default:
 		f = 1

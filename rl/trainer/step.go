@@ -162,7 +162,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.refLogp.Data, v.ResponseLogp(logp))
 		}
-		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.klEstimator())
+		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.Config.KLEstimator)
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
 	}
 	m.TimeRef = Num(time.Since(tRef).Seconds())
@@ -182,7 +182,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	// Token rewards, with the k1 KL penalty folded in when chosen (verl apply_kl_penalty:
 	// the penalty is masked by the response mask before it is subtracted).
 	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
-	if c.KLMode() == "reward" {
+	if c.KLMode() == KLInReward {
 		for k := range d.rewards.Data {
 			if d.lossMask.Data[k] != 0 {
 				d.rewards.Data[k] -= c.KLCoef * (d.oldLogp.Data[k] - d.refLogp.Data[k])
@@ -195,15 +195,6 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	d.advantages, d.returns = adv, ret
 	return d, nil
-}
-
-// klEstimator is the configured KL estimator (validated by RLConfig.Validate).
-func (t *Trainer) klEstimator() rl.KLEstimator {
-	e, err := rl.ParseKLEstimator(t.Config.KLEstimator)
-	if err != nil {
-		panic("trainer: KLEstimator not validated: " + err.Error())
-	}
-	return e
 }
 
 // advantages dispatches to the configured estimator over the advantage mask. It returns the
@@ -238,13 +229,13 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 }
 
 // recomputeOld reports whether this step recomputes the old log-probs with a forward pass:
-// always in "recompute" mode; in "sampled" mode when the sampled log-probs are not the
-// tempered policy's (a top-k/top-p filter truncates the distribution sampled from), when
+// always with OldLogProbsRecompute; with OldLogProbsSampled when the sampled log-probs are not
+// the tempered policy's (a top-k/top-p filter truncates the distribution sampled from), when
 // observation tokens are trained on (NoLossMask: they have no sampled log-prob), and every
 // CheckOldEvery steps to measure the drift.
 func (t *Trainer) recomputeOld() bool {
 	c := &t.Config
-	if c.OldLogProbs != "sampled" || c.TopK > 0 || (c.TopP > 0 && c.TopP < 1) || c.NoLossMask {
+	if c.OldLogProbs != OldLogProbsSampled || c.TopK > 0 || (c.TopP > 0 && c.TopP < 1) || c.NoLossMask {
 		return true
 	}
 	return c.CheckOldEvery > 0 && t.StepsDone%c.CheckOldEvery == 0

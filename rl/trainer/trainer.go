@@ -86,7 +86,7 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 		ws:    &model.Workspace{Temperature: float32(cfg.Temperature)},
 		wsRef: &model.Workspace{Temperature: float32(cfg.Temperature)}, wsCritic: model.NewWorkspace(),
 	}
-	if cfg.KLMode() != "none" {
+	if cfg.KLMode() != KLOff {
 		t.Ref = policy.Clone()
 	}
 	if cfg.Algorithm.NeedsCritic() {

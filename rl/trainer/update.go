@@ -143,9 +143,9 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
 		}
 		dent = v.LogpGrad(entGrad)
 	}
-	if c.KLMode() == "loss" {
+	if c.KLMode() == KLAsLoss {
 		ref := v.Gather(d.refLogp.Data)
-		kl, klGrad, err := rl.KLLoss(logp, ref, mask, t.klEstimator(), c.AggMode, agg)
+		kl, klGrad, err := rl.KLLoss(logp, ref, mask, c.KLEstimator, c.AggMode, agg)
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func aggDenominators(mask rl.Matrix, width int) rl.AggOptions {
 // (the optimiser still steps: AdamW moves on its moments) or when a loss term reads every row.
 func (t *Trainer) teachingRows(d *stepData, v *View) *View {
 	c := &t.Config
-	if c.EntropyCoef != 0 || c.KLMode() == "loss" || t.keepIdleRows {
+	if c.EntropyCoef != 0 || c.KLMode() == KLAsLoss || t.keepIdleRows {
 		return v
 	}
 	var kept []int

@@ -1,0 +1,123 @@
+package trainer
+
+import "fmt"
+
+// The settings below are names in config.json and on the command line, and typed values in
+// the code: each type lists its values as constants, parses (and so checks) a name with its
+// Parse function, and reads and writes JSON and flags through UnmarshalText / MarshalText, so
+// a misspelt value is refused where it is read, naming the accepted ones, and a config.json
+// written before the types existed still loads.
+
+// KLPlacement says where the KL penalty to the reference policy enters the objective.
+type KLPlacement string
+
+const (
+	// KLAuto places the KL where the paper's scripts do for the algorithm
+	// (Algorithm.DefaultKLPlacement).
+	KLAuto KLPlacement = "auto"
+	// KLInReward subtracts β·k1 from every agent token's reward (verl use_kl_in_reward).
+	KLInReward KLPlacement = "reward"
+	// KLAsLoss adds β·KLEstimator, aggregated like the policy loss, to the loss (verl
+	// use_kl_loss).
+	KLAsLoss KLPlacement = "loss"
+	// KLOff turns the penalty off (and with it the reference model's forward pass).
+	KLOff KLPlacement = "none"
+)
+
+// ParseKLPlacement returns the placement named s; "" is KLAuto, as it was before the type.
+func ParseKLPlacement(s string) (KLPlacement, error) {
+	switch p := KLPlacement(s); p {
+	case KLAuto, KLInReward, KLAsLoss, KLOff:
+		return p, nil
+	case "":
+		return KLAuto, nil
+	}
+	return "", fmt.Errorf("unknown KL placement %q (want %s, %s, %s or %s)", s, KLInReward, KLAsLoss, KLAuto, KLOff)
+}
+
+// String returns the placement's name.
+func (p KLPlacement) String() string { return string(p) }
+
+// MarshalText writes the placement's name.
+func (p KLPlacement) MarshalText() ([]byte, error) { return []byte(p), nil }
+
+// UnmarshalText parses a placement's name (ParseKLPlacement).
+func (p *KLPlacement) UnmarshalText(b []byte) error {
+	v, err := ParseKLPlacement(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// OldLogProbSource says where the "old" log-probs of the PPO ratio come from.
+type OldLogProbSource string
+
+const (
+	// OldLogProbsRecompute runs the policy over the step's batch before the update, as verl
+	// does.
+	OldLogProbsRecompute OldLogProbSource = "recompute"
+	// OldLogProbsSampled takes the log-probs the rollout sampled with: the same numbers
+	// (token-in, token-out, both at the rollout's temperature) without the extra forward pass.
+	OldLogProbsSampled OldLogProbSource = "sampled"
+)
+
+// ParseOldLogProbSource returns the source named s.
+func ParseOldLogProbSource(s string) (OldLogProbSource, error) {
+	switch o := OldLogProbSource(s); o {
+	case OldLogProbsRecompute, OldLogProbsSampled:
+		return o, nil
+	}
+	return "", fmt.Errorf("unknown old log-prob source %q (want %s or %s)", s, OldLogProbsRecompute, OldLogProbsSampled)
+}
+
+// String returns the source's name.
+func (o OldLogProbSource) String() string { return string(o) }
+
+// MarshalText writes the source's name.
+func (o OldLogProbSource) MarshalText() ([]byte, error) { return []byte(o), nil }
+
+// UnmarshalText parses a source's name (ParseOldLogProbSource).
+func (o *OldLogProbSource) UnmarshalText(b []byte) error {
+	v, err := ParseOldLogProbSource(string(b))
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
+// LRDecay is the shape of a learning-rate schedule after its warm-up (Schedule.LR).
+type LRDecay string
+
+const (
+	DecayCosine   LRDecay = "cosine"   // half a cosine from the peak down to the floor
+	DecayLinear   LRDecay = "linear"   // a straight line from the peak down to the floor
+	DecayConstant LRDecay = "constant" // the peak throughout
+)
+
+// ParseLRDecay returns the decay named s.
+func ParseLRDecay(s string) (LRDecay, error) {
+	switch d := LRDecay(s); d {
+	case DecayCosine, DecayLinear, DecayConstant:
+		return d, nil
+	}
+	return "", fmt.Errorf("unknown learning-rate decay %q (want %s, %s or %s)", s, DecayCosine, DecayLinear, DecayConstant)
+}
+
+// String returns the decay's name.
+func (d LRDecay) String() string { return string(d) }
+
+// MarshalText writes the decay's name.
+func (d LRDecay) MarshalText() ([]byte, error) { return []byte(d), nil }
+
+// UnmarshalText parses a decay's name (ParseLRDecay).
+func (d *LRDecay) UnmarshalText(b []byte) error {
+	v, err := ParseLRDecay(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
