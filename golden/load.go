@@ -38,11 +38,11 @@ func verlCaseTolerance(fn string) Tolerance {
 func Load(path string) ([]*Case, error) {
 	raw, err := readMaybeGzip(path)
 	if err != nil {
-		return nil, fmt.Errorf("golden: %w", err)
+		return nil, err // names the path already
 	}
 	cases, err := Parse(raw, path)
 	if err != nil {
-		return nil, fmt.Errorf("golden: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cases, nil
 }

@@ -27,10 +27,10 @@ func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp strin
 	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
 	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
 	fs.IntVar(&a.topK, "topk", topK, topKHelp)
-	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question")
-	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn")
-	fs.IntVar(&a.maxLen, "max-len", 4096, "prompt + response tokens per question (at most the model's max_position_embeddings)")
-	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid")
+	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question (with --world-run: the run's)")
+	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn (with --world-run: the run's)")
+	fs.IntVar(&a.maxLen, "max-len", 0, fmt.Sprintf("prompt + response tokens per question (0: the model's max_position_embeddings, at most %d; with --world-run: the run's)", defaultMaxLen))
+	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid (with --world-run: as the run did)")
 }
 
 // flagMin is an integer flag and the least value it accepts.
@@ -45,7 +45,10 @@ func (a *agentFlags) check(minTopK int, more ...flagMin) error {
 	if a.model == "" {
 		return fmt.Errorf("%w: --model is required", errUsage)
 	}
-	for _, c := range append([]flagMin{{"topk", a.topK, minTopK}, {"max-turns", a.maxTurns, 1}, {"turn-tokens", a.turnTokens, 1}, {"max-len", a.maxLen, 16}}, more...) {
+	if a.maxLen != 0 && a.maxLen < 16 {
+		return fmt.Errorf("%w: --max-len %d, want >= 16 (or 0: the model's)", errUsage, a.maxLen)
+	}
+	for _, c := range append([]flagMin{{"topk", a.topK, minTopK}, {"max-turns", a.maxTurns, 1}, {"turn-tokens", a.turnTokens, 1}}, more...) {
 		if c.val < c.min {
 			return fmt.Errorf("%w: --%s %d, want >= %d", errUsage, c.flag, c.val, c.min)
 		}
@@ -53,16 +56,24 @@ func (a *agentFlags) check(minTopK int, more ...flagMin) error {
 	return nil
 }
 
-// loadAgent loads the checkpoint folder a.model with its tokenizer and special token ids, and
-// lowers a.maxLen to the model's max_position_embeddings when it is larger (saying so on
-// stderr).
+// defaultMaxLen bounds the length limit --max-len 0 takes from the model: enough for five
+// turns of search results over the real corpora, and a decoder cache a laptop holds.
+const defaultMaxLen = 4096
+
+// loadAgent loads the checkpoint folder a.model with its tokenizer and special token ids. A
+// zero a.maxLen becomes the model's max_position_embeddings (at most defaultMaxLen); a larger
+// one given is lowered to it, saying so on stderr.
 func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokenizer, trainer.Specials, error) {
 	var sp trainer.Specials
 	policy, err := model.Load(a.model)
 	if err != nil {
 		return nil, nil, sp, err
 	}
-	if limit := policy.Config.MaxPositionEmbeddings; a.maxLen > limit {
+	limit := policy.Config.MaxPositionEmbeddings
+	if a.maxLen == 0 {
+		a.maxLen = min(limit, defaultMaxLen)
+	}
+	if a.maxLen > limit {
 		fmt.Fprintf(stderr, "--max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
 		a.maxLen = limit
 	}

@@ -15,9 +15,7 @@ import (
 
 	"agentr1/env"
 	"agentr1/env/qa"
-	"agentr1/env/world"
 	"agentr1/model"
-	"agentr1/report"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/rollout"
 	"agentr1/tokenizer"
@@ -27,9 +25,11 @@ func init() {
 	register(&command{
 		name:    "chat",
 		summary: "ask a checkpoint questions and watch it think, search, read and answer, turn by turn",
-		usage: "agentr1 chat --model DIR [--corpus mhqa|FILE | --retriever URL | --world-run RUN] [--max-turns N] [--temperature T]\n" +
-			"  e.g. agentr1 chat --model ~/models/Qwen2.5-3B-Instruct --corpus mhqa\n" +
-			"       agentr1 chat --model runs/X/final --world-run runs/X",
+		usage: "agentr1 chat (--world-run RUN [--model DIR] [--world eval|train] | --model DIR [--corpus mhqa|FILE | --retriever URL]) [--sample N] [--temperature T]\n" +
+			"  e.g. agentr1 chat --world-run runs/X                  (RUN/final over the run's unseen world; type :examples for questions)\n" +
+			"       agentr1 chat --world-run runs/X --sample 3       (three of the world's evaluation questions, each with its gold answer)\n" +
+			"       agentr1 chat --model ~/models/Qwen2.5-3B-Instruct --corpus mhqa\n" +
+			"  Type a question, \":examples\" for questions it can answer (with their gold answers), or an empty line to end.",
 		flags: func(fs *flag.FlagSet) { declareChatFlags(fs, &chatArgs{}) },
 		run:   runChat,
 	})
@@ -44,15 +44,20 @@ type chatArgs struct {
 	worldRun, world string
 	temperature     float64
 	seed            uint64
+	sample          int
 }
 
 func declareChatFlags(fs *flag.FlagSet, a *chatArgs) {
-	declareAgentFlags(fs, &a.agentFlags, 0, "passages per search (0: 5, or the run's SearchTopK with --world-run)")
-	fs.StringVar(&a.worldRun, "world-run", "", "run DIR of agentr1 train on the generated world: search that world's passages with the run's prompt and settings (its config.json)")
+	declareAgentFlags(fs, &a.agentFlags, 0, "passages per search (0: 5, or the run's --search-top-k with --world-run)")
+	fs.StringVar(&a.worldRun, "world-run", "", "run DIR of agentr1 train on the generated world: search that world's passages with the run's prompt and settings (its config.json); --model defaults to RUN/final")
 	fs.StringVar(&a.world, "world", "eval", "with --world-run: which world's passages to search, eval (unseen names) or train")
 	fs.Float64Var(&a.temperature, "temperature", 0, "sampling temperature (0: greedy)")
-	fs.Uint64Var(&a.seed, "seed", 1, "seed of the sampler when --temperature > 0")
+	fs.Uint64Var(&a.seed, "seed", 1, "seed of the sampler when --temperature > 0, and of the questions --sample and :examples pick")
+	fs.IntVar(&a.sample, "sample", 0, "ask N questions it can answer and end: picked from the chosen world's evaluation questions (train: held-out, eval: unseen) with --world-run, else from the embedded HotpotQA sample over --corpus mhqa")
 }
+
+// chatExampleCount is how many questions :examples lists.
+const chatExampleCount = 5
 
 func runChat(args []string, stdout, stderr io.Writer) error {
 	a := &chatArgs{}
@@ -61,7 +66,19 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if err := a.check(0); err != nil {
+	var runCfg *pipeline.Config // the --world-run's settings
+	if a.worldRun != "" {
+		cfg, err := loadRunConfig(a.worldRun)
+		if err != nil {
+			return err
+		}
+		runCfg = &cfg
+		if a.model == "" {
+			a.model = filepath.Join(a.worldRun, "final")
+		}
+		runLimits(fs, &a.agentFlags, cfg)
+	}
+	if err := a.check(0, flagMin{"sample", a.sample, 0}); err != nil {
 		return err
 	}
 	switch {
@@ -76,9 +93,12 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	qcfg, tools, err := chatTools(a)
+	qcfg, tools, examples, err := chatTools(a, runCfg)
 	if err != nil {
 		return err
+	}
+	if a.sample > 0 && len(examples) == 0 {
+		return fmt.Errorf("%w: --sample needs questions the search can answer: --world-run RUN, or --corpus mhqa without --retriever", errUsage)
 	}
 	qcfg.Env.MaxTurns = a.maxTurns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -93,26 +113,83 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 		cfg:     a,
 		out:     stdout,
 	}
-	fmt.Fprintf(stdout, "%s (%d parameters), %s; empty line, EOF or \"quit\" ends\n", a.model, policy.NumParams(), chatSearchName(a))
-	in := bufio.NewScanner(chatInput)
-	in.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for {
-		fmt.Fprint(stdout, "question> ")
-		if !in.Scan() {
-			fmt.Fprintln(stdout)
-			return in.Err()
-		}
-		line := strings.TrimSpace(in.Text())
-		if line == "" || line == "quit" {
-			return nil
-		}
+	pick := rand.New(rand.NewPCG(a.seed, 1)) // the example questions' own stream
+	ask := func(q qa.Question) error {
 		e, err := qa.New(qcfg, tools...)
 		if err != nil {
 			return err
 		}
-		if err := s.episode(ctx, e, qa.Question{ID: "chat", Question: line}); err != nil {
+		return s.episode(ctx, e, q)
+	}
+	fmt.Fprintf(stdout, "%s (%d parameters), %s\n", a.model, policy.NumParams(), chatSearchName(a))
+	if a.sample > 0 {
+		for _, q := range pickQuestions(examples, a.sample, pick) {
+			fmt.Fprintf(stdout, "\nquestion> %s\n", q.Question)
+			if err := ask(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return chatLoop(chatInput, stdout, examples, pick, ask)
+}
+
+// chatLoop reads questions from in until an empty line, "quit" or EOF and has ask answer
+// each; ":examples" lists a few of examples picked by pick, and an example asked back is
+// scored against its gold answer.
+func chatLoop(in io.Reader, out io.Writer, examples []qa.Question, pick *rand.Rand, ask func(qa.Question) error) error {
+	byText := map[string]qa.Question{}
+	for _, q := range examples {
+		byText[q.Question] = q
+	}
+	help := `empty line, EOF or "quit" ends`
+	if len(examples) > 0 {
+		help = `":examples" lists questions it can answer; ` + help
+	}
+	fmt.Fprintln(out, help)
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for {
+		fmt.Fprint(out, "question> ")
+		if !lines.Scan() {
+			fmt.Fprintln(out)
+			return lines.Err()
+		}
+		line := strings.TrimSpace(lines.Text())
+		switch {
+		case line == "" || line == "quit":
+			return nil
+		case line == ":examples":
+			printExamples(out, pickQuestions(examples, chatExampleCount, pick))
+			continue
+		}
+		q, known := byText[line]
+		if !known {
+			q = qa.Question{ID: "chat", Question: line}
+		}
+		if err := ask(q); err != nil {
 			return err
 		}
+	}
+}
+
+// pickQuestions returns n of qs (all when there are fewer) in a random order drawn from rng.
+func pickQuestions(qs []qa.Question, n int, rng *rand.Rand) []qa.Question {
+	out := make([]qa.Question, 0, min(n, len(qs)))
+	for _, i := range rng.Perm(len(qs))[:min(n, len(qs))] {
+		out = append(out, qs[i])
+	}
+	return out
+}
+
+// printExamples lists example questions with their gold answers, or says there are none.
+func printExamples(w io.Writer, qs []qa.Question) {
+	if len(qs) == 0 {
+		fmt.Fprintln(w, "no example questions for this search: they come from --world-run's world or, over --corpus mhqa, the embedded HotpotQA sample")
+		return
+	}
+	for _, q := range qs {
+		fmt.Fprintf(w, "  %s   (gold: %s)\n", q.Question, strings.Join(q.Answers, " / "))
 	}
 }
 
@@ -127,39 +204,42 @@ func chatSearchName(a *chatArgs) string {
 	return "BM25 search over " + a.corpus
 }
 
-// chatTools returns the QA configuration and the search tool: the generated world of a run
-// (--world-run, with the run's prompt and settings), a remote retriever, or BM25 over --corpus
-// (both through eval's evalTools).
-func chatTools(a *chatArgs) (qa.Config, []env.Tool, error) {
-	if a.worldRun == "" {
+// chatTools returns the QA configuration, the search tool and the questions that search can
+// answer (for --sample and :examples): the generated world of a run (runCfg, from
+// --world-run, with the run's prompt and settings) and its evaluation questions, or a remote retriever or
+// BM25 over --corpus (both through eval's evalTools), with the embedded HotpotQA sample when
+// the corpus is mhqa, which holds its passages.
+func chatTools(a *chatArgs, runCfg *pipeline.Config) (qa.Config, []env.Tool, []qa.Question, error) {
+	if runCfg == nil {
 		if a.topK == 0 {
 			a.topK = 5
 		}
 		qcfg := qa.DefaultConfig()
 		qcfg.RequireThink = a.think
 		tools, err := evalTools(&a.agentFlags)
-		return qcfg, tools, err
+		if err != nil {
+			return qcfg, nil, nil, err
+		}
+		var examples []qa.Question
+		if a.retriever == "" && a.corpus == "mhqa" {
+			if examples, err = qa.LoadEmbedded("hotpotqa"); err != nil {
+				return qcfg, nil, nil, err
+			}
+		}
+		return qcfg, tools, examples, nil
 	}
-	cfg := pipeline.DefaultConfig()
-	if err := loadConfigFile(filepath.Join(a.worldRun, report.ConfigFile), &cfg); err != nil {
-		return qa.Config{}, nil, fmt.Errorf("--world-run: %w", err)
-	}
-	wc := cfg.EvalWorld
-	if a.world == "train" {
-		wc = cfg.TrainWorld
-	}
-	w, err := world.New(wc)
+	sets, err := worldSets(*runCfg)
 	if err != nil {
-		return qa.Config{}, nil, fmt.Errorf("--world-run %s: %s world: %w", a.worldRun, a.world, err)
+		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}
-	if a.topK == 0 {
-		a.topK = cfg.SearchTopK
-	}
-	tools, err := pipeline.SearchTools(w.Passages, a.topK, cfg.Workers)
+	set := worldSetOf(sets, a.world)
+	tools, err := pipeline.SearchTools(set.world.Passages, a.topK, runCfg.Workers)
 	if err != nil {
-		return qa.Config{}, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
+		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}
-	return cfg.QAConfig(), tools, nil
+	qcfg := runCfg.QAConfig()
+	qcfg.RequireThink = a.think
+	return qcfg, tools, set.questions, nil
 }
 
 // chatSession decodes one question at a time on a one-row decoder, printing as it goes.
@@ -179,7 +259,8 @@ type flusher interface{ Flush() error }
 // episode answers q: it mirrors rollout.Run for one row (the same stop tokens, turn and
 // length limits, and the turn's text handed to the environment including its stop token; the
 // stop token and the observation are then fed to the decoder together), printing each token
-// as it is generated and each observation prefixed by "tool> ", then the extracted answer.
+// as it is generated and each observation prefixed by "tool> ", then the extracted answer and,
+// when q has gold answers, them with the answer's EM and F1.
 func (s *chatSession) episode(ctx context.Context, e *qa.Env, q qa.Question) error {
 	prompt := s.tok.Encode(e.Reset(q))
 	s.dec.Reset(0)
@@ -260,6 +341,9 @@ func (s *chatSession) episode(ctx context.Context, e *qa.Env, q qa.Question) err
 		note += "; " + cut
 	}
 	fmt.Fprintln(s.out, note+")")
+	if len(q.Answers) > 0 {
+		fmt.Fprintf(s.out, "gold> %s  (EM %.0f, F1 %.2f)\n", strings.Join(q.Answers, " / "), sc.EM, sc.F1)
+	}
 	return nil
 }
 

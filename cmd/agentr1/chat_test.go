@@ -142,7 +142,7 @@ func (d *scriptDecoder) logits() []float32 {
 func TestChatEpisodeToolTurn(t *testing.T) {
 	_, corpus, tok := chatFixture(t)
 	a := &chatArgs{agentFlags: agentFlags{corpus: corpus, maxTurns: 3, turnTokens: 200, maxLen: 4096}}
-	qcfg, tools, err := chatTools(a)
+	qcfg, tools, _, err := chatTools(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,43 +16,51 @@ import (
 // bindConfig declares one flag for every settable field of the struct that cfg points to,
 // recursively, named by the field path in kebab case: RL.LR becomes "rl.lr", TrainWorld.People
 // "train-world.people". Every setting of a run is therefore a flag, without a hand-kept list
-// that could drift from the config struct. A field tagged `flag:"-"` is skipped (the command
-// declares its own flag for it). A flag's default is the field's current value, so
-// bind after loading defaults (and a --config file). It returns the flag names it declared.
-func bindConfig(fs *flag.FlagSet, cfg any, prefix string) []string {
+// that could drift from the config struct. usage gives each flag's help text by name (a flag
+// it has no text for gets none: the command's test catches that). A field tagged `flag:"-"`
+// or named in skip is not bound (the command sets it another way). A flag's default is the
+// field's current value, so bind after loading defaults (and a --config file). It returns the
+// flag names it declared.
+func bindConfig(fs *flag.FlagSet, cfg any, prefix string, usage func(name string) string, skip map[string]string) []string {
 	v := reflect.ValueOf(cfg)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		panic(fmt.Sprintf("bindConfig: want a pointer to a struct, got %T", cfg))
 	}
-	var names []string
-	bindStruct(fs, v.Elem(), prefix, &names)
-	return names
+	b := &configBinder{fs: fs, usage: usage, skip: skip}
+	b.bindStruct(v.Elem(), prefix)
+	return b.names
 }
 
-func bindStruct(fs *flag.FlagSet, v reflect.Value, prefix string, names *[]string) {
+// configBinder carries bindConfig's settings through the recursion over nested structs.
+type configBinder struct {
+	fs    *flag.FlagSet
+	usage func(name string) string
+	skip  map[string]string
+	names []string // flags declared so far
+}
+
+func (b *configBinder) bindStruct(v reflect.Value, prefix string) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() || f.Tag.Get("flag") == "-" {
+		name := prefix + kebab(f.Name)
+		if _, skipped := b.skip[name]; skipped || !f.IsExported() || f.Tag.Get("flag") == "-" {
 			continue // `flag:"-"`: a setting the command declares itself (train's --data, --model)
 		}
-		name := prefix + kebab(f.Name)
 		fv := v.Field(i)
-		if fv.Kind() == reflect.Struct {
-			bindStruct(fs, fv, name+".", names)
+		if fv.Kind() == reflect.Struct && !parsesText(fv) {
+			b.bindStruct(fv, name+".")
 			continue
 		}
 		fl := &fieldFlag{v: fv}
 		if !fl.supported() {
 			continue
 		}
-		fs.Var(fl, name, fmt.Sprintf("%s %s (go doc %s.%s)", fv.Type(), f.Name, t.PkgPath(), t.Name()))
-		*names = append(*names, name)
+		b.fs.Var(fl, name, b.usage(name))
+		b.names = append(b.names, name)
 	}
 }
 
-// kebab turns a Go field name into a flag name: "MaxTurnTokens" -> "max-turn-tokens",
-// "LR" -> "lr", "KLCoef" -> "kl-coef", "TopP" -> "top-p".
 func kebab(s string) string {
 	r := []rune(s)
 	var b strings.Builder
@@ -74,10 +82,16 @@ func kebab(s string) string {
 // through it, so a misspelt name is refused with the accepted ones.
 type fieldFlag struct{ v reflect.Value }
 
+// parsesText reports whether the field v parses its own text (encoding.TextUnmarshaler).
+func parsesText(v reflect.Value) bool {
+	_, ok := v.Addr().Interface().(encoding.TextUnmarshaler)
+	return ok
+}
+
 // text returns the field as a TextUnmarshaler, or nil when its type is not one.
 func (f *fieldFlag) text() encoding.TextUnmarshaler {
-	if u, ok := f.v.Addr().Interface().(encoding.TextUnmarshaler); ok {
-		return u
+	if parsesText(f.v) {
+		return f.v.Addr().Interface().(encoding.TextUnmarshaler)
 	}
 	return nil
 }
@@ -93,14 +107,37 @@ func (f *fieldFlag) supported() bool {
 	return false
 }
 
+// typeName names the kind of value the flag takes, for help: "int", "float", "string", ...
+func (f *fieldFlag) typeName() string {
+	if f.text() != nil {
+		return "string"
+	}
+	switch f.v.Kind() {
+	case reflect.Bool:
+		return ""
+	case reflect.Int, reflect.Int64:
+		return "int"
+	case reflect.Uint64:
+		return "uint"
+	case reflect.Float64:
+		return "float"
+	}
+	return "string"
+}
+
 func (f *fieldFlag) String() string {
 	if f == nil || !f.v.IsValid() {
 		return ""
 	}
-	return fmt.Sprint(f.v.Interface())
+	if m, ok := f.v.Addr().Interface().(encoding.TextMarshaler); ok {
+		if b, err := m.MarshalText(); err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(f.v.Interface()) // a typed setting prints its name through String
 }
 
-func (f *fieldFlag) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
+func (f *fieldFlag) IsBoolFlag() bool { return f.text() == nil && f.v.Kind() == reflect.Bool }
 
 func (f *fieldFlag) Set(s string) error {
 	if u := f.text(); u != nil {
@@ -139,10 +176,11 @@ func (f *fieldFlag) Set(s string) error {
 
 // loadConfigFile decodes the JSON object in path over cfg (fields absent from the file keep
 // their values). Unknown fields are an error naming the file, so a typo is not silently ignored.
+// Errors name the file (and the line of a syntax error); the caller names the flag that gave it.
 func loadConfigFile(path string, cfg any) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return err // names the path already
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -150,9 +188,9 @@ func loadConfigFile(path string, cfg any) error {
 		var se *json.SyntaxError
 		if ok := asSyntax(err, &se); ok {
 			line := 1 + bytes.Count(raw[:se.Offset], []byte("\n"))
-			return fmt.Errorf("--config %s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		return fmt.Errorf("--config %s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

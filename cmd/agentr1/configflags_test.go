@@ -42,7 +42,7 @@ func TestBindConfigSetsNestedFields(t *testing.T) {
 	cfg := testCfg{LR: 0.1, Inner: innerCfg{MaxTurnTokens: 7}}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	names := bindConfig(fs, &cfg, "")
+	names := bindConfig(fs, &cfg, "", func(name string) string { return "the " + name }, nil)
 	if got := strings.Join(names, ","); got != "seed,lr,kl-coef,algorithm,no-mask,inner.max-turn-tokens,inner.top-p" {
 		t.Fatalf("flags = %s", got)
 	}
@@ -103,7 +103,7 @@ func TestBindConfigTypedSettings(t *testing.T) {
 	}{rl.KLK3, trainer.DecayCosine}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	bindConfig(fs, &cfg, "")
+	bindConfig(fs, &cfg, "", func(name string) string { return "the " + name }, nil)
 	if got := fs.Lookup("kl-estimator").DefValue; got != "k3" {
 		t.Errorf("kl-estimator default %q, want k3", got)
 	}

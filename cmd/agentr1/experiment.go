@@ -39,8 +39,10 @@ func init() {
 			"  at the next step with the state saved; the same command again resumes (finished units are skipped, an\n" +
 			"  unfinished RL run or SFT continues from its checkpoint).\n" +
 			"  Settings: the current `agentr1 train` defaults; --<setting> V (any `agentr1 help train` setting) applies to every run.",
-		flags: func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()}) },
-		run:   runExperiment,
+		flags:      func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()}) },
+		flagGroup:  experimentFlagGroup,
+		groupOrder: append([]string{"experiment"}, trainFlagGroups...),
+		run:        runExperiment,
 	})
 }
 
@@ -65,11 +67,24 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
 	declareLogFlag(fs, &a.logFormat)
-	bindConfig(fs, &a.cfg, "")
+	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
 }
 
+// experimentFlagGroup lists the experiment's own flags first, then the run settings under
+// train's sections.
+func experimentFlagGroup(name string) string {
+	if experimentOwnFlags[name] {
+		return "experiment"
+	}
+	return trainFlagDocs[name].group
+}
+
+// experimentOwnFlags are the flags the experiment declares itself; the others are run settings.
+var experimentOwnFlags = map[string]bool{"preset": true, "quick": true, "seeds": true, "methods": true, "out": true, "log-format": true, "dry-run": true}
+
 // experimentFixed are settings the experiment decides itself.
-var experimentFixed = []string{"seed", "checkpoint-dir", "base-policy", "rl.algorithm", "rl.no-loss-mask", "rl.no-advantage-mask"}
+// (checkpoint-dir and rl.algorithm are not flags at all: trainFixedFields.)
+var experimentFixed = []string{"seed", "base-policy", "rl.no-loss-mask", "rl.no-advantage-mask"}
 
 // parseExperimentArgs builds the plan: the preset, then the --<setting> flags given, applied to
 // the shared settings and (for rl.* settings) to every method's RL settings.
@@ -86,12 +101,11 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if fs.NArg() > 0 {
 		return nil, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	own := map[string]bool{"preset": true, "quick": true, "seeds": true, "methods": true, "out": true, "log-format": true, "dry-run": true}
 	var overrides []string
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		switch {
-		case own[f.Name] || f.Name == "workers":
+		case experimentOwnFlags[f.Name] || f.Name == "workers":
 		case slices.Contains(experimentFixed, f.Name):
 			err = fmt.Errorf("%w: --%s is set by the experiment for each run", errUsage, f.Name)
 		default:
@@ -135,7 +149,7 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 func applyOverrides(p *experiment.Plan, overrides []string) error {
 	set := func(cfg *pipeline.Config, o string) error {
 		fs := flag.NewFlagSet("override", flag.ContinueOnError)
-		bindConfig(fs, cfg, "")
+		bindConfig(fs, cfg, "", trainUsage, trainFixedFields)
 		name, value, _ := strings.Cut(strings.TrimPrefix(o, "--"), "=")
 		if err := fs.Set(name, value); err != nil {
 			return fmt.Errorf("%w: --%s %q: %v", errUsage, name, value, err)
@@ -277,7 +291,7 @@ func (v *experimentView) record(e experiment.Event) {
 	case string:
 		switch e.RecordKind {
 		case "checkpoint":
-			v.logger.Info("checkpoint saved", "unit", e.Unit.Name(), "path", r)
+			v.logger.Debug("checkpoint saved", "unit", e.Unit.Name(), "path", r) // as train: not between progress lines
 		case "warn":
 			v.logger.Warn(r, "unit", e.Unit.Name())
 		default:

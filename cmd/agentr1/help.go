@@ -9,7 +9,8 @@ func init() {
 	register(&command{
 		name:    "help",
 		summary: "show the commands, or one command's flags and an example",
-		usage:   "agentr1 help [COMMAND]",
+		usage: "agentr1 help [COMMAND]\n" +
+			"  e.g. agentr1 help train   (train's flags by section: run, environment, model, SFT, RL, algorithm, evaluation)",
 		run: func(args []string, stdout, stderr io.Writer) error {
 			if len(args) == 0 {
 				printHelp(stdout)

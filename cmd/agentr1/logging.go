@@ -15,7 +15,7 @@ const (
 
 // declareLogFlag declares --log-format into format.
 func declareLogFlag(fs *flag.FlagSet, format *string) {
-	fs.StringVar(format, "log-format", logText, "log lines (setup, checkpoints, warnings, errors) on stderr as text or json (log/slog); progress and per-step lines stay on stdout")
+	fs.StringVar(format, "log-format", logText, "log lines (setup, warnings, errors) on stderr as text or json (log/slog); progress and per-step lines stay on stdout")
 }
 
 // newLogger returns the logger of a long-running command: log/slog with a text or JSON handler

@@ -23,6 +23,11 @@ type command struct {
 	usage   string                 // e.g. "agentr1 golden FILE..."
 	flags   func(fs *flag.FlagSet) // declares the flags, for help; may be nil
 	run     func(args []string, stdout, stderr io.Writer) error
+
+	// flagGroup, when set, names the section of the help a flag is listed under, and
+	// groupOrder orders the sections (for commands with many flags, such as train).
+	flagGroup  func(name string) string
+	groupOrder []string
 }
 
 var commands = map[string]*command{}
@@ -108,6 +113,10 @@ func printCommandHelp(w io.Writer, c *command) {
 	if c.flags != nil {
 		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 		c.flags(fs)
+		if c.flagGroup != nil {
+			printGroupedFlags(w, fs, c.flagGroup, c.groupOrder)
+			return
+		}
 		var b strings.Builder
 		fs.SetOutput(&b)
 		fs.PrintDefaults()

@@ -136,7 +136,7 @@ func searchFlags(opt *searchOptions) func(fs *flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		indexSourceFlags(fs, &opt.src)
 		fs.StringVar(&opt.query, "query", "", "print the top --k passages for this query")
-		fs.StringVar(&opt.eval, "eval", "", "questions in the mhqa JSONL schema, or an embedded set (hotpotqa, 2wiki, musique): print recall@1,3,5,10 of their supporting passages")
+		fs.StringVar(&opt.eval, "eval", "", "questions in the mhqa JSONL schema, or an embedded set (hotpotqa, 2wiki, musique): print recall@1,3,5,10 of their supporting passages (all: every one in the top K; any: at least one)")
 		fs.IntVar(&opt.k, "k", search.DefaultTopK, "passages to print for --query")
 	}
 }
@@ -144,8 +144,9 @@ func searchFlags(opt *searchOptions) func(fs *flag.FlagSet) {
 // evalCutoffs are the K of the recall@K lines --eval prints.
 var evalCutoffs = []int{1, 3, 5, 10}
 
-// runSearch prints the results of one query, or with --eval the lines
-// "recall@K all=X any=Y" for K = 1, 3, 5, 10, then "ms/query=Z" and "index_s=W".
+// runSearch prints the results of one query, or with --eval two "# " lines saying what the
+// figures are, the lines "recall@K all=X any=Y" for K = 1, 3, 5, 10, then "ms/query=Z" and
+// "index_s=W".
 func runSearch(opt searchOptions, stdout io.Writer) error {
 	if (opt.query == "") == (opt.eval == "") {
 		return fmt.Errorf("%w: give exactly one of --query and --eval", errUsage)
@@ -175,6 +176,17 @@ func runSearch(opt searchOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	supporting := 0
+	for _, q := range questions {
+		supporting += len(q.Supporting)
+	}
+	how := "building the index from --corpus"
+	if opt.src.index != "" {
+		how = "loading --index"
+	}
+	fmt.Fprintf(stdout, "# %d questions, %.1f supporting passages each on average. recall@K: all = the share of questions with every supporting passage in the top K, any = with at least one\n",
+		len(questions), float64(supporting)/float64(len(questions)))
+	fmt.Fprintf(stdout, "# ms/query = the mean time of one search; index_s = seconds %s\n", how)
 	for _, r := range res.Recall {
 		fmt.Fprintf(stdout, "recall@%d all=%.3f any=%.3f\n", r.K, r.All, r.Any)
 	}

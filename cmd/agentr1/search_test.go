@@ -43,7 +43,9 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-var evalOutput = regexp.MustCompile(`^recall@1 all=[01]\.\d{3} any=[01]\.\d{3}
+var evalOutput = regexp.MustCompile(`^# 2 questions, 2\.0 supporting passages each on average\. recall@K: all = the share of questions with every supporting passage in the top K, any = with at least one
+# ms/query = the mean time of one search; index_s = seconds (building the index from --corpus|loading --index)
+recall@1 all=[01]\.\d{3} any=[01]\.\d{3}
 recall@3 all=[01]\.\d{3} any=[01]\.\d{3}
 recall@5 all=1\.000 any=1\.000
 recall@10 all=1\.000 any=1\.000

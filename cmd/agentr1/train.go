@@ -36,8 +36,10 @@ func init() {
 			"       agentr1 train --log-format json 2>log.jsonl   (log lines as JSON; progress stays on stdout)\n" +
 			"  With --data other than world, --model is required: the run skips the generated world and SFT,\n" +
 			"  trains the pretrained policy by RL on the set's questions and evaluates it on the last --held-out of them.",
-		flags: func(fs *flag.FlagSet) { declareTrainFlags(fs, new(trainArgs)) },
-		run:   runTrain,
+		flags:      func(fs *flag.FlagSet) { declareTrainFlags(fs, new(trainArgs)) },
+		flagGroup:  func(name string) string { return trainFlagDocs[name].group },
+		groupOrder: trainFlagGroups,
+		run:        runTrain,
 	})
 }
 
@@ -56,6 +58,13 @@ type trainArgs struct {
 	logFormat string
 }
 
+// The fewest steps between periodic checkpoints when --checkpoint-every or
+// --sft-checkpoint-every is 0.
+const (
+	minCheckpointEvery    = 10
+	minSFTCheckpointEvery = 100
+)
+
 // trainDataSets are the values --data accepts besides a question FILE; every one but "world"
 // needs --model.
 var trainDataSets = []string{"world", "hotpotqa", "2wiki", "musique"}
@@ -64,16 +73,16 @@ func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	if a.cfg.RL.Algorithm == "" {
 		a.cfg = pipeline.DefaultConfig()
 	}
-	fs.StringVar(&a.out, "out", "", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>)")
-	fs.StringVar(&a.config, "config", "", "JSON file of settings (pipeline.Config field names), applied before the flags")
-	fs.StringVar(&a.algo, "algo", string(a.cfg.RL.Algorithm), "RL algorithm: "+algorithmNames())
-	fs.StringVar(&a.data, "data", cmp.Or(a.cfg.Data, "world"), "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model")
-	fs.StringVar(&a.model, "model", a.cfg.InitModel, "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT")
-	fs.StringVar(&a.corpus, "corpus", cmp.Or(a.cfg.Corpus, "mhqa"), "passages searched with real --data: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
-	fs.StringVar(&a.resume, "resume", "", "continue the run in DIR from its latest checkpoint, RL or SFT (its config.json is reused)")
-	fs.IntVar(&a.steps, "steps", a.cfg.RL.Steps, "RL steps (same as --rl.steps)")
-	declareLogFlag(fs, &a.logFormat)
-	bindConfig(fs, &a.cfg, "")
+	fs.StringVar(&a.out, "out", "", trainUsage("out"))
+	fs.StringVar(&a.config, "config", "", trainUsage("config"))
+	fs.StringVar(&a.algo, "algo", string(a.cfg.RL.Algorithm), trainUsage("algo"))
+	fs.StringVar(&a.data, "data", cmp.Or(a.cfg.Data, "world"), trainUsage("data"))
+	fs.StringVar(&a.model, "model", a.cfg.InitModel, trainUsage("model"))
+	fs.StringVar(&a.corpus, "corpus", cmp.Or(a.cfg.Corpus, "mhqa"), trainUsage("corpus"))
+	fs.StringVar(&a.resume, "resume", "", trainUsage("resume"))
+	fs.IntVar(&a.steps, "steps", a.cfg.RL.Steps, trainUsage("steps"))
+	fs.StringVar(&a.logFormat, "log-format", logText, trainUsage("log-format"))
+	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
 }
 
 func algorithmNames() string {
@@ -103,11 +112,10 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	}
 	if path, ok := preScan(args, "config"); ok {
 		if err := loadConfigFile(path, &a.cfg); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--config: %w", err)
 		}
 	}
-	c := &command{name: "train", usage: commands["train"].usage, flags: commands["train"].flags}
-	fs := newFlagSet(c, stderr)
+	fs := newFlagSet(commands["train"], stderr)
 	declareTrainFlags(fs, a)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,11 +152,14 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 		a.out = filepath.Join("runs", time.Now().Format("20060102-150405"))
 	}
 	a.cfg.CheckpointDir = filepath.Join(a.out, "checkpoints")
+	// Periodic checkpoints guard a long run against a crash (an interrupt always saves): a
+	// quarter of the RL steps and a tenth of the SFT steps apart, but never so often that a
+	// short run writes (and logs) one at every step.
 	if a.cfg.CheckpointEvery == 0 {
-		a.cfg.CheckpointEvery = max(1, a.cfg.RL.Steps/4)
+		a.cfg.CheckpointEvery = max(minCheckpointEvery, a.cfg.RL.Steps/4)
 	}
 	if a.cfg.SFTCheckpointEvery == 0 {
-		a.cfg.SFTCheckpointEvery = max(1, a.cfg.SFT.Steps/10)
+		a.cfg.SFTCheckpointEvery = max(minSFTCheckpointEvery, a.cfg.SFT.Steps/10)
 	}
 	// The SFT base lives in the run directory unless --base-policy names one to share between
 	// runs (loaded when it holds a model, else trained and saved there).

@@ -99,3 +99,37 @@ func TestLoadQuestionsFormats(t *testing.T) {
 		t.Errorf("embedded musique: %d questions, %v", len(qs), err)
 	}
 }
+
+// TestCheckpointQuiet checks a short run checkpoints only at its end (and when interrupted),
+// a long one every quarter of RL and tenth of SFT, and that a checkpoint is not a log line
+// between the progress lines.
+func TestCheckpointQuiet(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args          []string
+		rlEvery, sftE int
+	}{
+		{[]string{"--rl.steps", "5", "--sft.steps", "50"}, 10, 100},
+		{nil, 10, 240},
+		{[]string{"--rl.steps", "200", "--checkpoint-every", "3", "--sft-checkpoint-every", "7"}, 3, 7},
+	} {
+		a, err := parseTrainArgs(append(c.args, "--out", dir), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.cfg.CheckpointEvery != c.rlEvery || a.cfg.SFTCheckpointEvery != c.sftE {
+			t.Errorf("%v: checkpoints every %d RL and %d SFT steps, want %d and %d", c.args, a.cfg.CheckpointEvery, a.cfg.SFTCheckpointEvery, c.rlEvery, c.sftE)
+		}
+	}
+	a, err := parseTrainArgs([]string{"--out", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	logger, _ := newLogger(&stderr, logText)
+	r := &trainRun{args: a, stdout: &stdout, logger: logger}
+	r.log("checkpoint", filepath.Join(dir, "checkpoints", "step-000001.ckpt"))
+	if stdout.Len()+stderr.Len() > 0 {
+		t.Errorf("a checkpoint printed %q on stdout and %q on stderr", stdout.String(), stderr.String())
+	}
+}

@@ -20,7 +20,7 @@ import (
 
 // trainRun turns the trainer's records into what a person and the report read: progress bars
 // for SFT, a one-line summary per RL step and evaluation lines on stdout, log lines (setup,
-// checkpoints, warnings, errors) through log/slog, metrics.jsonl, and at the end eval.json,
+// warnings, errors) through log/slog, metrics.jsonl, and at the end eval.json,
 // report.html and a short summary.
 type trainRun struct {
 	args    *trainArgs
@@ -79,7 +79,9 @@ func (r *trainRun) log(kind string, rec any) {
 	case string:
 		switch kind {
 		case "checkpoint":
-			r.logger.Info("checkpoint saved", "path", v)
+			// Below the default level: a checkpoint line at every save would break the progress
+			// bar; an interrupted run prints where it saved, and the run folder lists them.
+			r.logger.Debug("checkpoint saved", "path", v)
 		case "warn":
 			r.logger.Warn(v)
 		default:
