@@ -27,17 +27,17 @@ func EvalConfigFrom(c trainer.RLConfig, batch int) EvalConfig {
 
 // Evaluate rolls out policy greedily once on every problem and reports EM, F1, format-valid
 // rate, mean turns, mean searches and the tool-error rate, overall and by dataset and question
-// type. It returns the samples too (in problem order). Greedy decoding makes it deterministic.
-func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Sample, error) {
+// type. It returns the rollout results too (in problem order). Greedy decoding makes it deterministic.
+func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Result, error) {
 	if cfg.Batch < 1 {
 		cfg.Batch = 16
 	}
 	rc := rollout.Config{
 		N: 1, MaxTurns: cfg.MaxTurns, MaxTurnTokens: cfg.MaxTurnTokens, MaxLen: cfg.MaxLen,
-		MaxObsTokens: cfg.MaxObsTokens, StopTokens: []int{sp.ToolEnd, sp.ImEnd}, Workers: cfg.Workers,
+		MaxObsTokens: cfg.MaxObsTokens, StopTokens: []int{sp.ToolEnd, sp.ImEnd}, ToolEnd: sp.ToolEnd, Workers: cfg.Workers,
 	}
 	dec := policy.NewDecoder(min(cfg.Batch, len(probs)), cfg.MaxLen)
-	var samples []*rollout.Sample
+	var results []*rollout.Result
 	for lo := 0; lo < len(probs); lo += cfg.Batch {
 		hi := min(len(probs), lo+cfg.Batch)
 		tasks := make([]rollout.Task, 0, hi-lo)
@@ -48,16 +48,16 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate %s: %w", name, err)
 		}
-		samples = append(samples, out...)
+		results = append(results, out...)
 	}
-	return Summarize(name, probs, samples), samples, nil
+	return Summarize(name, probs, results), results, nil
 }
 
-// Summarize computes the evaluation figures of samples (samples[i] answers probs[i]).
-func Summarize(name string, probs []trainer.Problem, samples []*rollout.Sample) *EvalMetrics {
+// Summarize computes the evaluation figures of rollout results (results[i] answers probs[i]).
+func Summarize(name string, probs []trainer.Problem, results []*rollout.Result) *EvalMetrics {
 	all := &evalAcc{}
 	groups := map[string]*evalAcc{}
-	for i, s := range samples {
+	for i, s := range results {
 		all.add(s)
 		for _, key := range []string{"dataset=" + probs[i].Dataset, "type=" + probs[i].Type} {
 			if groups[key] == nil {
@@ -85,8 +85,8 @@ type evalAcc struct {
 	em, f1, format, turns, searches, toolErr, toolCalls, rew float64
 }
 
-func (a *evalAcc) add(s *rollout.Sample) {
-	st := s.Outcome.Stats
+func (a *evalAcc) add(s *rollout.Result) {
+	st := s.Stats
 	a.n++
 	a.em += st[trainer.StatEM]
 	a.f1 += st[trainer.StatF1]
@@ -94,8 +94,8 @@ func (a *evalAcc) add(s *rollout.Sample) {
 	a.searches += st[trainer.StatSearches]
 	a.toolErr += st[trainer.StatToolErrors]
 	a.toolCalls += st[trainer.StatToolCalls]
-	a.turns += float64(s.Turns)
-	a.rew += trainer.SampleReward(s)
+	a.turns += float64(len(s.Turns))
+	a.rew += s.TotalReward()
 }
 
 func (a *evalAcc) metrics(name string) *EvalMetrics {

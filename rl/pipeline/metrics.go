@@ -4,7 +4,7 @@ import "agentr1/rl/trainer"
 
 // SFTMetrics is the one JSON line logged per SFT step.
 type SFTMetrics struct {
-	Step         int         `json:"step"`
+	Step         int         `json:"step"`         // the step's number, counted from 1 (after it, Step updates)
 	Phase        string      `json:"phase"`        // "sft"
 	Loss         trainer.Num `json:"loss"`         // masked next-token loss over agent tokens
 	Entropy      trainer.Num `json:"entropy"`      // mean predictive entropy on agent tokens
@@ -19,8 +19,8 @@ type SFTMetrics struct {
 // dataset and question type.
 type EvalMetrics struct {
 	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
-	Step       int                     `json:"step"`
-	N          int                     `json:"n"` // questions
+	Step       int                     `json:"step"` // RL steps done before it (0: the starting policy)
+	N          int                     `json:"n"`    // questions
 	EM         trainer.Num             `json:"em"`
 	F1         trainer.Num             `json:"f1"`
 	FormatRate trainer.Num             `json:"format_rate"`

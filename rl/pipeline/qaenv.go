@@ -60,6 +60,7 @@ func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.E
 			Prompt:  prompt,
 			Dataset: q.Dataset,
 			Type:    q.Type,
+			Answers: q.Answers,
 			NewEpisode: func() rollout.Episode {
 				ep, err := qa.New(cfg, tools...)
 				if err != nil {
