@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"agentr1/model"
 	"agentr1/rl/rollout"
@@ -83,7 +84,11 @@ func Summarize(name string, probs []trainer.Problem, results []*rollout.Result) 
 type evalAcc struct {
 	n                                                        int
 	em, f1, format, turns, searches, toolErr, toolCalls, rew float64
+	tools                                                    map[string]*toolAcc // by tool name
 }
+
+// toolAcc sums one tool's per-episode figures.
+type toolAcc struct{ episodes, calls, errors float64 }
 
 func (a *evalAcc) add(s *rollout.Result) {
 	st := s.Stats
@@ -96,6 +101,23 @@ func (a *evalAcc) add(s *rollout.Result) {
 	a.toolCalls += st[trainer.StatToolCalls]
 	a.turns += float64(len(s.Turns))
 	a.rew += s.TotalReward()
+	for key, calls := range st {
+		name, ok := strings.CutPrefix(key, StatToolCallsPrefix)
+		if !ok || calls == 0 {
+			continue
+		}
+		if a.tools == nil {
+			a.tools = map[string]*toolAcc{}
+		}
+		t := a.tools[name]
+		if t == nil {
+			t = &toolAcc{}
+			a.tools[name] = t
+		}
+		t.episodes++
+		t.calls += calls
+		t.errors += st[StatToolErrorsPrefix+name]
+	}
 }
 
 func (a *evalAcc) metrics(name string) *EvalMetrics {
@@ -107,5 +129,19 @@ func (a *evalAcc) metrics(name string) *EvalMetrics {
 	return &EvalMetrics{
 		Name: name, N: a.n, EM: trainer.Num(a.em / n), F1: trainer.Num(a.f1 / n), FormatRate: trainer.Num(a.format / n),
 		Turns: trainer.Num(a.turns / n), Searches: trainer.Num(a.searches / n), ToolErrors: trainer.Num(rate), Reward: trainer.Num(a.rew / n),
+		Tools: a.toolMetrics(n),
 	}
+}
+
+// toolMetrics are the per-tool figures over n episodes (nil when no tool was called).
+func (a *evalAcc) toolMetrics(n float64) map[string]*ToolMetrics {
+	if len(a.tools) == 0 {
+		return nil
+	}
+	out := make(map[string]*ToolMetrics, len(a.tools))
+	for name, t := range a.tools {
+		out[name] = &ToolMetrics{UseRate: trainer.Num(t.episodes / n), Calls: trainer.Num(t.calls / n),
+			ErrorRate: trainer.Num(t.errors / t.calls)}
+	}
+	return out
 }

@@ -29,4 +29,15 @@ type EvalMetrics struct {
 	ToolErrors trainer.Num             `json:"tool_error_rate"` // failed tool calls / tool calls
 	Reward     trainer.Num             `json:"reward"`
 	Groups     map[string]*EvalMetrics `json:"groups,omitempty"` // by "dataset=..." and "type=..."
+	// Tools are the figures of each tool the episodes called, by name: with the groups by
+	// question type they give, say, how often the calculator is used on numeric questions and
+	// on the others.
+	Tools map[string]*ToolMetrics `json:"tools,omitempty"`
+}
+
+// ToolMetrics are one tool's evaluation figures.
+type ToolMetrics struct {
+	UseRate   trainer.Num `json:"use_rate"`   // fraction of episodes that called the tool at least once
+	Calls     trainer.Num `json:"calls"`      // calls of the tool per episode
+	ErrorRate trainer.Num `json:"error_rate"` // calls with invalid arguments or a failure of the tool / calls
 }
