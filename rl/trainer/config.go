@@ -71,7 +71,7 @@ type RLConfig struct {
 	KLRewardEstimator rl.KLEstimator
 	// KLCtrl chooses how β moves: fixed keeps KLCoef; adaptive is verl's AdaptiveKLController
 	// (Ziegler et al. 2019), which starts at KLCoef and after every step multiplies β by
-	// 1 + clip(KL/KLTarget − 1, ±0.2)·rows/KLHorizon (KLController.Update).
+	// 1 + clip(KL/KLTarget − 1, ±0.2)·rows/KLHorizon (AdaptiveKLUpdate).
 	KLCtrl    KLController
 	KLTarget  float64 // adaptive: the KL per token the controller steers towards (verl target_kl: 0.1)
 	KLHorizon int     // adaptive: rows of rollout over which β may change by a factor e^{±0.2} (verl horizon: 10000)
