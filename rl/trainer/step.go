@@ -20,6 +20,7 @@ type stepData struct {
 	advMask    rl.Matrix // advantage mask (or every response token with NoAdvantageMask)
 	oldLogp    rl.Matrix // recomputed by the policy before the update (verl old_log_prob)
 	refLogp    rl.Matrix // frozen reference's log-probs (zero when the KL term is off)
+	klBeta     float64   // β of this step's KL term (the adaptive controller moves it after the step's rewards)
 	values     rl.Matrix // critic values at rollout time (PPO)
 	rewards    rl.Matrix // token-level rewards (+ KL when in the reward)
 	advantages rl.Matrix
@@ -196,16 +197,18 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	m.TimeOld = Num(time.Since(tOld).Seconds())
 
-	// Reference log-probs.
+	// Reference log-probs, and the KL estimate of the placement's estimator at the old
+	// log-probs (B, L), which the reward subtracts and the adaptive controller reads.
 	tRef := time.Now()
 	d.refLogp = rl.NewMatrix(b.B, b.L)
+	var kl rl.Matrix
 	if t.Ref != nil {
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := NewView(b, rows)
 			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.refLogp.Data, v.ResponseLogp(logp))
 		}
-		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.Config.KLEstimator)
+		kl, _ = rl.KLPenalty(d.oldLogp, d.refLogp, c.klPlacementEstimator())
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
 	}
 	m.TimeRef = Num(time.Since(tRef).Seconds())
@@ -222,15 +225,24 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	m.TimeCritic = Num(time.Since(tCrit).Seconds())
 
-	// Token rewards, with the k1 KL penalty folded in when chosen (verl apply_kl_penalty:
-	// the penalty is masked by the response mask before it is subtracted).
+	// Token rewards, with the KL penalty β·kl folded in when chosen (verl apply_kl_penalty:
+	// the penalty is masked by the response mask before it is subtracted). The adaptive
+	// controller then moves β for the next step from this step's KL, as apply_kl_penalty
+	// does; verl adapts only the reward's β, ours moves the loss term's too.
 	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
+	d.klBeta = t.klBeta()
+	if c.KLMode() != KLOff {
+		m.KLCoef = Num(d.klBeta)
+	}
 	if c.KLMode() == KLInReward {
 		for k := range d.rewards.Data {
 			if d.lossMask.Data[k] != 0 {
-				d.rewards.Data[k] -= c.KLCoef * (d.oldLogp.Data[k] - d.refLogp.Data[k])
+				d.rewards.Data[k] -= d.klBeta * kl.Data[k]
 			}
 		}
+	}
+	if c.KLCtrl == KLAdaptive && c.KLMode() != KLOff {
+		t.KLBeta = AdaptiveKLUpdate(d.klBeta, stepKL(kl, d.lossMask), c.KLTarget, b.B, c.KLHorizon)
 	}
 	adv, ret, err := t.advantages(d, col.Groups, baselines)
 	if err != nil {
@@ -249,8 +261,17 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 	switch c.Algorithm {
 	case PPO:
 		return rl.GAE(r, d.values, mask, c.Gamma, c.Lambda)
-	case GRPO, DrGRPO:
+	case GRPO, DrGRPO, GSPO: // GSPO changes the loss, not the advantage (verl's recipe uses grpo's)
 		a := rl.GRPOAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
+		return a, a, nil
+	case GRPOPassK:
+		a, err := rl.GRPOPassKAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
+		return a, a, err
+	case OPO:
+		a := rl.OPOAdvantage(r, mask, groups)
+		return a, a, nil
+	case GPG:
+		a := rl.GPGAdvantage(r, mask, groups, gpgFNorm)
 		return a, a, nil
 	case ReinforcePP:
 		mode := rl.ReturnsOverAgentTokens
@@ -269,6 +290,18 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 		return a, ret, nil
 	}
 	return rl.Matrix{}, rl.Matrix{}, fmt.Errorf("advantages: unknown algorithm %q", c.Algorithm)
+}
+
+// gpgFNorm is the f_norm of GPG's advantage, verl's default (its trainer passes none).
+const gpgFNorm = 1.0
+
+// klBeta returns the KL coefficient β of the next step: KLCoef, or the adaptive controller's
+// current value.
+func (t *Trainer) klBeta() float64 {
+	if t.Config.KLCtrl == KLAdaptive {
+		return t.KLBeta
+	}
+	return t.Config.KLCoef
 }
 
 // recomputeOld reports whether this step recomputes the old log-probs with a forward pass:

@@ -43,6 +43,9 @@ type Trainer struct {
 	Train    []Problem
 
 	StepsDone int // RL steps completed (the next step's index)
+	// KLBeta is the adaptive KL controller's coefficient β for the next step (RLConfig.KLCtrl):
+	// KLCoef at the start, saved in checkpoints. The fixed controller reads KLCoef instead.
+	KLBeta float64
 	// NonFiniteRun counts the latest steps in a row whose update the numeric guard cut short
 	// (a non-finite loss or gradient); Run stops at RLConfig.MaxNonFiniteSteps.
 	NonFiniteRun int
@@ -92,7 +95,7 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 	// compares tempered policies, and the sampled log-probs are the old ones at any
 	// temperature.
 	t := &Trainer{
-		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train,
+		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train, KLBeta: cfg.KLCoef,
 		ws:    &model.Workspace{Temperature: float32(cfg.Temperature)},
 		wsRef: &model.Workspace{Temperature: float32(cfg.Temperature)}, wsCritic: model.NewWorkspace(),
 		KLWatch: RLKLDivergence(),
