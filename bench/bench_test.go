@@ -49,7 +49,7 @@ func BenchmarkRollout(b *testing.B) {
 			for i, p := range probs {
 				tasks[i] = rollout.Task{Prompt: p.Prompt, NewEpisode: p.NewEpisode, Group: i}
 			}
-			cfg := rollout.Config{N: 1, MaxTurns: 3, MaxTurnTokens: 32, MaxLen: maxLen, StopTokens: []int{toolEnd, imEnd}, Seed: 1}
+			cfg := rollout.Config{N: 1, MaxTurns: 3, MaxTurnTokens: 32, MaxLen: maxLen, StopTokens: []int{toolEnd, imEnd}, ToolEnd: toolEnd, Seed: 1}
 			dec := m.NewDecoder(rows, maxLen)
 			generated := 0
 			for b.Loop() {

@@ -82,7 +82,19 @@ type CallRecord struct {
 	Truncated  bool     // Output was cut to MaxOutputChars (and ends with OutputCutMarker)
 	PassageIDs []string // passages the call returned, when the tool is a PassageTool
 	Duration   time.Duration
+	// ProcessReward is what the environment's ProcessReward hook paid for this call (0 without
+	// a hook).
+	ProcessReward float64
 }
+
+// ProcessReward is the one hook through which tool calls earn a process reward (a reward
+// placed on the token that closes the call, beside the episode's outcome reward). The ToolEnv
+// calls it once for every call record of a turn, after the call ran (or failed), and stores
+// what it returns in CallRecord.ProcessReward. It belongs to one episode, so it may keep
+// state across the episode's calls (the QA environment pays for a supporting passage only the
+// first time it is found); a tool that rewards its own calls is given a hook that reads its
+// records (Status, Output, PassageIDs).
+type ProcessReward func(rec *CallRecord) float64
 
 // EndReason says why an episode ended.
 type EndReason int
@@ -118,6 +130,18 @@ type Stats struct {
 	FormatErrors int // CallParseError + CallUnknownTool + CallInvalidArgs
 	ToolErrors   int // CallToolError + CallTimeout + CallPanic + CallCancelled
 	Executed     int // calls handed to their tool (CallOK and the tool failures)
+	// ProcessReward is the sum of the calls' process rewards.
+	ProcessReward float64
+	// ByTool counts the calls of each of the environment's tools, by name (nil before the
+	// first). A call naming no tool of the environment, or that did not parse, counts only in
+	// the totals above.
+	ByTool map[string]ToolCount
+}
+
+// ToolCount is one tool's share of an episode's calls.
+type ToolCount struct {
+	Calls  int // calls naming the tool
+	Errors int // of which invalid arguments or failures of the tool (CallInvalidArgs, ToolFailure)
 }
 
 // ToolEnv is the transition function of the paper's extended MDP for tool use (Agent-R1
@@ -128,11 +152,12 @@ type Stats struct {
 // A ToolEnv holds one episode's state and is not safe for concurrent use; the tools it holds
 // are shared and must be.
 type ToolEnv struct {
-	cfg   Config
-	tools map[string]Tool
-	names []string // sorted, for messages
-	stats Stats
-	done  bool
+	cfg    Config
+	tools  map[string]Tool
+	names  []string      // sorted, for messages
+	reward ProcessReward // nil: no process reward
+	stats  Stats
+	done   bool
 }
 
 // NewToolEnv returns an environment offering tools under cfg. It fails if two tools share a
@@ -168,6 +193,10 @@ func (e *ToolEnv) Tools() []Tool {
 	}
 	return out
 }
+
+// SetProcessReward installs the episode's process-reward hook (nil removes it). It stays
+// across Reset: a hook with state must clear it itself when a new episode starts.
+func (e *ToolEnv) SetProcessReward(f ProcessReward) { e.reward = f }
 
 // Config returns the environment's limits.
 func (e *ToolEnv) Config() Config { return e.cfg }
@@ -224,6 +253,21 @@ func (e *ToolEnv) Step(ctx context.Context, agentText string) StepResult {
 		}
 		if rec.Status == CallOK || rec.Status.ToolFailure() {
 			e.stats.Executed++
+		}
+		if _, known := e.tools[rec.Call.Name]; known {
+			if e.stats.ByTool == nil {
+				e.stats.ByTool = make(map[string]ToolCount, len(e.tools))
+			}
+			c := e.stats.ByTool[rec.Call.Name]
+			c.Calls++
+			if rec.Status == CallInvalidArgs || rec.Status.ToolFailure() {
+				c.Errors++
+			}
+			e.stats.ByTool[rec.Call.Name] = c
+		}
+		if e.reward != nil {
+			rec.ProcessReward = e.reward(rec)
+			e.stats.ProcessReward += rec.ProcessReward
 		}
 		outputs[i] = rec.Output
 	}

@@ -3,6 +3,7 @@ package env
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,7 +198,7 @@ func TestToolEnvMaxTurns(t *testing.T) {
 		e.Step(ctx, "x")
 	}()
 	e.Reset()
-	if e.Done() || e.Stats() != (Stats{}) {
+	if e.Done() || !reflect.DeepEqual(e.Stats(), Stats{}) {
 		t.Errorf("Reset left state: done %v stats %+v", e.Done(), e.Stats())
 	}
 }

@@ -11,6 +11,8 @@
 // that follows the prompt: actions and observations) right-padded to a common width L, as flat
 // (B, P+L) slices for the model and (B, L) slices for the RL algorithms.
 //
-// The package knows nothing of text: the rollout tokenises observations, never actions
-// (token-in, token-out), and hands the ids here.
+// A Trajectory is the one record of what the agent did: the rollout (rl/rollout) writes it as
+// it generates, the trainer flattens that same value for the loss, and nothing converts it on
+// the way. The package knows nothing of text: the rollout tokenises observations, never
+// actions (token-in, token-out), and hands the ids here.
 package mdp

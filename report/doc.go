@@ -10,8 +10,16 @@
 //	               "rl") that gives each phase its own set of charts
 //	samples.jsonl  one Sample per line: a trajectory token by token with its masks, advantages
 //	               and rewards (written by WriteSamples)
-//	eval.json      {"base": {...}, "final": {...}, "baselines": {"naive_rag": {...}, ...},
-//	               "by_type": ...}: evaluation scores, shown as a comparison table
+//	eval.json      {"rl_steps": 40, "starting_policy": "SFT base", "sets": {"heldout":
+//	               {"before_rl": {...}, "after_rl": {...}, "baselines": {"naive_rag": {...},
+//	               ...}}, "unseen": {...}}, "during_rl": [...]}: the headline table (each set
+//	               before and after RL, the gain, the baselines), EM by question type and EM
+//	               during RL. The earlier layout ("sets" keyed "<phase>/<set>") is read too;
+//	               any other object is shown as comparison tables.
+//
+// Steps count from 1 in every file: step s is the s-th update (its samples were drawn by the
+// policy after s−1 updates), and an evaluation at step s saw the policy after s updates (0: the
+// starting policy).
 //
 // The page needs no network: its CSS, its charts (inline SVG) and its few lines of JavaScript
 // (the display toggles) are inside it. Everything the agent or the environment wrote is text

@@ -38,6 +38,7 @@ var fileNotes = map[string]string{
 // page is everything the template draws.
 type page struct {
 	Title, Dir   string
+	Subtitle     string       // the run in a line: algorithm, steps, seed, data
 	Missing      []settingRow // file name and what it would have shown
 	Cards        []card
 	Curves       []curveGroup // one per training phase, RL first
@@ -105,9 +106,9 @@ func WriteHTML(runDir, outPath string, opt Options) error {
 
 // buildPage turns what was read from the run directory into what the template draws.
 func buildPage(r *run, opt Options) *page {
-	p := &page{Title: opt.Title, Dir: r.Dir, HeatCSS: heatCSS()}
+	p := &page{Title: opt.Title, Dir: r.Dir, HeatCSS: heatCSS(), Subtitle: describeRun(r.Config)}
 	if p.Title == "" {
-		p.Title = "agentr1 run " + filepath.Base(filepath.Clean(r.Dir))
+		p.Title = runName(r.Dir) + " · agentr1 report"
 	}
 	for _, name := range r.Missing {
 		p.Missing = append(p.Missing, settingRow{Key: name, Value: fileNotes[name]})
@@ -160,6 +161,47 @@ func buildPage(r *run, opt Options) *page {
 	return p
 }
 
+// runName names a run by its folder, with the parent's name when the folder's own says
+// nothing ("run", "out"), so two runs' pages are told apart in a browser's tabs.
+func runName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	name := filepath.Base(abs)
+	switch strings.ToLower(name) {
+	case "run", "out", "output", "runs", "result", "results":
+		if parent := filepath.Base(filepath.Dir(abs)); parent != "/" && parent != "." {
+			name = parent + "/" + name
+		}
+	}
+	return name
+}
+
+// describeRun says in a line what config.json describes: the algorithm, RL steps, seed and
+// data; "" when it has none of them.
+func describeRun(cfg *value) string {
+	var parts []string
+	rl := cfg.get("RL")
+	if a := rl.get("Algorithm"); a != nil && a.Kind == 's' {
+		parts = append(parts, strings.ToUpper(a.Str))
+	}
+	if n := rl.get("Steps"); n != nil && n.Kind == 'n' {
+		parts = append(parts, formatValue(n.Num)+" RL steps")
+	}
+	if n := cfg.get("Seed"); n != nil && n.Kind == 'n' {
+		parts = append(parts, "seed "+formatValue(n.Num))
+	}
+	if d := cfg.get("Data"); d != nil && d.Kind == 's' {
+		data := d.Str
+		if data == "" || data == "world" {
+			data = "the generated world"
+		}
+		parts = append(parts, data)
+	}
+	return strings.Join(parts, " · ")
+}
+
 // phaseTitles names the trainer's phases for headings.
 var phaseTitles = map[string]string{
 	"rl":            "Reinforcement learning",
@@ -176,10 +218,15 @@ func rank(phase string) int {
 	return 1
 }
 
-// summaryCards picks the headline figures: steps run, reward and EM from the first to the
-// last step, and EM before and after training from eval.json.
+// summaryCards picks the headline figures: EM after RL on each evaluation set (with the gain
+// over the starting policy) when eval.json names its sets, the RL steps run, reward and EM
+// from the first to the last step, and otherwise EM before and after training from eval.json.
 func summaryCards(r *run) []card {
 	var cards []card
+	res, named := readResults(r.Eval)
+	if named {
+		cards = resultCards(res)
+	}
 	if r.Metrics != nil && len(r.Metrics.Rows) > 0 {
 		m := r.Metrics.phases()[0].Metrics
 		for _, ph := range r.Metrics.phases() {
@@ -190,19 +237,24 @@ func summaryCards(r *run) []card {
 		first, last := m.Rows[0], m.Rows[len(m.Rows)-1]
 		steps := strconv.Itoa(len(m.Rows))
 		if s, ok := last["step"]; ok {
+			// Steps count from 1 (step s: after s updates); files whose first step is 0
+			// counted from 0.
+			if s0, ok := first["step"]; ok && s0 == 0 {
+				s++
+			}
 			steps = formatValue(s)
 		}
 		cards = append(cards, card{Label: "RL steps", Value: steps, Sub: strconv.Itoa(len(m.Rows)) + " lines in " + MetricsFile})
-		for _, k := range []string{"reward_mean", "em"} {
-			a, ok1 := finite(first, k)
-			b, ok2 := finite(last, k)
+		for _, k := range []struct{ key, label string }{{"reward_mean", "train reward"}, {"em", "train EM"}} {
+			a, ok1 := finite(first, k.key)
+			b, ok2 := finite(last, k.key)
 			if ok1 && ok2 {
-				cards = append(cards, card{Label: k + " (train)", Value: formatValue(roundSig(b, 3)),
-					Sub: "first step " + formatValue(roundSig(a, 3))})
+				cards = append(cards, card{Label: k.label + ", last step", Value: formatValue(roundSig(b, 3)),
+					Sub: "first step " + formatValue(roundSig(a, 3)) + " (sampled)"})
 			}
 		}
 	}
-	if r.Eval != nil {
+	if r.Eval != nil && !named {
 		base, final := r.Eval.get("base").get("em"), r.Eval.get("final").get("em")
 		if final != nil && final.Kind == 'n' {
 			c := card{Label: "EM (eval, final)", Value: formatValue(roundSig(final.Num, 3))}

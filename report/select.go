@@ -21,7 +21,7 @@ type Options struct {
 	// MaxSamples caps the trajectories shown per step, picked evenly across the step's samples
 	// (so that a GRPO group does not fill the quota); 0 means DefaultMaxSamples.
 	MaxSamples int
-	// Title heads the page; empty means "agentr1 run DIR".
+	// Title heads the page; empty means the run folder's name (runName).
 	Title string
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -39,10 +40,15 @@ func flattenConfig(v *value) []settingRow {
 	return rows
 }
 
-// evalView is eval.json as the page shows it: the comparison of the policy before and after
-// training with the baselines, per-group comparisons, then any further sections (by_type,
-// ...) as their own tables.
+// evalView is eval.json as the page shows it. When eval.json names its sets (readResults):
+// the headline table, each set's EM by question type and EM during RL. Otherwise, for an
+// eval.json of another shape, the comparison of its systems, per-group comparisons, then any
+// further sections (by_type, ...) as their own tables.
 type evalView struct {
+	Headline *headline
+	ByType   []tableView
+	During   *tableView
+
 	Compare *tableView
 	Groups  []tableView
 	Extra   []tableView
@@ -58,7 +64,8 @@ type evalSystem struct {
 // tables do.
 var groupMetrics = []string{"em", "f1"}
 
-// buildEval makes the comparison table: one column per system (base, final, then every
+// buildEval reads eval.json: the sets it names when it names them (readResults), else a
+// comparison table of whatever it holds: one column per system (base, final, then every
 // baseline, then any other top-level object with numbers), one row per number they report,
 // and a "final − base" column when both exist. A system's nested objects (the trainer's
 // "groups": figures per dataset and question type) become one table per metric in
@@ -66,6 +73,18 @@ var groupMetrics = []string{"em", "f1"}
 func buildEval(v *value) *evalView {
 	if v == nil {
 		return nil
+	}
+	if res, ok := readResults(v); ok {
+		ev := &evalView{Headline: buildHeadline(res)}
+		for _, s := range res.Sets {
+			if t, ok := groupTable(res, s); ok {
+				ev.ByType = append(ev.ByType, t)
+			}
+		}
+		if t, ok := duringTable(res); ok {
+			ev.During = &t
+		}
+		return ev
 	}
 	var systems []evalSystem
 	var extra []field
@@ -205,6 +224,17 @@ func hasNumbers(v *value) bool {
 // becomes one grid (rows: outer keys, columns: inner keys); deeper objects recurse with the
 // path as caption; an object of scalars becomes a two-column table.
 func gridTables(caption string, v *value) []tableView {
+	if v.Kind == '[' && len(v.Items) > 0 {
+		// A list of records (an evaluation history): one row per record, numbered, so that no
+		// JSON text reaches the page.
+		rows := &value{Kind: '{'}
+		for i, it := range v.Items {
+			rows.Fields = append(rows.Fields, field{Key: strconv.Itoa(i + 1), Val: it})
+		}
+		if slices.ContainsFunc(v.Items, func(it *value) bool { return it.Kind == '{' }) {
+			return gridTables(caption, rows)
+		}
+	}
 	if v.Kind != '{' {
 		return []tableView{{Caption: caption, Header: []string{"value"}, Rows: [][]string{{v.text()}}}}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -142,11 +143,37 @@ type sampleView struct {
 	Counts        map[string]int // tokens per role
 	Trained       int            // tokens with ActionMask 1
 	WithAdvantage int            // tokens with AdvantageMask 1
+	Advantage     string         // the advantage on the first token with AdvantageMask 1, "" for none
+	Members       []memberView   // the group's rewards, this trajectory's marked
+}
+
+// memberView is one member of a trajectory's group as the page lists it.
+type memberView struct {
+	Reward string
+	Self   bool
 }
 
 // viewSample lays out one sample's tokens for a page whose heat scale is scale.
 func viewSample(s Sample, scale float64) sampleView {
 	v := sampleView{Sample: s, Correct: s.EM >= 1, Counts: map[string]int{}}
+	if s.OutcomeReward == 0 && s.ProcessReward == 0 {
+		// Samples written before the parts were recorded hold the outcome reward alone in
+		// Reward; their tokens carry the process rewards too, so the parts follow.
+		onTokens := 0.0
+		for _, t := range s.Tokens {
+			onTokens += t.Reward
+		}
+		v.OutcomeReward, v.ProcessReward, v.Reward = s.Reward, onTokens-s.Reward, onTokens
+	}
+	v.ToolCalls = slices.Clone(s.ToolCalls) // the results are cut below; s stays as read
+	for i := range v.ToolCalls {
+		v.ToolCalls[i].Result = ToolOutput(v.ToolCalls[i].Result)
+	}
+	if g := s.Group; g != nil {
+		for i, r := range g.Rewards {
+			v.Members = append(v.Members, memberView{Reward: signed(roundSig(r, 3)), Self: i == g.Member})
+		}
+	}
 	// Where the outcome reward sits when the trainer logged it as 0: on the last agent token,
 	// where verl and mdp place it. Marked so that a zero reward is visible too.
 	zeroAt := -1
@@ -169,6 +196,9 @@ func viewSample(s Sample, scale float64) sampleView {
 			v.Trained++
 		}
 		if t.AdvantageMask != 0 {
+			if v.WithAdvantage == 0 {
+				v.Advantage = signed(t.Advantage)
+			}
 			v.WithAdvantage++
 		}
 		tv := viewToken(t, scale)

@@ -245,6 +245,8 @@ func TestGridTables(t *testing.T) {
 			[]string{"t / base | ,em | bridge,0.1", "t / final | ,em | bridge,0.2"}},
 		{"flat", `{"em": 0.123456, "name": "x"}`, []string{"t | key,value | em,0.1235;name,x"}},
 		{"scalar", `3`, []string{"t | value | 3"}},
+		{"list of records", `[{"name": "rl/heldout", "step": 20, "em": 0.4}, {"name": "rl/unseen", "step": 20}]`,
+			[]string{"t | ,name,step,em | 1,rl/heldout,20,0.4;2,rl/unseen,20,"}},
 	} {
 		v, err := parseValue([]byte(tc.json))
 		if err != nil {

@@ -156,6 +156,12 @@ func TestPPOClipGradientRegions(t *testing.T) {
 		if got := p.ClipFracLower > 0.5; got != tc.lower {
 			t.Errorf("%s: clipfrac_lower %v, want %v", tc.name, p.ClipFracLower, tc.lower)
 		}
+		// The per-token record says the same: the ratio e^clamp(d, ±20) and both flags.
+		wantRatio := math.Exp(math.Min(tc.logRatio, 20))
+		if p.Ratio.Data[0] != wantRatio || (p.Clipped.Data[0] == 1) != tc.clipped || (p.ClippedLower.Data[0] == 1) != tc.lower {
+			t.Errorf("%s: per token ratio %v clipped %v lower %v, want %v %v %v", tc.name,
+				p.Ratio.Data[0], p.Clipped.Data[0], p.ClippedLower.Data[0], wantRatio, tc.clipped, tc.lower)
+		}
 	}
 	if _, err := PPOClipLoss(MatrixOf(1, 1, []float64{0}), MatrixOf(1, 1, []float64{0}), MatrixOf(1, 1, []float64{1}), MatrixOf(1, 1, []float64{1}), PPOClip{0.2, 0.2, 1}, TokenMean, AggOptions{}); err == nil {
 		t.Error("dual-clip constant 1 accepted")

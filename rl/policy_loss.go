@@ -13,6 +13,11 @@ type PolicyLoss struct {
 	ClipFrac      float64 // pg_clipfrac: masked fraction of tokens where the clipped branch won
 	ClipFracLower float64 // pg_clipfrac_lower: masked fraction where the dual clip (A < 0) won
 	PPOKL         float64 // ppo_kl: masked mean of old − new log-prob (the k1 estimate of KL)
+
+	// Per token, for inspection (agentr1 explain); empty from GPGLoss, which has no ratio.
+	Ratio        Matrix // (B, L) the importance ratio the loss used (ρ, or GSPO's s)
+	Clipped      Matrix // (B, L) 1 where the clipped branch won (pg2 > pg1, as pg_clipfrac counts)
+	ClippedLower Matrix // (B, L) 1 where the dual clip won (A < 0), as pg_clipfrac_lower counts
 }
 
 // PPOClip holds the clipping constants of the PPO policy loss.
@@ -67,6 +72,7 @@ func PPOClipLoss(logp, oldLogp, adv, mask Matrix, clip PPOClip, mode AggMode, op
 	loss := NewMatrix(logp.B, logp.L)  // (B, L) ℓ
 	dLoss := NewMatrix(logp.B, logp.L) // (B, L) dℓ/dlogp
 	negKL := NewMatrix(logp.B, logp.L) // (B, L) −d
+	ratios := NewMatrix(logp.B, logp.L)
 	clipped := NewMatrix(logp.B, logp.L)
 	clippedLower := NewMatrix(logp.B, logp.L)
 	for k := 0; k < n; k++ {
@@ -78,6 +84,7 @@ func PPOClipLoss(logp, oldLogp, adv, mask Matrix, clip PPOClip, mode AggMode, op
 			dd = 1
 		}
 		ratio := math.Exp(d)
+		ratios.Data[k] = ratio
 		negKL.Data[k] = -d
 		lo, hi := 1-clip.Low, 1+clip.High
 		pg1 := -a * ratio
@@ -117,6 +124,9 @@ func PPOClipLoss(logp, oldLogp, adv, mask Matrix, clip PPOClip, mode AggMode, op
 		ClipFrac:      MaskedMean(clipped, mask),
 		ClipFracLower: MaskedMean(clippedLower, mask),
 		PPOKL:         MaskedMean(negKL, mask),
+		Ratio:         ratios,
+		Clipped:       clipped,
+		ClippedLower:  clippedLower,
 	}, nil
 }
 
@@ -143,6 +153,7 @@ func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64) PolicyLoss {
 	}
 	loss := NewMatrix(logp.B, logp.L)  // (B, L) ℓ
 	dLoss := NewMatrix(logp.B, logp.L) // (B, L) dℓ/dlogp
+	ratios := NewMatrix(logp.B, logp.L)
 	clipped := NewMatrix(logp.B, logp.L)
 	for i := 0; i < logp.B; i++ {
 		lp, old, m := logp.Row(i), oldLogp.Row(i), mask.Row(i)
@@ -161,6 +172,7 @@ func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64) PolicyLoss {
 				logS, ds = gspoLogRatioMax, 0
 			}
 			s := math.Exp(logS)
+			ratios.Data[k] = s
 			pg1 := -a * s
 			pg2 := -a * math.Max(1-low, math.Min(1+high, s))
 			dPg1 := -a * s * ds
@@ -180,10 +192,13 @@ func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64) PolicyLoss {
 		w.Data[k] *= dLoss.Data[k]
 	}
 	return PolicyLoss{
-		Loss:        pgLoss,
-		GradLogProb: w,
-		ClipFrac:    MaskedMean(clipped, mask),
-		PPOKL:       MaskedMean(negKL, mask),
+		Loss:         pgLoss,
+		GradLogProb:  w,
+		ClipFrac:     MaskedMean(clipped, mask),
+		PPOKL:        MaskedMean(negKL, mask),
+		Ratio:        ratios,
+		Clipped:      clipped,
+		ClippedLower: NewMatrix(logp.B, logp.L),
 	}
 }
 

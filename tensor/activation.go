@@ -1,5 +1,7 @@
 package tensor
 
+import "agentr1/tensor/ref"
+
 // elemChunk is the minimum number of elements one worker takes in elementwise kernels.
 const elemChunk = 1 << 14
 
@@ -60,6 +62,10 @@ func swiGLUGradUpGeneric(dup, dy, gate, s []float32) {
 // elementwise, overwriting y. It panics if len(y) != len(x).
 func SiLUForward(y, x []float32) {
 	mustLen("SiLUForward", "y", y, len(x))
+	if active.ref {
+		ref.SiLUForward(y, x)
+		return
+	}
 	Parallel(len(x), elemChunk, func(lo, hi int) {
 		sigmoidChunks(x, lo, hi, func(c0 int, s []float32) {
 			xc, yc := x[c0:c0+len(s)], y[c0:c0+len(s)]
@@ -78,6 +84,10 @@ func SiLUForward(y, x []float32) {
 func SiLUBackward(dx, dy, x []float32) {
 	mustLenOrNil("SiLUBackward", "dx", dx, len(x))
 	mustLen("SiLUBackward", "dy", dy, len(x))
+	if active.ref {
+		ref.SiLUBackward(dx, dy, x)
+		return
+	}
 	if dx == nil {
 		return
 	}
@@ -101,6 +111,10 @@ func SiLUBackward(dx, dy, x []float32) {
 func SwiGLUForward(y, gate, up []float32) {
 	mustLen("SwiGLUForward", "y", y, len(gate))
 	mustLen("SwiGLUForward", "up", up, len(gate))
+	if active.ref {
+		ref.SwiGLUForward(y, gate, up)
+		return
+	}
 	if serial(len(gate), elemChunk) {
 		swiGLURange(y, gate, up, 0, len(gate))
 		return
@@ -131,6 +145,10 @@ func SwiGLUBackward(dgate, dup, dy, gate, up []float32) {
 	mustLenOrNil("SwiGLUBackward", "dup", dup, n)
 	mustLen("SwiGLUBackward", "dy", dy, n)
 	mustLen("SwiGLUBackward", "up", up, n)
+	if active.ref {
+		ref.SwiGLUBackward(dgate, dup, dy, gate, up)
+		return
+	}
 	if dgate == nil && dup == nil {
 		return
 	}

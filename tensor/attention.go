@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"agentr1/tensor/ref"
 )
 
 // Causal grouped-query attention with a key-padding mask (Vaswani et al. 2017, eq. 1;
@@ -30,6 +32,10 @@ func AttentionForward(out, probs, q, k, v, keyMask []float32, B, T, Hq, Hkv, D i
 	mustLen("AttentionForward", "out", out, B*T*Hq*D)
 	mustLen("AttentionForward", "probs", probs, B*Hq*T*T)
 	checkAttentionInputs("AttentionForward", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	if active.ref {
+		ref.AttentionForward(out, probs, nil, q, k, v, keyMask, B, T, Hq, Hkv, D)
+		return
+	}
 	attentionForward(out, probs, nil, q, k, v, keyMask, B, T, Hq, Hkv, D)
 }
 
@@ -49,6 +55,10 @@ func AttentionForwardStats(out, stats, q, k, v, keyMask []float32, B, T, Hq, Hkv
 	mustLen("AttentionForwardStats", "out", out, B*T*Hq*D)
 	mustLen("AttentionForwardStats", "stats", stats, B*Hq*T*2)
 	checkAttentionInputs("AttentionForwardStats", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	if active.ref {
+		ref.AttentionForward(out, nil, stats, q, k, v, keyMask, B, T, Hq, Hkv, D)
+		return
+	}
 	attentionForward(out, nil, stats, q, k, v, keyMask, B, T, Hq, Hkv, D)
 }
 
@@ -216,6 +226,10 @@ func AttentionBackward(dq, dk, dv, dout, probs, q, k, v []float32, B, T, Hq, Hkv
 	mustLen("AttentionBackward", "probs", probs, B*Hq*T*T)
 	checkAttentionGrads("AttentionBackward", dq, dk, dv, dout, B, T, Hq, Hkv, D)
 	checkAttentionInputs("AttentionBackward", q, k, v, nil, B, T, Hq, Hkv, D)
+	if active.ref {
+		ref.AttentionBackward(dq, dk, dv, dout, probs, q, k, v, B, T, Hq, Hkv, D)
+		return
+	}
 	attentionBackward(dq, dk, dv, dout, probs, nil, nil, q, k, v, B, T, Hq, Hkv, D)
 }
 
@@ -229,6 +243,14 @@ func AttentionBackwardStats(dq, dk, dv, dout, stats, q, k, v, keyMask []float32,
 	mustLen("AttentionBackwardStats", "stats", stats, B*Hq*T*2)
 	checkAttentionGrads("AttentionBackwardStats", dq, dk, dv, dout, B, T, Hq, Hkv, D)
 	checkAttentionInputs("AttentionBackwardStats", q, k, v, keyMask, B, T, Hq, Hkv, D)
+	if active.ref {
+		// The reference keeps no statistics to recompute from: it runs the forward again for
+		// the weights.
+		probs := make([]float32, B*Hq*T*T)
+		ref.AttentionForward(make([]float32, B*T*Hq*D), probs, nil, q, k, v, keyMask, B, T, Hq, Hkv, D)
+		ref.AttentionBackward(dq, dk, dv, dout, probs, q, k, v, B, T, Hq, Hkv, D)
+		return
+	}
 	attentionBackward(dq, dk, dv, dout, nil, stats, keyMask, q, k, v, B, T, Hq, Hkv, D)
 }
 

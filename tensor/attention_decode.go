@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"agentr1/tensor/ref"
 )
 
 // KeyTile is the number of positions in one tile of the key-cache layout AttentionDecode reads:
@@ -69,6 +71,10 @@ func AttentionDecode(out, q, keys, values []float32, G, D, L, maxLen int, scale 
 	if len(q) < G*D || len(out) < G*D || len(keys) < lastKey || len(values) < lastValue || len(scratch) < G*L {
 		panic(fmt.Sprintf("tensor.AttentionDecode: G=%d D=%d L=%d: len(q)=%d, len(out)=%d (want %d), len(keys)=%d (want %d), len(values)=%d (want %d), len(scratch)=%d (want %d)",
 			G, D, L, len(q), len(out), G*D, len(keys), lastKey, len(values), lastValue, len(scratch), G*L))
+	}
+	if active.ref {
+		attentionDecodeRef(out, q, keys, values, G, D, L, maxLen, scale)
+		return
 	}
 	ks := active
 	s := scratch[:G*L] // (G, L)
@@ -175,4 +181,17 @@ func stripGeneric(k int, a *[4][]float32, b []float32, ldb, cols int, out *[64]f
 			}
 		}
 	}
+}
+
+// attentionDecodeRef is AttentionDecode on the ref kernel set: the cache's keys and values are
+// copied out of their tiled layouts into plain (L, D) rows for ref.AttentionDecode.
+func attentionDecodeRef(out, q, keys, values []float32, G, D, L, maxLen int, scale float32) {
+	k, v := make([]float32, L*D), make([]float32, L*D) // (L, D) each
+	for j := 0; j < L; j++ {
+		for d := 0; d < D; d++ {
+			k[j*D+d] = keys[KeyCacheIndex(j, d, D)]
+			v[j*D+d] = values[ValueCacheIndex(j, d, maxLen)]
+		}
+	}
+	ref.AttentionDecode(out, q, k, v, G, D, L, scale)
 }

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
-// kernelEnv is the environment variable that forces a kernel set: generic, avx2 or avx512.
+// kernelEnv is the environment variable that forces a kernel set: ref, generic, avx2 or avx512.
 const kernelEnv = "AGENTR1_KERNELS"
 
 // kernels is one implementation of the SIMD-accelerated primitives: the sgemm micro-kernel with
@@ -23,7 +24,11 @@ const kernelEnv = "AGENTR1_KERNELS"
 // The tile is always full: the driver pads panels with zeros and routes edge tiles through a
 // scratch tile, so no kernel ever needs a masked or partial path.
 type kernels struct {
-	name string // "generic", "avx2" or "avx512": what KernelName reports
+	name string // "ref", "generic", "avx2" or "avx512": what KernelName reports
+
+	// ref makes every operation run tensor/ref's plain loop instead of the loops below: each
+	// exported operation checks it once on entry (see refKernels).
+	ref bool
 
 	mr, nr int // register tile: rows of C (A panel height) and columns of C (B panel width)
 	kc     int // depth of one packed block: a (kc, nr) B micro-panel should sit in L1
@@ -157,13 +162,14 @@ var genericKernels = &kernels{
 // then what archKernels finds (avx2, avx512). Tests and benchmarks iterate over it.
 var supportedKernels = append([]*kernels{genericKernels}, archKernels()...)
 
-// active is the implementation Gemm, Dot, Axpy and Scal use, chosen once at start-up.
+// active is the kernel set every operation uses, chosen at start-up (SetKernels swaps it).
 var active = selectKernels(os.Getenv(kernelEnv), os.Stderr)
 
-// KernelName reports the kernel set in use: "generic", "avx2" or "avx512". By default it is the
-// fastest the CPU supports (detected with github.com/klauspost/cpuid/v2); the environment variable
-// AGENTR1_KERNELS=generic|avx2|avx512 forces one. Builds with -tags purego, and non-amd64
-// builds, always use "generic".
+// KernelName reports the kernel set in use: "ref", "generic", "avx2" or "avx512". By default it
+// is the fastest the CPU supports (detected with github.com/klauspost/cpuid/v2); the environment
+// variable AGENTR1_KERNELS=ref|generic|avx2|avx512 forces one. "ref" runs every operation
+// through package tensor/ref's plain loops, slowly, on any machine. Builds with -tags purego,
+// and non-amd64 builds, use "generic" unless "ref" is asked for.
 func KernelName() string { return active.name }
 
 // selectKernels returns the implementation named by want, or the fastest supported one when want
@@ -177,16 +183,37 @@ func selectKernels(want string, warn io.Writer) *kernels {
 	if want == "" {
 		return best
 	}
+	if want == refKernels.name {
+		return refKernels
+	}
 	for _, k := range supportedKernels {
 		if k.name == want {
 			return k
 		}
 	}
-	names := make([]string, len(supportedKernels))
-	for i, k := range supportedKernels {
-		names[i] = k.name
+	names := []string{refKernels.name}
+	for _, k := range supportedKernels {
+		names = append(names, k.name)
 	}
 	fmt.Fprintf(warn, "tensor: %s=%q is not supported here (this build and CPU support %s); using %s\n",
 		kernelEnv, want, strings.Join(names, ", "), best.name)
 	return best
+}
+
+// SetKernels makes the kernel set named name ("ref", or one of the sets this machine supports)
+// the active one and returns the name of the set it replaces, so that a test can train a model
+// on the ref set and restore the previous one. Operations read the active set on entry: call
+// SetKernels only while no operation runs. It returns an error, leaving the set unchanged, for
+// a name this build and CPU cannot run.
+func SetKernels(name string) (previous string, err error) {
+	ks := refKernels
+	if name != ks.name {
+		i := slices.IndexFunc(supportedKernels, func(k *kernels) bool { return k.name == name })
+		if i < 0 {
+			return active.name, fmt.Errorf("tensor.SetKernels: kernel set %q is not supported here", name)
+		}
+		ks = supportedKernels[i]
+	}
+	previous, active = active.name, ks
+	return previous, nil
 }

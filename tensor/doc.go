@@ -11,8 +11,12 @@
 // function and the mismatch when slice lengths do not match the dimensions: that is a
 // programming error, not bad input. Gradient slices may be nil when not wanted.
 //
+// Every operation has a plain reference loop in package tensor/ref, the definition the
+// kernels here are tested against; AGENTR1_KERNELS=ref (see KernelName) runs every operation
+// on those loops instead (dispatch_ref.go).
+//
 // Where things are: tensor.go (the Tensor type), matmul.go and linear.go (over Gemm),
-// elementwise.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),
+// elementwise.go and broadcast.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),
 // rope.go, attention.go (training attention, keeping the weights or only per-row statistics),
 // attention_decode.go (one decoding position against a KV cache), embedding.go, loss.go
 // (log-probs, entropy, masked cross entropy, masked mean), optim.go (AdamW, ClipGradNorm),

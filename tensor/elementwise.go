@@ -2,11 +2,14 @@ package tensor
 
 import "fmt"
 
-// Broadcasting elementwise add and multiply. The second operand y is broadcast along the
-// leading dimensions of x, as numpy/torch broadcasting does when y's shape is a suffix of x's
-// (a bias or a scale over the last dimensions):
+// Elementwise add and multiply on flat slices, for the common case of broadcasting: the second
+// operand y is broadcast along the leading dimensions of x, as PyTorch does when y's shape is a
+// trailing part of x's (a bias or a scale over the last dimensions):
 //
 //	x: (rows, len(y))   y: (len(y))   z: (rows, len(y))   with rows = len(x) / len(y)
+//
+// BroadcastAddForward and BroadcastMulForward (broadcast.go) take any two shapes PyTorch
+// broadcasts, such as (3, 1) against (2, 3, 5).
 
 // AddForward computes z = x + y with y broadcast over the rows of x, overwriting z.
 // It panics if len(y) does not divide len(x) or len(z) != len(x).

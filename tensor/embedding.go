@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"agentr1/tensor/ref"
+)
 
 // EmbeddingForward gathers rows of an embedding table (torch.nn.functional.embedding),
 // overwriting y:
@@ -13,6 +17,10 @@ func EmbeddingForward(y, table []float32, ids []int, d int) {
 	vocab := embeddingRows("EmbeddingForward", table, d)
 	mustLen("EmbeddingForward", "y", y, len(ids)*d)
 	mustIDs("EmbeddingForward", "ids", ids, vocab)
+	if active.ref {
+		ref.EmbeddingForward(y, table, ids, d)
+		return
+	}
 	if serial(len(ids), rowChunk(d)) {
 		embedRows(y, table, ids, 0, len(ids), d)
 		return
@@ -39,6 +47,10 @@ func EmbeddingBackward(dtable, dy []float32, ids []int, d int) {
 	vocab := embeddingRows("EmbeddingBackward", dtable, d)
 	mustLen("EmbeddingBackward", "dy", dy, len(ids)*d)
 	mustIDs("EmbeddingBackward", "ids", ids, vocab)
+	if active.ref {
+		ref.EmbeddingBackward(dtable, dy, ids, d)
+		return
+	}
 	// Split over columns: each worker owns a column range of every table row, so repeated ids
 	// never race.
 	Parallel(d, max(64, elemChunk/max(len(ids), 1)), func(lo, hi int) {

@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"agentr1/tensor/ref"
+)
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices, where op(X) is X or,
 // when the matching trans flag is set, X transposed (the BLAS sgemm contract, row-major).
@@ -23,6 +27,10 @@ import "fmt"
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
+		return
+	}
+	if active.ref {
+		ref.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	if alpha == 0 {

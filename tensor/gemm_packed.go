@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"agentr1/tensor/ref"
 )
 
 // PackedB is op(B) of Gemm packed once, ahead of time, into the order the micro-kernel reads it,
@@ -59,8 +61,11 @@ func (p *PackedB) pack(ks *kernels, transB bool, k, n int, b []float32, ldb int)
 	p.ks, p.k, p.n = ks, k, n
 	p.kc = (k + kSlices - 1) / kSlices
 	p.panels = (n + nr - 1) / nr
-	p.data = grow(p.data, p.panels*nr*k)
 	p.src, p.transB, p.ldb = b, transB, ldb
+	if ks.ref { // the ref set multiplies by src, unpacked
+		return
+	}
+	p.data = grow(p.data, p.panels*nr*k)
 	if k == 0 || n == 0 {
 		return
 	}
@@ -139,6 +144,15 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		work += m * pb.n * k
 	}
 	ks := prods[0].B.ks
+	if ks.ref { // packed under the ref set, which keeps only B itself (see PackedB.pack)
+		for _, pr := range prods {
+			if pr.B.ks != ks {
+				panic("tensor.GemmPackedMulti: products packed for different kernel sets")
+			}
+			ref.Gemm(transA, pr.B.transB, m, pr.B.n, k, alpha, a, lda, pr.B.src, pr.B.ldb, pr.Beta, pr.C, pr.Ldc)
+		}
+		return
+	}
 	if m == 0 || alpha == 0 || k == 0 || m < ks.packedRowsMin() {
 		for _, pr := range prods {
 			pb := pr.B

@@ -158,36 +158,36 @@ func goldenLinear(c *golden.Case) (*golden.Result, error) {
 	return res, nil
 }
 
-// goldenBroadcast implements "add" and "mul" for a y whose shape is a suffix of x's.
+// goldenBroadcast implements "add" and "mul" for any two shapes PyTorch broadcasts.
 func goldenBroadcast(mul bool) golden.Func {
 	return func(c *golden.Case) (*golden.Result, error) {
 		in, err := c.InputList("x", "y")
 		if err != nil {
 			return nil, err
 		}
-		x, y := in[0], in[1]
-		if len(y.Shape) > len(x.Shape) || !slices.Equal(y.Shape, x.Shape[len(x.Shape)-len(y.Shape):]) {
-			return nil, fmt.Errorf("case %s: y %v is not a trailing part of x %v", c.Name, y.Shape, x.Shape)
+		shape, err := BroadcastShape(in[0].Shape, in[1].Shape)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: x and y: %w", c.Name, err)
 		}
-		xf, yf := x.F32(), y.F32()
-		z := make([]float32, len(xf))
+		x, y := FromSlice(in[0].F32(), in[0].Shape...), FromSlice(in[1].F32(), in[1].Shape...)
+		z := New(shape...)
 		if mul {
-			MulForward(z, xf, yf)
+			BroadcastMulForward(z, x, y)
 		} else {
-			AddForward(z, xf, yf)
+			BroadcastAddForward(z, x, y)
 		}
-		res := &golden.Result{Outputs: outputs("z", golden.Float32s(x.Shape, z))}
-		dz, err := upstream(c, "z", len(z))
-		if err != nil || dz == nil {
+		res := &golden.Result{Outputs: outputs("z", golden.Float32s(shape, z.Data))}
+		dzData, err := upstream(c, "z", len(z.Data))
+		if err != nil || dzData == nil {
 			return res, err
 		}
-		dx, dy := make([]float32, len(xf)), make([]float32, len(yf))
+		dz, dx, dy := FromSlice(dzData, shape...), New(x.Shape...), New(y.Shape...)
 		if mul {
-			MulBackward(dx, dy, dz, xf, yf)
+			BroadcastMulBackward(dx, dy, dz, x, y)
 		} else {
-			AddBackward(dx, dy, dz)
+			BroadcastAddBackward(dx, dy, dz)
 		}
-		res.Grads = outputs("x", golden.Float32s(x.Shape, dx), "y", golden.Float32s(y.Shape, dy))
+		res.Grads = outputs("x", golden.Float32s(x.Shape, dx.Data), "y", golden.Float32s(y.Shape, dy.Data))
 		return res, nil
 	}
 }

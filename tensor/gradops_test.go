@@ -3,10 +3,14 @@ package tensor
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"agentr1/tensor/ref"
 )
 
 // gradOps returns every backward kernel of the package as a gradOp; s scales the shapes
 // (s = 1: tiny shapes for finite differences; larger s: enough work to split across workers).
+// Where package ref has the operation, forward64 is its float64 instantiation, on which the
+// finite differences are then taken.
 func gradOps(s int) []gradOp {
 	rng := rand.New(rand.NewPCG(42, 1))
 	r := func(n int) []float32 { return randSlice(rng, n) }
@@ -19,7 +23,8 @@ func gradOps(s int) []gradOp {
 			forward: func(y []float32) { MatMulForward(y, a, b, m, k, n) },
 			backward: func(dy []float32, g map[string][]float32) {
 				MatMulBackward(g["a"], g["b"], dy, a, b, m, k, n)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.MatMulForward(y, in["a"], in["b"], m, k, n) }})
 	}
 	for _, withBias := range []bool{true, false} {
 		n, in, out := 4*s, 3*s, 5*s
@@ -34,7 +39,8 @@ func gradOps(s int) []gradOp {
 			forward: func(y []float32) { LinearForward(y, x, w, bias, n, in, out) },
 			backward: func(dy []float32, g map[string][]float32) {
 				LinearBackward(g["x"], g["w"], g["bias"], dy, x, w, n, in, out)
-			}})
+			},
+			forward64: func(y []float64, v map[string][]float64) { ref.LinearForward(y, v["x"], v["w"], v["bias"], n, in, out) }})
 	}
 	{ // broadcasting add and mul: x (3, 4) with y (4)
 		x, y := r(12*s*s), r(4*s)
@@ -55,7 +61,8 @@ func gradOps(s int) []gradOp {
 			backward: func(dy []float32, g map[string][]float32) {
 				SoftmaxForward(sm, x, n, d)
 				SoftmaxBackward(g["x"], dy, sm, n, d)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.SoftmaxForward(y, in["x"], n, d) }})
 		x2 := r(n * d)
 		lsm := make([]float32, n*d)
 		ops = append(ops, gradOp{name: "LogSoftmax", inputs: map[string][]float32{"x": x2}, nOut: n * d,
@@ -63,7 +70,8 @@ func gradOps(s int) []gradOp {
 			backward: func(dy []float32, g map[string][]float32) {
 				LogSoftmaxForward(lsm, x2, n, d)
 				LogSoftmaxBackward(g["x"], dy, lsm, n, d)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.LogSoftmaxForward(y, in["x"], n, d) }})
 	}
 	{ // RMSNorm over rows of (3, 6)
 		n, d := 3*s, 6*s
@@ -73,19 +81,24 @@ func gradOps(s int) []gradOp {
 			forward: func(y []float32) { RMSNormForward(y, rstd, x, w, n, d, 1e-6) },
 			backward: func(dy []float32, g map[string][]float32) {
 				RMSNormBackward(g["x"], g["w"], dy, x, w, rstd, n, d)
+			},
+			forward64: func(y []float64, in map[string][]float64) {
+				ref.RMSNormForward(y, make([]float64, n), in["x"], in["w"], n, d, 1e-6)
 			}})
 	}
 	{ // SiLU and SwiGLU, including large |x| where the sigmoid saturates
 		x := append(r(8*s*s), -30, 30, -5, 5)
 		ops = append(ops, gradOp{name: "SiLU", inputs: map[string][]float32{"x": x}, nOut: len(x),
-			forward:  func(y []float32) { SiLUForward(y, x) },
-			backward: func(dy []float32, g map[string][]float32) { SiLUBackward(g["x"], dy, x) }})
+			forward:   func(y []float32) { SiLUForward(y, x) },
+			backward:  func(dy []float32, g map[string][]float32) { SiLUBackward(g["x"], dy, x) },
+			forward64: func(y []float64, in map[string][]float64) { ref.SiLUForward(y, in["x"]) }})
 		gate, up := append(r(8*s*s), -20, 20), r(8*s*s+2)
 		ops = append(ops, gradOp{name: "SwiGLU", inputs: map[string][]float32{"gate": gate, "up": up}, nOut: len(up),
 			forward: func(y []float32) { SwiGLUForward(y, gate, up) },
 			backward: func(dy []float32, g map[string][]float32) {
 				SwiGLUBackward(g["gate"], g["up"], dy, gate, up)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.SwiGLUForward(y, in["gate"], in["up"]) }})
 	}
 	{ // RoPE on (n=4, heads=2, D=6): Backward rotates in place, so the closure accumulates.
 		n, heads, d := 4*s, 2, 6*s
@@ -107,6 +120,10 @@ func gradOps(s int) []gradOp {
 				tmp := append([]float32(nil), dy...)
 				rope.Backward(tmp, positions, n, heads)
 				Axpy(1, tmp, g["x"])
+			},
+			forward64: func(y []float64, in map[string][]float64) {
+				copy(y, in["x"])
+				ref.RoPEForward(y, positions, n, heads, d, 10000)
 			}})
 	}
 	for _, c := range []struct {
@@ -139,6 +156,9 @@ func gradOps(s int) []gradOp {
 			forward: func(y []float32) { AttentionForward(y, probs, q, k, v, keyMask, B, T, Hq, Hkv, D) },
 			backward: func(dy []float32, g map[string][]float32) {
 				AttentionBackward(g["q"], g["k"], g["v"], dy, probs, q, k, v, B, T, Hq, Hkv, D)
+			},
+			forward64: func(y []float64, in map[string][]float64) {
+				ref.AttentionForward(y, nil, nil, in["q"], in["k"], in["v"], to64(keyMask), B, T, Hq, Hkv, D)
 			}})
 	}
 	{ // embedding with a repeated id
@@ -149,8 +169,9 @@ func gradOps(s int) []gradOp {
 			ids[i] = []int{4, 0, 4, 2}[i%4]
 		}
 		ops = append(ops, gradOp{name: "Embedding", inputs: map[string][]float32{"table": table}, nOut: len(ids) * d,
-			forward:  func(y []float32) { EmbeddingForward(y, table, ids, d) },
-			backward: func(dy []float32, g map[string][]float32) { EmbeddingBackward(g["table"], dy, ids, d) }})
+			forward:   func(y []float32) { EmbeddingForward(y, table, ids, d) },
+			backward:  func(dy []float32, g map[string][]float32) { EmbeddingBackward(g["table"], dy, ids, d) },
+			forward64: func(y []float64, in map[string][]float64) { ref.EmbeddingForward(y, in["table"], ids, d) }})
 	}
 	{ // per-row log-probs, entropy, masked cross entropy and masked mean over logits (4, 6)
 		n, V := 4*s, 6*s
@@ -165,7 +186,8 @@ func gradOps(s int) []gradOp {
 			backward: func(dy []float32, g map[string][]float32) {
 				LogProbsForward(logp, logits, labels, n, V)
 				LogProbsBackward(g["logits"], dy, logits, logp, labels, n, V)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.LogProbsForward(y, in["logits"], labels, n, V) }})
 		logits2 := r(n * V)
 		ent := make([]float32, n)
 		ops = append(ops, gradOp{name: "Entropy", inputs: map[string][]float32{"logits": logits2}, nOut: n,
@@ -173,7 +195,8 @@ func gradOps(s int) []gradOp {
 			backward: func(dy []float32, g map[string][]float32) {
 				EntropyForward(ent, logits2, n, V)
 				EntropyBackward(g["logits"], dy, logits2, ent, n, V)
-			}})
+			},
+			forward64: func(y []float64, in map[string][]float64) { ref.EntropyForward(y, in["logits"], n, V) }})
 		logits3 := r(n * V)
 		mask := make([]float32, n)
 		for i := range mask {

@@ -1,5 +1,7 @@
 package tensor
 
+import "agentr1/tensor/ref"
+
 // LinearForward computes a fully connected layer as torch.nn.functional.linear does,
 // overwriting y:
 //
@@ -12,6 +14,10 @@ func LinearForward(y, x, w, bias []float32, n, in, out int) {
 	mustLen("LinearForward", "x", x, n*in)
 	mustLen("LinearForward", "w", w, out*in)
 	mustLenOrNil("LinearForward", "bias", bias, out)
+	if active.ref {
+		ref.LinearForward(y, x, w, bias, n, in, out)
+		return
+	}
 	Gemm(false, true, n, out, in, 1, x, max(in, 1), w, max(in, 1), 0, y, max(out, 1))
 	if bias != nil {
 		Parallel(n, rowChunk(out), func(lo, hi int) {
@@ -40,6 +46,10 @@ func LinearBackward(dx, dw, dbias, dy, x, w []float32, n, in, out int) {
 	mustLen("LinearBackward", "dy", dy, n*out)
 	mustLen("LinearBackward", "x", x, n*in)
 	mustLen("LinearBackward", "w", w, out*in)
+	if active.ref {
+		ref.LinearBackward(dx, dw, dbias, dy, x, w, n, in, out)
+		return
+	}
 	if dx != nil {
 		Gemm(false, false, n, in, out, 1, dy, max(out, 1), w, max(in, 1), 1, dx, max(in, 1))
 	}

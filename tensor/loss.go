@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"math"
+
+	"agentr1/tensor/ref"
 )
 
 // Per-token log-probabilities, entropies and masked reductions over logits (n, V): the
@@ -18,6 +20,10 @@ import (
 func LogProbsForward(logp, logits []float32, labels []int, n, V int) {
 	checkLabels("LogProbsForward", logits, labels, n, V)
 	mustLen("LogProbsForward", "logp", logp, n)
+	if active.ref {
+		ref.LogProbsForward(logp, logits, labels, n, V)
+		return
+	}
 	Parallel(n, rowChunk(V), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := logits[i*V : (i+1)*V] // (V)
@@ -37,6 +43,10 @@ func LogProbsBackward(dlogits, dlogp, logits, logp []float32, labels []int, n, V
 	mustLenOrNil("LogProbsBackward", "dlogits", dlogits, n*V)
 	mustLen("LogProbsBackward", "dlogp", dlogp, n)
 	mustLen("LogProbsBackward", "logp", logp, n)
+	if active.ref {
+		ref.LogProbsBackward(dlogits, dlogp, logits, labels, n, V)
+		return
+	}
 	if dlogits == nil {
 		return
 	}
@@ -70,6 +80,10 @@ func LogProbsBackward(dlogits, dlogp, logits, logp []float32, labels []int, n, V
 func EntropyForward(ent, logits []float32, n, V int) {
 	checkRows("EntropyForward", logits, n, V)
 	mustLen("EntropyForward", "ent", ent, n)
+	if active.ref {
+		ref.EntropyForward(ent, logits, n, V)
+		return
+	}
 	Parallel(n, rowChunk(V), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := logits[i*V : (i+1)*V] // (V)
@@ -100,6 +114,10 @@ func EntropyBackward(dlogits, dent, logits, ent []float32, n, V int) {
 	mustLenOrNil("EntropyBackward", "dlogits", dlogits, n*V)
 	mustLen("EntropyBackward", "dent", dent, n)
 	mustLen("EntropyBackward", "ent", ent, n)
+	if active.ref {
+		ref.EntropyBackward(dlogits, dent, logits, n, V)
+		return
+	}
 	if dlogits == nil {
 		return
 	}

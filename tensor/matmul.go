@@ -1,5 +1,7 @@
 package tensor
 
+import "agentr1/tensor/ref"
+
 // MatMulForward computes c = a @ b, overwriting c.
 //
 //	a: (m, k)   b: (k, n)   c: (m, n)
@@ -10,6 +12,10 @@ func MatMulForward(c, a, b []float32, m, k, n int) {
 	mustLen("MatMulForward", "c", c, m*n)
 	mustLen("MatMulForward", "a", a, m*k)
 	mustLen("MatMulForward", "b", b, k*n)
+	if active.ref {
+		ref.MatMulForward(c, a, b, m, k, n)
+		return
+	}
 	Gemm(false, false, m, n, k, 1, a, max(k, 1), b, max(n, 1), 0, c, max(n, 1))
 }
 
@@ -27,6 +33,10 @@ func MatMulBackward(da, db, dc, a, b []float32, m, k, n int) {
 	mustLen("MatMulBackward", "dc", dc, m*n)
 	mustLen("MatMulBackward", "a", a, m*k)
 	mustLen("MatMulBackward", "b", b, k*n)
+	if active.ref {
+		ref.MatMulBackward(da, db, dc, a, b, m, k, n)
+		return
+	}
 	if da != nil {
 		Gemm(false, true, m, k, n, 1, dc, max(n, 1), b, max(n, 1), 1, da, max(k, 1))
 	}

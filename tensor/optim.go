@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"math"
+
+	"agentr1/tensor/ref"
 )
 
 // AdamW is Adam with decoupled weight decay (Loshchilov & Hutter 2019, Algorithm 2), with
@@ -60,6 +62,10 @@ func (o *AdamW) Update(params, grads [][]float32) {
 			panic(fmt.Sprintf("tensor.AdamW.Update: param %d has len %d, grad %d, moments %d/%d", i, len(p), len(g), len(o.M[i]), len(o.V[i])))
 		}
 		m, v := o.M[i], o.V[i]
+		if active.ref {
+			ref.AdamW(p, g, m, v, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.Step)
+			continue
+		}
 		Parallel(len(p), elemChunk, func(lo, hi int) {
 			active.adamw(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &c)
 		})

@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"agentr1/tensor/ref"
+)
 
 // RMSNormForward computes root-mean-square layer normalisation over the last axis, as
 // Hugging Face's Qwen2RMSNorm does (Zhang & Sennrich 2019, eq. 4):
@@ -18,6 +22,10 @@ func RMSNormForward(y, rstd, x, w []float32, n, d int, eps float32) {
 	mustLen("RMSNormForward", "rstd", rstd, n)
 	mustLen("RMSNormForward", "x", x, n*d)
 	mustLen("RMSNormForward", "w", w, d)
+	if active.ref {
+		ref.RMSNormForward(y, rstd, x, w, n, d, eps)
+		return
+	}
 	if serial(n, rowChunk(d)) {
 		rmsNormRows(y, rstd, x, w, 0, n, d, eps)
 		return
@@ -134,6 +142,10 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd []float32, n, d int) {
 	mustLen("RMSNormBackward", "x", x, n*d)
 	mustLen("RMSNormBackward", "w", w, d)
 	mustLen("RMSNormBackward", "rstd", rstd, n)
+	if active.ref {
+		ref.RMSNormBackward(dx, dw, dy, x, w, rstd, n, d)
+		return
+	}
 	if dx != nil {
 		Parallel(n, rowChunk(d), func(lo, hi int) {
 			var gx [4]float64 // sum_j dy_j w_j x_j of four rows

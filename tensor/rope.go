@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"math"
+
+	"agentr1/tensor/ref"
 )
 
 // RoPE holds the rotary position embedding tables (Su et al. 2021, "RoFormer", eq. 34) in the
@@ -68,6 +70,14 @@ func (r *RoPE) apply(fn string, x []float32, positions []int, n, heads int, sign
 		panic(fmt.Sprintf("tensor.%s: positions has len %d, want %d", fn, len(positions), n))
 	}
 	mustIDs(fn, "positions", positions, r.MaxPos)
+	if active.ref && sign > 0 {
+		ref.RoPEForward(x, positions, n, heads, d, r.Theta)
+		return
+	}
+	if active.ref {
+		ref.RoPEBackward(x, positions, n, heads, d, r.Theta)
+		return
+	}
 	if serial(n, rowChunk(heads*d)) {
 		r.rotateRows(x, positions, 0, n, heads, sign)
 		return

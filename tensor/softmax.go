@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"agentr1/tensor/ref"
+)
 
 // SoftmaxForward computes y = softmax(x) over the last axis of x (n, d), overwriting y (n, d).
 // It subtracts the row maximum before exponentiating (numerically stable) and sums in float64.
@@ -9,6 +13,10 @@ func SoftmaxForward(y, x []float32, n, d int) {
 	mustDims("SoftmaxForward", n, d)
 	mustLen("SoftmaxForward", "y", y, n*d)
 	mustLen("SoftmaxForward", "x", x, n*d)
+	if active.ref {
+		ref.SoftmaxForward(y, x, n, d)
+		return
+	}
 	if serial(n, rowChunk(d)) {
 		softmaxRows(y, x, 0, n, d)
 		return
@@ -33,6 +41,10 @@ func SoftmaxBackward(dx, dy, y []float32, n, d int) {
 	mustLenOrNil("SoftmaxBackward", "dx", dx, n*d)
 	mustLen("SoftmaxBackward", "dy", dy, n*d)
 	mustLen("SoftmaxBackward", "y", y, n*d)
+	if active.ref {
+		ref.SoftmaxBackward(dx, dy, y, n, d)
+		return
+	}
 	if dx == nil {
 		return
 	}
@@ -56,6 +68,10 @@ func LogSoftmaxForward(y, x []float32, n, d int) {
 	mustDims("LogSoftmaxForward", n, d)
 	mustLen("LogSoftmaxForward", "y", y, n*d)
 	mustLen("LogSoftmaxForward", "x", x, n*d)
+	if active.ref {
+		ref.LogSoftmaxForward(y, x, n, d)
+		return
+	}
 	Parallel(n, rowChunk(d), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr, yr := x[i*d:(i+1)*d], y[i*d:(i+1)*d] // (d)
@@ -77,6 +93,10 @@ func LogSoftmaxBackward(dx, dy, y []float32, n, d int) {
 	mustLenOrNil("LogSoftmaxBackward", "dx", dx, n*d)
 	mustLen("LogSoftmaxBackward", "dy", dy, n*d)
 	mustLen("LogSoftmaxBackward", "y", y, n*d)
+	if active.ref {
+		ref.LogSoftmaxBackward(dx, dy, y, n, d)
+		return
+	}
 	if dx == nil {
 		return
 	}

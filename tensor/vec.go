@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"agentr1/tensor/ref"
+)
 
 // Dot returns the inner product sum_i x[i]*y[i], accumulated in float32 (BLAS sdot).
 // The summation order depends on the kernel set (see KernelName), so results may differ from a
@@ -44,6 +48,9 @@ func Scal(alpha float32, x []float32) {
 func Argmax(x []float32) int {
 	if len(x) == 0 {
 		panic("tensor.Argmax: empty x")
+	}
+	if active.ref {
+		return ref.Argmax(x)
 	}
 	return argmax(active, x)
 }

@@ -230,6 +230,8 @@ func TestSelectKernels(t *testing.T) {
 		{"", best.name},
 		{"generic", "generic"},
 		{" GENERIC ", "generic"},
+		{"ref", "ref"},
+		{"Ref", "ref"},
 		{"avx1024", best.name},
 	}
 	for _, ks := range supportedKernels {
@@ -400,4 +402,20 @@ func TestArgmax(t *testing.T) {
 		}
 	}()
 	Argmax(nil)
+}
+
+// TestSetKernels checks that SetKernels swaps the active set, returns the previous one, and
+// refuses a name this machine cannot run without changing the set.
+func TestSetKernels(t *testing.T) {
+	start := KernelName()
+	prev, err := SetKernels("ref")
+	if err != nil || prev != start || KernelName() != "ref" || !active.ref {
+		t.Errorf("SetKernels(ref) = %q, %v; KernelName() = %q, want %q, nil; ref", prev, err, KernelName(), start)
+	}
+	if _, err := SetKernels("avx1024"); err == nil || KernelName() != "ref" {
+		t.Errorf("SetKernels(avx1024): err = %v, KernelName() = %q; want an error and ref kept", err, KernelName())
+	}
+	if prev, err := SetKernels(start); err != nil || prev != "ref" || KernelName() != start {
+		t.Errorf("SetKernels(%s) = %q, %v; KernelName() = %q", start, prev, err, KernelName())
+	}
 }

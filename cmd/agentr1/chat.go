@@ -233,7 +233,7 @@ func chatTools(a *chatArgs, runCfg *pipeline.Config) (qa.Config, []env.Tool, []q
 		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}
 	set := worldSetOf(sets, a.world)
-	tools, err := pipeline.SearchTools(set.world.Passages, a.topK, runCfg.Workers)
+	tools, err := pipeline.BuildTools(runCfg.Tools, set.world.Passages, a.topK, runCfg.Workers)
 	if err != nil {
 		return qa.Config{}, nil, nil, fmt.Errorf("--world-run %s: %w", a.worldRun, err)
 	}

@@ -153,7 +153,7 @@ func runWorldEval(fs *flag.FlagSet, a *evalArgs, stdout, stderr io.Writer) error
 		if len(qs) == 0 {
 			continue
 		}
-		tools, err := pipeline.SearchTools(set.world.Passages, a.topK, cfg.Workers)
+		tools, err := pipeline.BuildTools(cfg.Tools, set.world.Passages, a.topK, cfg.Workers)
 		if err != nil {
 			return err
 		}

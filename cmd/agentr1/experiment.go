@@ -300,16 +300,16 @@ func (v *experimentView) record(e experiment.Event) {
 	case pipeline.SFTMetrics:
 		if v.sftBar == nil {
 			v.sftBar = newProgress(v.w, "  sft", v.plan.Config.SFT.Steps, "steps")
-			v.sftBar.from = r.Step
+			v.sftBar.from = r.Step - 1
 			v.sftBar.start = time.Now().Add(-time.Duration(float64(r.TimeTotal) * float64(time.Second)))
 		}
-		v.sftBar.update(r.Step+1, fmt.Sprintf("loss %.3f", float64(r.Loss)))
+		v.sftBar.update(r.Step, fmt.Sprintf("loss %.3f", float64(r.Loss)))
 	case trainer.StepMetrics:
 		steps := 0
 		if e.Unit.Method != nil && e.Unit.Method.RL != nil {
 			steps = e.Unit.Method.RL.Steps
 		}
-		fmt.Fprintf(v.w, "  %s step %d/%d  reward %+.3f  em %.3f  fmt %.2f  turns %.2f  kl %.4f  %.1fs\n", r.Phase, r.Step+1, steps,
+		fmt.Fprintf(v.w, "  %s step %d/%d  reward %+.3f  em %.3f  fmt %.2f  turns %.2f  kl %.4f  %.1fs\n", r.Phase, r.Step, steps,
 			float64(r.RewardMean), float64(r.EM), float64(r.FormatRate), float64(r.Turns), float64(r.ApproxKL), float64(r.TimeTotal))
 	case *pipeline.EvalMetrics:
 		fmt.Fprint(v.w, "  ")

@@ -241,7 +241,16 @@ func TestInterruptDuringSFT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ev["final"]
+		// Every set's evaluation after RL (eval.json's sets.<set>.after_rl).
+		final := map[string]any{}
+		sets, _ := ev["sets"].(map[string]any)
+		for name, s := range sets {
+			final[name] = s.(map[string]any)["after_rl"]
+		}
+		if len(final) != 2 || final["heldout"] == nil {
+			t.Fatalf("%s/eval.json: after-RL evaluations %v, want held-out and unseen", run, final)
+		}
+		return final
 	}
 	if g, w := evalOf(stopped), evalOf(whole); !sameJSON(g, w) {
 		t.Errorf("final evaluation: resumed %v, uninterrupted %v", g, w)

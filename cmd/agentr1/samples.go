@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 
 	"agentr1/report"
@@ -36,9 +37,19 @@ func reportSamples(b *trainer.StepBatch, tok *tokenizer.Tokenizer) []report.Samp
 func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.Sample {
 	col := b.Collated
 	batch := col.Batch
-	s := col.Samples[i]
+	s := col.Results[i]
 	piece := func(id int) string { return tok.Decode([]int{id}) }
-	rs := report.Sample{Step: b.Step, Split: "train", Reward: s.Outcome.Reward, EM: s.Outcome.Stats[trainer.StatEM], F1: s.Outcome.Stats[trainer.StatF1]}
+	rs := report.Sample{Step: b.Step, Split: "train", EM: s.Stats[trainer.StatEM], F1: s.Stats[trainer.StatF1],
+		OutcomeReward: s.OutcomeReward, Group: sampleGroup(b, i)}
+	for _, turn := range s.Turns {
+		for _, c := range turn.ToolCalls {
+			rs.ProcessReward += c.Reward
+		}
+	}
+	rs.Reward = rs.OutcomeReward + rs.ProcessReward
+	if i < len(b.Answers) {
+		rs.Gold = b.Answers[i]
+	}
 	prompt := tok.Decode(s.Prompt)
 	rs.Question = lastUserMessage(prompt)
 	for _, id := range s.Prompt {
@@ -58,14 +69,9 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		}
 		rs.Tokens = append(rs.Tokens, t)
 	}
-	// Tool calls: an agent segment closing a call, followed by the observation that answers it.
-	turn := 0
-	for si, seg := range s.Segments {
-		if !seg.Agent {
-			continue
-		}
-		turn++
-		text := tok.Decode(seg.Tokens)
+	// Tool calls: an agent turn closing a call, and the observation that answers it.
+	for k, turn := range s.Turns {
+		text := tok.Decode(turn.Action)
 		if ans, ok := between(text, "<answer>", "</answer>"); ok {
 			rs.Answer = ans
 		}
@@ -73,16 +79,16 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		if !ok {
 			continue
 		}
-		tc := report.ToolCall{Turn: turn, Name: "search", Arguments: strings.TrimSpace(call)}
-		if si+1 < len(s.Segments) && !s.Segments[si+1].Agent {
-			tc.Result = tok.Decode(s.Segments[si+1].Tokens)
+		tc := report.ToolCall{Turn: k + 1, Name: "search", Arguments: strings.TrimSpace(call)}
+		if len(turn.Observation) > 0 {
+			tc.Result = report.ToolOutput(tok.Decode(turn.Observation))
 		}
 		rs.ToolCalls = append(rs.ToolCalls, tc)
 	}
 	switch {
-	case s.CutLength:
+	case s.CutMaxLength:
 		rs.Outcome = "cut: max length"
-	case s.CutTurns:
+	case s.CutMaxTurns:
 		rs.Outcome = "cut: max turns"
 	case s.CutTurnTokens:
 		rs.Outcome = "cut: max tokens in a turn"
@@ -92,6 +98,43 @@ func reportSample(b *trainer.StepBatch, i int, tok *tokenizer.Tokenizer) report.
 		rs.Outcome = "ended without an answer"
 	}
 	return rs
+}
+
+// sampleGroup is row i's group in the step: every member's total reward as the advantage
+// estimator reads it (the sum of the row's token rewards), their mean and unbiased standard
+// deviation (GRPO's σ, rl.GRPOAdvantage), and whether they are all equal; nil for a group of
+// one (PPO, REINFORCE++, ...).
+func sampleGroup(b *trainer.StepBatch, i int) *report.Group {
+	col := b.Collated
+	L := col.Batch.L
+	g := &report.Group{ID: col.Groups[i], Tied: true}
+	for j, id := range col.Groups {
+		if id != g.ID {
+			continue
+		}
+		if j == i {
+			g.Member = len(g.Rewards)
+		}
+		r := 0.0
+		for _, x := range b.Rewards[j*L : (j+1)*L] {
+			r += x
+		}
+		g.Tied = g.Tied && (len(g.Rewards) == 0 || r == g.Rewards[0])
+		g.Rewards = append(g.Rewards, r)
+	}
+	n := float64(len(g.Rewards))
+	if n < 2 {
+		return nil
+	}
+	for _, r := range g.Rewards {
+		g.Mean += r
+	}
+	g.Mean /= n
+	for _, r := range g.Rewards {
+		g.Std += (r - g.Mean) * (r - g.Mean)
+	}
+	g.Std = math.Sqrt(g.Std / (n - 1))
+	return g
 }
 
 // lastUserMessage returns the content of the last ChatML user turn of a rendered prompt.

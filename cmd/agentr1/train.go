@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"agentr1/internal/atomicfile"
-	"agentr1/report"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
@@ -106,7 +105,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 		a.cfg.RL = trainer.DefaultRLConfig(algo)
 	}
 	if dir, ok := preScan(args, "resume"); ok {
-		if err := loadConfigFile(filepath.Join(dir, report.ConfigFile), &a.cfg); err != nil {
+		if err := readRunConfig(dir, &a.cfg); err != nil {
 			return nil, fmt.Errorf("--resume %s: %w", dir, err)
 		}
 	}
@@ -191,7 +190,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(a.out, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := writeJSONFile(filepath.Join(a.out, report.ConfigFile), a.cfg); err != nil {
+	if err := writeRunConfig(a.out, a.cfg); err != nil {
 		return fail(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -39,7 +39,7 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	if err != nil {
 		return nil, err
 	}
-	tools, err := pipeline.SearchTools(passages, cfg.SearchTopK, cfg.Workers)
+	tools, err := pipeline.BuildTools(cfg.Tools, passages, cfg.SearchTopK, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -102,10 +102,7 @@ func TestTrainRealData(t *testing.T) {
 	if got := rlSteps(t, filepath.Join(out, "metrics.jsonl")); len(got) != 2 {
 		t.Errorf("%d RL steps, want 2", len(got))
 	}
-	var ev struct {
-		Base, Final *pipeline.EvalMetrics
-		Baselines   map[string]*pipeline.EvalMetrics
-	}
+	var ev evalFile
 	raw, err := os.ReadFile(filepath.Join(out, "eval.json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &ev)
@@ -113,8 +110,15 @@ func TestTrainRealData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Base == nil || ev.Final == nil || ev.Base.N != 2 || ev.Final.N != 2 || ev.Baselines["naive_rag"] == nil || ev.Baselines["closed_book"] == nil {
-		t.Errorf("eval.json: base %+v final %+v baselines %v; want the 2 held-out questions before and after, and the baselines", ev.Base, ev.Final, ev.Baselines)
+	held := ev.Sets["heldout"]
+	if held == nil {
+		t.Fatalf("eval.json: no held-out set: %s", raw)
+	}
+	if held.BeforeRL == nil || held.AfterRL == nil || held.BeforeRL.N != 2 || held.AfterRL.N != 2 || held.Baselines.NaiveRAG == nil || held.Baselines.ClosedBook == nil {
+		t.Errorf("eval.json: base %+v final %+v baselines %v; want the 2 held-out questions before and after, and the baselines", held.BeforeRL, held.AfterRL, held.Baselines)
+	}
+	if ev.StartingPolicy != "pretrained model" || ev.RLSteps != 2 {
+		t.Errorf("eval.json: starting policy %q, %d RL steps; want the pretrained model and 2", ev.StartingPolicy, ev.RLSteps)
 	}
 	var cfg pipeline.Config
 	raw, err = os.ReadFile(filepath.Join(out, "config.json"))
@@ -137,14 +141,14 @@ func TestTrainRealData(t *testing.T) {
 		}
 	}
 
-	// Resume with one more step: only step 2 runs, from the checkpoint of step 2.
+	// Resume with one more step: only the third runs, from the checkpoint after step 2.
 	stdout.Reset()
 	stderr.Reset()
 	if code := run([]string{"train", "--resume", out, "--rl.steps", "3"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-	if got := rlSteps(t, filepath.Join(out, "metrics.jsonl")); len(got) != 3 || got[2]["step"].(float64) != 2 {
-		t.Errorf("after resume %d RL records, want 3 ending with step 2", len(got))
+	if got := rlSteps(t, filepath.Join(out, "metrics.jsonl")); len(got) != 3 || got[2]["step"].(float64) != 3 {
+		t.Errorf("after resume %d RL records, want 3 ending with step 3", len(got))
 	}
 	if after := listDir(t, modelDir); !slices.Equal(before, after) {
 		t.Errorf("the pretrained folder changed: %v -> %v", before, after)

@@ -47,13 +47,13 @@ func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun
 func (r *trainRun) close() { r.metrics.Close() }
 
 // rlETA is the time the RL phase has left after step v, at the mean rate of the steps this
-// process ran (a resumed run counts from the step it resumed at); the evaluations between
+// process ran (a resumed run counts from the step it resumed after); the evaluations between
 // steps are in the rate.
 func (r *trainRun) rlETA(v trainer.StepMetrics) string {
-	done := v.Step + 1
+	done := v.Step // steps count from 1: after step s, s are done
 	if r.rlStart.IsZero() {
 		r.rlStart = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
-		r.rlFrom = v.Step
+		r.rlFrom = v.Step - 1
 	}
 	left := r.args.cfg.RL.Steps - done
 	if left <= 0 {
@@ -91,16 +91,16 @@ func (r *trainRun) log(kind string, rec any) {
 		r.writeMetric(v)
 		if r.sftBar == nil {
 			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
-			// A resumed SFT starts past 0: the rate counts this process's steps, from the
-			// start of the first one.
-			r.sftBar.from = v.Step
+			// A resumed SFT starts past step 1: the rate counts this process's steps, from
+			// the start of the first one.
+			r.sftBar.from = v.Step - 1
 			r.sftBar.start = time.Now().Add(-time.Duration(float64(v.TimeTotal) * float64(time.Second)))
 		}
-		r.sftBar.update(v.Step+1, fmt.Sprintf("loss %.3f", float64(v.Loss)))
+		r.sftBar.update(v.Step, fmt.Sprintf("loss %.3f", float64(v.Loss)))
 	case trainer.StepMetrics:
 		r.writeMetric(v)
 		fmt.Fprintf(r.stdout, "%s step %3d/%d  reward %+.3f±%.3f  em %.3f  fmt %.2f  turns %.2f  len %4.0f  ent %.3f  kl %.4f  clip %.3f  gnorm %.2f  %5.0f tok/s  %.1fs  ETA %s\n",
-			v.Phase, v.Step+1, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
+			v.Phase, v.Step, r.args.cfg.RL.Steps, float64(v.RewardMean), float64(v.RewardStd), float64(v.EM), float64(v.FormatRate),
 			float64(v.Turns), float64(v.ResponseLen), float64(v.Entropy), float64(v.ApproxKL), float64(v.ClipFrac),
 			float64(v.GradNorm), float64(v.TokensPerSec), float64(v.TimeTotal), r.rlETA(v))
 	case *pipeline.EvalMetrics:
@@ -117,10 +117,10 @@ func printEvalLine(w io.Writer, v *pipeline.EvalMetrics) {
 		v.Name, v.Step, float64(v.EM), float64(v.F1), float64(v.FormatRate), float64(v.Turns), float64(v.Searches), v.N)
 }
 
-// keepSamples reports whether step's trajectories go into samples.jsonl: the first steps, every
-// fifth and the last, so the report can compare early and late behaviour.
+// keepSamples reports whether step's trajectories go into samples.jsonl: the first two steps,
+// every fifth and the last, so the report can compare early and late behaviour.
 func (r *trainRun) keepSamples(step int) bool {
-	return step <= 1 || step%5 == 0 || step >= r.args.cfg.RL.Steps-1
+	return step <= 2 || step%5 == 0 || step >= r.args.cfg.RL.Steps
 }
 
 func (r *trainRun) writeMetric(v any) {
@@ -163,7 +163,11 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	} else {
 		r.logger.Warn("baselines skipped: no starting policy", "path", base, "err", err)
 	}
-	ev := evalReport(res.SFTEval, res.Final, baselines, r.evals)
+	start := "SFT base"
+	if !pipeline.IsWorldData(r.args.cfg.Data) {
+		start = "pretrained model"
+	}
+	ev := newEvalFile(res.Trainer.StepsDone, start, res.SFTEval, res.Final, baselines, r.evals)
 	if err := writeJSONFile(filepath.Join(out, report.EvalFile), ev); err != nil {
 		return err
 	}
@@ -175,76 +179,14 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	return r.logErr
 }
 
-// evalSetKey is the evaluation set that eval.json's headline figures ("base", "final",
-// "baselines") come from: the unseen evaluation world, whose answers can only be found by searching.
-const evalSetKey = "unseen"
-
-// evalReport lays the figures out as eval.json: the headline set's base/final/baselines, and
-// every set and every intermediate evaluation under "sets" and "history".
-func evalReport(sft, final, baselines, history []*pipeline.EvalMetrics) map[string]any {
-	pick := func(ms []*pipeline.EvalMetrics, prefix string) *pipeline.EvalMetrics {
-		var first *pipeline.EvalMetrics
-		for _, m := range ms {
-			if !strings.HasPrefix(m.Name, prefix) {
-				continue
-			}
-			if first == nil {
-				first = m
-			}
-			if strings.HasSuffix(m.Name, "/"+evalSetKey) {
-				return m
-			}
-		}
-		return first
-	}
-	ev := map[string]any{}
-	if m := pick(sft, ""); m != nil {
-		ev["base"] = m
-	}
-	if m := pick(final, ""); m != nil {
-		ev["final"] = m
-	}
-	bl := map[string]any{}
-	for key, prefix := range map[string]string{"naive_rag": "naive-rag/", "closed_book": "closed-book/", "base_tool_call": "base-tool-call/"} {
-		if m := pick(baselines, prefix); m != nil {
-			bl[key] = m
-		}
-	}
-	ev["baselines"] = bl
-	sets := map[string]any{}
-	for _, group := range [][]*pipeline.EvalMetrics{sft, final, baselines} {
-		for _, m := range group {
-			sets[m.Name] = m
-		}
-	}
-	ev["sets"] = sets
-	ev["history"] = history
-	return ev
-}
-
-func (r *trainRun) printSummary(ev map[string]any, res *pipeline.Result, reportPath string) {
+// printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
+// after it and of each baseline, then where the report and the files are.
+func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath string) {
 	w := r.stdout
-	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, r.args.cfg.RL.Steps, formatDuration(time.Since(r.start)))
+	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
 	before := "SFT base"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		before = "pretrained"
-	}
-	// One row per evaluation set: EM (F1) before RL, after it, and of each baseline.
-	byName := map[string]*pipeline.EvalMetrics{}
-	if sets, ok := ev["sets"].(map[string]any); ok {
-		for name, m := range sets {
-			if m, ok := m.(*pipeline.EvalMetrics); ok {
-				byName[name] = m
-			}
-		}
-	}
-	suffix := func(ms []*pipeline.EvalMetrics, set string) *pipeline.EvalMetrics {
-		for _, m := range ms {
-			if strings.HasSuffix(m.Name, "/"+set) {
-				return m
-			}
-		}
-		return nil
 	}
 	cell := func(m *pipeline.EvalMetrics) string {
 		if m == nil {
@@ -261,12 +203,13 @@ func (r *trainRun) printSummary(ev map[string]any, res *pipeline.Result, reportP
 	}
 	row("EM (F1)", []string{before, "after RL", "Base Tool Call", "Naive RAG", "closed book"})
 	for _, fin := range res.Final {
-		set := fin.Name[strings.LastIndex(fin.Name, "/")+1:]
+		s := ev.Sets[evalSetName(fin.Name)]
+		b := s.Baselines
 		var cells []string
-		for _, m := range []*pipeline.EvalMetrics{suffix(res.SFTEval, set), fin, byName["base-tool-call/"+set], byName["naive-rag/"+set], byName["closed-book/"+set]} {
+		for _, m := range []*pipeline.EvalMetrics{s.BeforeRL, s.AfterRL, b.BaseToolCall, b.NaiveRAG, b.ClosedBook} {
 			cells = append(cells, cell(m))
 		}
-		row(set, cells)
+		row(evalSetName(fin.Name), cells)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {

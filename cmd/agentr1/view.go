@@ -14,7 +14,7 @@ func init() {
 		name:    "view",
 		summary: "write a run's report page: training curves, evaluation, and trajectories token by token with their masks and advantages",
 		usage: "agentr1 view RUN [--steps 1,10,last] [--max-samples N] [--out FILE]\n" +
-			"  e.g. agentr1 view runs/20260101-120000 --steps 0,last --out /tmp/report.html",
+			"  e.g. agentr1 view runs/20260101-120000 --steps 1,last --out /tmp/report.html",
 	}
 	c.flags = viewFlags(new(viewOptions))
 	c.run = func(args []string, stdout, stderr io.Writer) error {
@@ -50,7 +50,7 @@ func viewFlags(opt *viewOptions) func(fs *flag.FlagSet) {
 		fs.StringVar(&opt.steps, "steps", "", "comma-separated steps whose sampled trajectories are shown; \"last\" is the last step with samples (default: first, middle and last)")
 		fs.StringVar(&opt.out, "out", "", "the HTML file to write (default RUN/report.html)")
 		fs.IntVar(&opt.maxSamples, "max-samples", report.DefaultMaxSamples, "trajectories shown per step at most, spread evenly over the step's samples")
-		fs.StringVar(&opt.title, "title", "", "page title (default \"agentr1 run\" and the directory name)")
+		fs.StringVar(&opt.title, "title", "", "page title (default: the run folder's name, with its parent's when the name is generic such as run)")
 	}
 }
 

@@ -3,11 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
 
 	"agentr1/env/qa"
 	"agentr1/env/world"
-	"agentr1/report"
 	"agentr1/rl/pipeline"
 )
 
@@ -20,7 +18,7 @@ import (
 // defaults) and refuses a run on real data, which has no generated world.
 func loadRunConfig(dir string) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
-	if err := loadConfigFile(filepath.Join(dir, report.ConfigFile), &cfg); err != nil {
+	if err := readRunConfig(dir, &cfg); err != nil {
 		return cfg, fmt.Errorf("--world-run %s: %w", dir, err)
 	}
 	if !pipeline.IsWorldData(cfg.Data) {

@@ -18,6 +18,25 @@ const DefaultInstructions = `Answer the question. You can search a wiki. ` +
 The results come back inside <tool_response> </tool_response>. Search as often as you need. ` +
 	`When you know the answer, think, then give only the short answer inside <answer> </answer>.`
 
+// ToolInstructions is the task part of the system prompt when the tools are not search alone:
+// the same task and format, with the call written for any tool of the <tools> block.
+const ToolInstructions = `Answer the question. You can call the tools listed below. ` +
+	`Think step by step inside <think> </think>. To call a tool, write:
+<tool_call>
+{"name": <tool name>, "arguments": <arguments object>}
+</tool_call>
+The results come back inside <tool_response> </tool_response>. Call tools as often as you need. ` +
+	`When you know the answer, think, then give only the short answer inside <answer> </answer>.`
+
+// InstructionsFor returns the instructions for tools: DefaultInstructions for the search tool
+// alone, ToolInstructions otherwise.
+func InstructionsFor(tools []env.Tool) string {
+	if len(tools) == 1 && tools[0].Name() == "search" {
+		return DefaultInstructions
+	}
+	return ToolInstructions
+}
+
 // SystemPrompt renders instructions followed by the tools' signatures in Qwen2.5's
 // <tools> block.
 func SystemPrompt(instructions string, tools []env.Tool) string {
@@ -30,7 +49,7 @@ func UserMessage(q Question) string { return "Question: " + q.Question }
 // Config sets up a QA environment.
 type Config struct {
 	Env env.Config
-	// SystemPrompt is the whole system message; "" means SystemPrompt(DefaultInstructions, tools).
+	// SystemPrompt is the whole system message; "" means SystemPrompt(InstructionsFor(tools), tools).
 	SystemPrompt string
 	// RequireThink makes a <think>...</think> block part of the required format of every turn,
 	// as in Agent-R1's reward.
@@ -58,8 +77,7 @@ type Env struct {
 	turns   []string        // the agent's text per turn
 	support map[string]bool // the question's supporting pids
 	found   map[string]bool // supporting pids already rewarded
-	proc    float64
-	toolOK  bool // every tool turn well formed so far
+	toolOK  bool            // every tool turn well formed so far
 }
 
 // New returns a QA environment offering tools.
@@ -69,8 +87,11 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		return nil, fmt.Errorf("qa: %w", err)
 	}
 	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
+	if cfg.ProcessReward != 0 {
+		te.SetProcessReward(e.supportingPassageReward)
+	}
 	if e.system == "" {
-		e.system = SystemPrompt(DefaultInstructions, te.Tools())
+		e.system = SystemPrompt(InstructionsFor(te.Tools()), te.Tools())
 	}
 	return e, nil
 }
@@ -89,7 +110,6 @@ func (e *Env) Reset(q Question) string {
 		e.support[id] = true
 	}
 	e.found = map[string]bool{}
-	e.proc = 0
 	e.toolOK = true
 	return env.RenderPrompt(e.system, UserMessage(q))
 }
@@ -123,21 +143,26 @@ func (e *Env) Step(ctx context.Context, agentText string) Step {
 			}
 		}
 	}
-	if e.cfg.ProcessReward != 0 {
-		for i, c := range res.Calls {
-			newFind := false
-			for _, id := range c.PassageIDs {
-				if e.support[id] && !e.found[id] {
-					e.found[id], newFind = true, true
-				}
-			}
-			if newFind {
-				s.ProcessRewards[i] = e.cfg.ProcessReward
-				e.proc += e.cfg.ProcessReward
-			}
-		}
+	for i, c := range res.Calls {
+		s.ProcessRewards[i] = c.ProcessReward
 	}
 	return s
+}
+
+// supportingPassageReward is the QA environment's process-reward hook (env.ProcessReward):
+// Config.ProcessReward for a call whose results hold a supporting passage of the question not
+// returned before in the episode.
+func (e *Env) supportingPassageReward(rec *env.CallRecord) float64 {
+	newFind := false
+	for _, id := range rec.PassageIDs {
+		if e.support[id] && !e.found[id] {
+			e.found[id], newFind = true, true
+		}
+	}
+	if newFind {
+		return e.cfg.ProcessReward
+	}
+	return 0
 }
 
 // Done reports whether the episode has ended.
@@ -152,11 +177,12 @@ func (e *Env) Score() Score {
 	st := e.tools.Stats()
 	s := Score{
 		ToolSyntaxOK:  e.toolOK,
-		ProcessReward: e.proc,
+		ProcessReward: st.ProcessReward,
 		Turns:         st.Turns,
 		Searches:      st.Executed,
 		ToolErrors:    st.ToolErrors,
 		FormatErrors:  st.FormatErrors,
+		ByTool:        st.ByTool,
 	}
 	answerTurn := e.tools.Done() && len(e.turns) > 0 && !hasToolTags(e.turns[len(e.turns)-1])
 	if !answerTurn && e.tools.Done() {
@@ -168,6 +194,9 @@ func (e *Env) Score() Score {
 		s.AnswerFormatOK = ok && answerTurn
 	}
 	s.EM = ExactMatch(s.Answer, e.q.Answers)
+	if e.q.Numeric {
+		s.EM = NumericMatch(s.Answer, e.q.Answers)
+	}
 	s.F1 = F1(s.Answer, e.q.Answers)
 	if s.Answer == "" {
 		s.EM, s.F1 = 0, 0

@@ -1,6 +1,8 @@
 package qa
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -66,6 +68,36 @@ func ExactMatch(prediction string, golds []string) float64 {
 		}
 	}
 	return 0
+}
+
+// NumericMatch is exact match for a numeric answer: 1 if the prediction's number equals a gold
+// answer's number, else 0. A number is read from the first word of the text, its thousands
+// commas removed ("1,921 years" reads 1921), and compared after rounding both to 6 decimal
+// places (the calculator's rounding); text that reads no number matches nothing.
+func NumericMatch(prediction string, golds []string) float64 {
+	p, ok := leadingNumber(prediction)
+	if !ok {
+		return 0
+	}
+	for _, g := range golds {
+		if x, ok := leadingNumber(g); ok && math.Round(x*1e6) == math.Round(p*1e6) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// leadingNumber reads the number at the start of s (see NumericMatch).
+func leadingNumber(s string) (float64, bool) {
+	fields := strings.Fields(strings.ReplaceAll(s, ",", ""))
+	if len(fields) == 0 {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(strings.TrimRight(fields[0], "."), 64)
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, false
+	}
+	return x, true
 }
 
 // F1 is the token-level F1 of the HotpotQA evaluation script (SQuAD's f1_score with its

@@ -236,3 +236,28 @@ func TestScoreUnfinished(t *testing.T) {
 		t.Errorf("unfinished episode scored %+v", s)
 	}
 }
+
+func TestNumericMatch(t *testing.T) {
+	for _, c := range []struct {
+		pred string
+		gold []string
+		want float64
+	}{
+		{"73", []string{"73"}, 1},
+		{"73.0", []string{"73"}, 1},
+		{" 73 years", []string{"73"}, 1},
+		{"1,921", []string{"1921"}, 1},
+		{"73.", []string{"73"}, 1},
+		{"0.333333", []string{"0.3333333"}, 1},
+		{"74", []string{"73"}, 0},
+		{"-73", []string{"73"}, 0},
+		{"seventy-three", []string{"73"}, 0},
+		{"", []string{"73"}, 0},
+		{"inf", []string{"inf"}, 0},
+		{"73", []string{"Kalo", "73"}, 1},
+	} {
+		if got := NumericMatch(c.pred, c.gold); got != c.want {
+			t.Errorf("NumericMatch(%q, %q) = %v, want %v", c.pred, c.gold, got, c.want)
+		}
+	}
+}

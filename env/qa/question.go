@@ -25,6 +25,9 @@ type Question struct {
 	// SupportingPIDs are the ids of those passages in the corpus (env.Passage.ID), when known;
 	// retrieval recall and the process reward use them.
 	SupportingPIDs []string `json:"supporting_pids,omitempty"`
+	// Numeric marks a question whose answer is a number: EM compares it as a number
+	// (NumericMatch), so "73", "73.0" and "73 years" all match a gold "73".
+	Numeric bool `json:"numeric,omitempty"`
 }
 
 // PassageID is the id the mhqa corpus gives a passage (data/mhqa/README.md): the first 12 hex

@@ -23,6 +23,7 @@ type Score struct {
 	ToolErrors     int
 	FormatErrors   int
 	CutMaxTurns    bool
+	ByTool         map[string]env.ToolCount // calls and errors per tool (env.Stats.ByTool)
 }
 
 // Eq6 is the outcome reward of the paper's Eq. 6 for multi-hop QA: with

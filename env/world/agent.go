@@ -152,7 +152,13 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		d.Score = e.Score()
 		return d
 	}
-	answer := a.conclude(t.Plan, values)
+	answer := ""
+	if t.Plan.Final == Difference {
+		answer, notes = a.calculate(e, t.Plan, values, notes, step)
+	}
+	if answer == "" {
+		answer = a.conclude(t.Plan, values)
+	}
 	wrong := a.happens(a.Noise)
 	if wrong {
 		answer = a.otherName(answer)
@@ -166,9 +172,58 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 	return d
 }
 
+// calculate finishes a Difference plan: with both numbers read, and unless impatient (then it
+// answers from what it has, the last number read: conclude), it calls the calculator on
+// "x - y" until a result comes back or one turn is left for the answer, and returns the result
+// and the notes with it added. Noise makes a call malformed or swaps the operands (a negative
+// difference, which the agent notices and calculates again); both are marked as mistakes.
+func (a *Agent) calculate(e *qa.Env, p Plan, values, notes []string, step func(string, bool) qa.Step) (string, []string) {
+	x, y := values[p.Compare[0]], values[p.Compare[1]]
+	if x == "" || y == "" || a.happens(a.Impatience) {
+		return "", notes
+	}
+	expr := x + " - " + y
+	need := "I need " + expr + "."
+	think := strings.Join(notes, " ") + " " + need
+	for e.MaxTurns()-len(e.Turns()) > 1 {
+		written, mistake := expr, false
+		if a.happens(a.Noise) {
+			written, mistake = y+" - "+x, true
+		}
+		call, malformed := a.toolCall("calculator", "expression", written)
+		s := step("<think>"+think+"</think>\n"+call, mistake || malformed)
+		result, ok := ToolResult(s.Observation)
+		switch {
+		case ok && !strings.HasPrefix(result, "-") && !strings.HasPrefix(result, "Error"):
+			return result, append(notes, expr+" is "+result+".")
+		case ok && strings.HasPrefix(result, "-"):
+			think = "A difference of " + result + " cannot be right. " + need
+		default:
+			think = "My call was wrong. " + need
+		}
+	}
+	return "", notes
+}
+
+// ToolResult returns the text of the first <tool_response> block of an observation.
+func ToolResult(observation string) (string, bool) {
+	_, rest, ok := strings.Cut(observation, "<tool_response>\n")
+	if !ok {
+		return "", false
+	}
+	result, _, ok := strings.Cut(rest, "\n</tool_response>")
+	return result, ok
+}
+
 // call writes a search call for query, malformed with probability Noise (reported).
 func (a *Agent) call(query string) (call string, malformed bool) {
-	name, key, quote := "search", "query", `"`
+	return a.toolCall("search", "query", query)
+}
+
+// toolCall writes a call of tool with one string argument key = value, malformed with
+// probability Noise (reported): bad JSON, an unknown tool or a wrong argument name.
+func (a *Agent) toolCall(tool, key, value string) (call string, malformed bool) {
+	name, quote := tool, `"`
 	if malformed = a.happens(a.Noise); malformed {
 		switch a.rng.IntN(3) {
 		case 0:
@@ -176,11 +231,11 @@ func (a *Agent) call(query string) (call string, malformed bool) {
 		case 1:
 			name = "lookup" // no such tool
 		default:
-			key = "q" // missing required argument "query"
+			key = key[:1] // missing required argument ("q" for "query")
 		}
 	}
 	return fmt.Sprintf("<tool_call>\n{\"name\": \"%s\", \"arguments\": {\"%s\": %s%s%s}}\n</tool_call>",
-		name, key, quote, query, quote), malformed
+		name, key, quote, value, quote), malformed
 }
 
 // conclude derives the answer from the hop values; a missing value gives a guess: a coin flip
@@ -227,9 +282,10 @@ type Summary struct {
 }
 
 // Run solves every task with a fresh agent (habits, seed) in an environment made of cfg and
-// search, and returns the transcripts and their summary.
-func Run(ctx context.Context, w *World, cfg qa.Config, search env.Tool, tasks []Task, h Habits, seed uint64) ([]Demo, Summary, error) {
-	e, err := qa.New(cfg, search)
+// tools (the run's tools, so that the demonstrations' prompts are the training prompts; the
+// agent searches with the one named "search"), and returns the transcripts and their summary.
+func Run(ctx context.Context, w *World, cfg qa.Config, tools []env.Tool, tasks []Task, h Habits, seed uint64) ([]Demo, Summary, error) {
+	e, err := qa.New(cfg, tools...)
 	if err != nil {
 		return nil, Summary{}, err
 	}

@@ -21,10 +21,11 @@ type Final int
 
 // The ways a plan ends.
 const (
-	LastValue Final = iota // the last hop's value
-	Larger                 // the option whose compared hop value is larger
-	Smaller                // the option whose compared hop value is smaller (born first, ...)
-	Same                   // "yes" if the compared hops' values are equal, else "no"
+	LastValue  Final = iota // the last hop's value
+	Larger                  // the option whose compared hop value is larger
+	Smaller                 // the option whose compared hop value is smaller (born first, ...)
+	Same                    // "yes" if the compared hops' values are equal, else "no"
+	Difference              // the first compared hop's number minus the second's (a calculation)
 )
 
 // Plan is how a question is solved: the lookups in order and how the answer follows. The
@@ -32,7 +33,7 @@ const (
 type Plan struct {
 	Hops    []Hop
 	Final   Final
-	Compare [2]int    // hops compared (Larger, Smaller, Same)
+	Compare [2]int    // hops compared (Larger, Smaller, Same) or subtracted (Difference)
 	Options [2]string // the names the question offers (Larger, Smaller)
 }
 
@@ -106,6 +107,55 @@ var comparisons = []comparison{
 	{Company, "bridge_comparison", "Whose founder was born first, %s or %s?", RelFounder, RelBorn, Smaller},
 }
 
+// numeric is a question whose answer is the difference of a numeric fact of two entities: the
+// first option's rel minus the second's, drawn so that it is positive.
+type numeric struct {
+	kinds [2]Kind
+	rels  [2]Rel
+	qtype string
+	text  string // fmt format with two %s, the options in order
+}
+
+// numerics are the calculation questions of Config.Numeric. The answer is the second hop's
+// value minus the first's in the question's wording ("how many years after X was founded was Y
+// born": born(Y) - founded(X)), so the plan reads the options in the question's order.
+var numerics = []numeric{
+	{[2]Kind{City, Person}, [2]Rel{RelFounded, RelBorn}, "year_difference", "How many years after %s was founded was %s born?"},
+	{[2]Kind{Company, Person}, [2]Rel{RelFounded, RelBorn}, "year_difference", "How many years after %s was founded was %s born?"},
+	{[2]Kind{City, City}, [2]Rel{RelPopulation, RelPopulation}, "population_difference", "By how many thousand people does the population of %s exceed that of %s?"},
+}
+
+// makeNumeric draws a numeric question: two entities whose facts' difference (second minus
+// first for the year questions, first minus second for populations) is positive.
+func makeNumeric(rng *rand.Rand, w *World, byKind map[Kind][]*Entity, c numeric) (Task, bool) {
+	a := pick(rng, byKind, c.kinds[0], has(c.rels[0]))
+	if a == nil {
+		return Task{}, false
+	}
+	later := c.rels[0] != c.rels[1] // "how many years after": the second value is the larger
+	b := pick(rng, byKind, c.kinds[1], func(e *Entity) bool {
+		if e == a || !has(c.rels[1])(e) {
+			return false
+		}
+		d := e.Num(c.rels[1]) - a.Num(c.rels[0])
+		return (later && d > 0) || (!later && d < 0)
+	})
+	if b == nil {
+		return Task{}, false
+	}
+	t := Task{Question: qa.Question{Question: fmt.Sprintf(c.text, a.Name, b.Name), Type: c.qtype, Numeric: true}}
+	w.support(&t.Question, []*Entity{a, b})
+	p := &t.Plan
+	p.Hops = []Hop{{Subject: a.Name, From: -1, Rel: c.rels[0]}, {Subject: b.Name, From: -1, Rel: c.rels[1]}}
+	p.Final, p.Options, p.Compare = Difference, [2]string{a.Name, b.Name}, [2]int{1, 0}
+	if !later {
+		p.Compare = [2]int{0, 1}
+	}
+	diff := b.Num(c.rels[1]) - a.Num(c.rels[0])
+	t.Answers = []string{strconv.Itoa(max(diff, -diff))}
+	return t, true
+}
+
 // makeTasks draws n distinct questions, 3 in 4 of them chains, the others comparisons (fewer
 // once the chain templates run out of fresh questions, each entity having had one). Two-option
 // comparisons can be guessed half the time; keeping them a minority keeps guessing poor.
@@ -122,7 +172,9 @@ func makeTasks(rng *rand.Rand, w *World, n int) []Task {
 	for tries := 0; len(tasks) < n && tries < 50*n; tries++ {
 		var t Task
 		var ok bool
-		if rng.IntN(4) < 3 {
+		if w.Config.Numeric > 0 && rng.Float64() < w.Config.Numeric {
+			t, ok = makeNumeric(rng, w, byKind, numerics[rng.IntN(len(numerics))])
+		} else if rng.IntN(4) < 3 {
 			t, ok = makeChain(rng, w, byKind, chains[rng.IntN(len(chains))])
 		} else {
 			t, ok = makeComparison(rng, w, byKind, comparisons[rng.IntN(len(comparisons))])

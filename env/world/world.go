@@ -87,6 +87,10 @@ type Config struct {
 	Bands       int
 	Distractors int // passages about rivers and clubs named after cities: lexical near-misses
 	Questions   int
+	// Numeric is the share of questions that need two searches and one calculation (the
+	// difference of two years or two populations; calculator tool), in [0, 1]; 0: none, and
+	// the questions are those of a world without the setting.
+	Numeric float64
 }
 
 // DefaultConfig is a world of 8 countries, 40 cities, 120 people, 40 companies and 30 bands
@@ -125,6 +129,9 @@ func New(cfg Config) (*World, error) {
 	orDefault(&cfg.Questions, def.Questions)
 	if cfg.Countries < 2 || cfg.Cities < cfg.Countries || cfg.People < 4 || cfg.Companies < 2 || cfg.Bands < 2 {
 		return nil, fmt.Errorf("world: config %+v too small: need >= 2 countries, a city per country, 4 people, 2 companies, 2 bands", cfg)
+	}
+	if !(cfg.Numeric >= 0 && cfg.Numeric <= 1) {
+		return nil, fmt.Errorf("world: Numeric = %v, want a share in [0, 1]", cfg.Numeric)
 	}
 	if n := cfg.Countries + cfg.Cities + cfg.People + cfg.Companies + cfg.Bands; n > maxEntities {
 		return nil, fmt.Errorf("world: %d entities; the name space of one split holds about %d", n, maxEntities)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/env"
+	"agentr1/env/calc"
 	"agentr1/env/qa"
 	"agentr1/mdp"
 )
@@ -171,7 +173,7 @@ func TestScriptedAgent(t *testing.T) {
 		{0.3, 0.2, 0.8},
 	}
 	for _, c := range cases {
-		demos, s, err := Run(context.Background(), w, cfg, search, w.Tasks, Habits{Noise: c.noise}, 1)
+		demos, s, err := Run(context.Background(), w, cfg, []env.Tool{search}, w.Tasks, Habits{Noise: c.noise}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +226,7 @@ func TestDemoTrajectory(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 3, Questions: 20})
 	cfg := qa.DefaultConfig()
 	cfg.ProcessReward = 0.25
-	demos, _, err := Run(context.Background(), w, cfg, NewTitleSearch(w.Passages, 5), w.Tasks, Habits{}, 1)
+	demos, _, err := Run(context.Background(), w, cfg, []env.Tool{NewTitleSearch(w.Passages, 5)}, w.Tasks, Habits{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestTaskMixUniform(t *testing.T) {
 func TestImpatientAgent(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300})
 	search := NewTitleSearch(w.Passages, 5)
-	demos, s, err := Run(context.Background(), w, QAConfig(0.1), search, w.Tasks, Habits{Impatience: 0.6}, 1)
+	demos, s, err := Run(context.Background(), w, QAConfig(0.1), []env.Tool{search}, w.Tasks, Habits{Impatience: 0.6}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,5 +370,72 @@ func TestImpatientAgent(t *testing.T) {
 	}
 	if lucky*10 > chainsEarly {
 		t.Errorf("%d of %d early chain answers scored; want the bridge entity, right only by coincidence", lucky, chainsEarly)
+	}
+}
+
+// TestNumericQuestions checks the calculation questions of Config.Numeric: their share, their
+// answers (the positive difference of the two facts their plan reads), and the scripted agent
+// on them: patient and exact, two searches, one calculator call and the right number; noisy,
+// marked mistakes it recovers from; impatient, no calculator call and the last number read.
+func TestNumericQuestions(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300, Numeric: 0.3})
+	var numeric []Task
+	for _, task := range w.Tasks {
+		p := task.Plan
+		if p.Final != Difference {
+			continue
+		}
+		numeric = append(numeric, task)
+		x := w.ByName[p.Hops[p.Compare[0]].Subject].Num(p.Hops[p.Compare[0]].Rel)
+		y := w.ByName[p.Hops[p.Compare[1]].Subject].Num(p.Hops[p.Compare[1]].Rel)
+		if !task.Numeric || task.Answers[0] != fmt.Sprint(x-y) || x-y <= 0 || len(task.SupportingPIDs) != 2 {
+			t.Errorf("%s %q: answer %v, facts %d - %d, numeric %v", task.ID, task.Question.Question, task.Answers, x, y, task.Numeric)
+		}
+	}
+	if f := float64(len(numeric)) / float64(len(w.Tasks)); f < 0.2 || f > 0.4 {
+		t.Errorf("%d of %d questions numeric, want about 0.3", len(numeric), len(w.Tasks))
+	}
+	tools := []env.Tool{NewTitleSearch(w.Passages, 5), calc.Tool{}}
+	calcCalls := func(d Demo) int {
+		n := 0
+		for _, turn := range d.Turns {
+			n += strings.Count(turn.Action, `"name": "calculator"`)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name         string
+		h            Habits
+		minEM, maxEM float64
+	}{
+		{"exact", Habits{}, 1, 1},
+		{"noisy", Habits{Noise: 0.3}, 0.2, 0.8},
+		{"impatient", Habits{Impatience: 1}, 0, 0.05},
+	} {
+		demos, s, err := Run(context.Background(), w, QAConfig(0), tools, numeric, c.h, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: EM %.3f searches %.2f by type %v", c.name, s.EM, s.Searches, s.EMByType)
+		if s.EM < c.minEM || s.EM > c.maxEM {
+			t.Errorf("%s: EM %.3f outside [%v, %v]", c.name, s.EM, c.minEM, c.maxEM)
+		}
+		mistakes := 0
+		for _, d := range demos {
+			switch n := calcCalls(d); {
+			case c.name == "exact" && (n != 1 || d.Score.Searches != 3 || d.Score.Reward != 1):
+				t.Errorf("exact: %s: %d calculator calls, %d calls ran, reward %v:\n%s", d.Task.ID, n, d.Score.Searches, d.Score.Reward, d.Text())
+			case c.name == "impatient" && n != 0:
+				t.Errorf("impatient: %s called the calculator:\n%s", d.Task.ID, d.Text())
+			}
+			for _, turn := range d.Turns {
+				if turn.Mistake && strings.Contains(turn.Action, "calculator") {
+					mistakes++
+				}
+			}
+		}
+		if (c.name == "noisy") != (mistakes > 0) {
+			t.Errorf("%s: %d calculator turns marked mistakes", c.name, mistakes)
+		}
 	}
 }

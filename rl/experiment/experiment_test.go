@@ -53,11 +53,11 @@ func TestRunInterruptResume(t *testing.T) {
 	stops := []func(Event) bool{
 		func(e Event) bool { // during the SFT, after its third step
 			m, ok := e.Record.(pipeline.SFTMetrics)
-			return ok && m.Step == 2
+			return ok && m.Step == 3
 		},
 		func(e Event) bool { // during PPO, after its first RL step
 			m, ok := e.Record.(trainer.StepMetrics)
-			return ok && e.Unit.Method != nil && e.Unit.Method.Name == "ppo" && m.Step == 0
+			return ok && e.Unit.Method != nil && e.Unit.Method.Name == "ppo" && m.Step == 1
 		},
 	}
 	var events []Event

@@ -56,8 +56,12 @@ type Config struct {
 	// out of merges near 1.5k; the default 768 keeps entity names split into syllable tokens
 	// that are frequent in training (at 1k and more the evaluation world's names become
 	// tokens the policy rarely or never saw).
-	VocabSize    int
-	SearchTopK   int  // passages per search (paper: 5)
+	VocabSize  int
+	SearchTopK int // passages per search (paper: 5)
+	// Tools are the tools the agent is offered, by name (ToolRegistry: search, calculator):
+	// each is built over every world's passages, the system prompt lists exactly these and
+	// the environment routes each call by name. Default (and empty): search alone.
+	Tools        env.ToolNames
 	RequireThink bool // the format requires <think>...</think> in every turn
 	// CompactPrompt replaces the Qwen2.5 system prompt with its tool-schema block (~200
 	// tokens) by CompactSystemPrompt (~60 tokens), which states the same call format. Every
@@ -116,6 +120,7 @@ func DefaultConfig() Config {
 		EvalQuestions:  100,
 		VocabSize:      768,
 		SearchTopK:     3,
+		Tools:          DefaultTools,
 		RequireThink:   true,
 		CompactPrompt:  true,
 		ProcessRew:     0.2,
@@ -141,6 +146,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Data != "" && c.Data != "world" && c.InitModel == "" {
 		return fmt.Errorf("config: Data = %q needs InitModel (a pretrained policy): a policy trained from scratch here cannot learn real QA", c.Data)
+	}
+	if err := c.checkTools(); err != nil {
+		return err
 	}
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
@@ -236,7 +244,7 @@ func (c *Config) QAConfig() qa.Config {
 	q.RequireThink = c.RequireThink
 	q.ProcessReward = c.ProcessRew
 	if c.CompactPrompt {
-		q.SystemPrompt = CompactSystemPrompt
+		q.SystemPrompt = compactSystemPrompt(c.Tools)
 	}
 	return q
 }

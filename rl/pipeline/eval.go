@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"agentr1/model"
 	"agentr1/rl/rollout"
@@ -27,17 +28,17 @@ func EvalConfigFrom(c trainer.RLConfig, batch int) EvalConfig {
 
 // Evaluate rolls out policy greedily once on every problem and reports EM, F1, format-valid
 // rate, mean turns, mean searches and the tool-error rate, overall and by dataset and question
-// type. It returns the samples too (in problem order). Greedy decoding makes it deterministic.
-func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Sample, error) {
+// type. It returns the rollout results too (in problem order). Greedy decoding makes it deterministic.
+func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Result, error) {
 	if cfg.Batch < 1 {
 		cfg.Batch = 16
 	}
 	rc := rollout.Config{
 		N: 1, MaxTurns: cfg.MaxTurns, MaxTurnTokens: cfg.MaxTurnTokens, MaxLen: cfg.MaxLen,
-		MaxObsTokens: cfg.MaxObsTokens, StopTokens: []int{sp.ToolEnd, sp.ImEnd}, Workers: cfg.Workers,
+		MaxObsTokens: cfg.MaxObsTokens, StopTokens: []int{sp.ToolEnd, sp.ImEnd}, ToolEnd: sp.ToolEnd, Workers: cfg.Workers,
 	}
 	dec := policy.NewDecoder(min(cfg.Batch, len(probs)), cfg.MaxLen)
-	var samples []*rollout.Sample
+	var results []*rollout.Result
 	for lo := 0; lo < len(probs); lo += cfg.Batch {
 		hi := min(len(probs), lo+cfg.Batch)
 		tasks := make([]rollout.Task, 0, hi-lo)
@@ -48,16 +49,16 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate %s: %w", name, err)
 		}
-		samples = append(samples, out...)
+		results = append(results, out...)
 	}
-	return Summarize(name, probs, samples), samples, nil
+	return Summarize(name, probs, results), results, nil
 }
 
-// Summarize computes the evaluation figures of samples (samples[i] answers probs[i]).
-func Summarize(name string, probs []trainer.Problem, samples []*rollout.Sample) *EvalMetrics {
+// Summarize computes the evaluation figures of rollout results (results[i] answers probs[i]).
+func Summarize(name string, probs []trainer.Problem, results []*rollout.Result) *EvalMetrics {
 	all := &evalAcc{}
 	groups := map[string]*evalAcc{}
-	for i, s := range samples {
+	for i, s := range results {
 		all.add(s)
 		for _, key := range []string{"dataset=" + probs[i].Dataset, "type=" + probs[i].Type} {
 			if groups[key] == nil {
@@ -83,10 +84,14 @@ func Summarize(name string, probs []trainer.Problem, samples []*rollout.Sample) 
 type evalAcc struct {
 	n                                                        int
 	em, f1, format, turns, searches, toolErr, toolCalls, rew float64
+	tools                                                    map[string]*toolAcc // by tool name
 }
 
-func (a *evalAcc) add(s *rollout.Sample) {
-	st := s.Outcome.Stats
+// toolAcc sums one tool's per-episode figures.
+type toolAcc struct{ episodes, calls, errors float64 }
+
+func (a *evalAcc) add(s *rollout.Result) {
+	st := s.Stats
 	a.n++
 	a.em += st[trainer.StatEM]
 	a.f1 += st[trainer.StatF1]
@@ -94,8 +99,25 @@ func (a *evalAcc) add(s *rollout.Sample) {
 	a.searches += st[trainer.StatSearches]
 	a.toolErr += st[trainer.StatToolErrors]
 	a.toolCalls += st[trainer.StatToolCalls]
-	a.turns += float64(s.Turns)
-	a.rew += trainer.SampleReward(s)
+	a.turns += float64(len(s.Turns))
+	a.rew += s.TotalReward()
+	for key, calls := range st {
+		name, ok := strings.CutPrefix(key, StatToolCallsPrefix)
+		if !ok || calls == 0 {
+			continue
+		}
+		if a.tools == nil {
+			a.tools = map[string]*toolAcc{}
+		}
+		t := a.tools[name]
+		if t == nil {
+			t = &toolAcc{}
+			a.tools[name] = t
+		}
+		t.episodes++
+		t.calls += calls
+		t.errors += st[StatToolErrorsPrefix+name]
+	}
 }
 
 func (a *evalAcc) metrics(name string) *EvalMetrics {
@@ -107,5 +129,19 @@ func (a *evalAcc) metrics(name string) *EvalMetrics {
 	return &EvalMetrics{
 		Name: name, N: a.n, EM: trainer.Num(a.em / n), F1: trainer.Num(a.f1 / n), FormatRate: trainer.Num(a.format / n),
 		Turns: trainer.Num(a.turns / n), Searches: trainer.Num(a.searches / n), ToolErrors: trainer.Num(rate), Reward: trainer.Num(a.rew / n),
+		Tools: a.toolMetrics(n),
 	}
+}
+
+// toolMetrics are the per-tool figures over n episodes (nil when no tool was called).
+func (a *evalAcc) toolMetrics(n float64) map[string]*ToolMetrics {
+	if len(a.tools) == 0 {
+		return nil
+	}
+	out := make(map[string]*ToolMetrics, len(a.tools))
+	for name, t := range a.tools {
+		out[name] = &ToolMetrics{UseRate: trainer.Num(t.episodes / n), Calls: trainer.Num(t.calls / n),
+			ErrorRate: trainer.Num(t.errors / t.calls)}
+	}
+	return out
 }

@@ -4,7 +4,7 @@ import "agentr1/rl/trainer"
 
 // SFTMetrics is the one JSON line logged per SFT step.
 type SFTMetrics struct {
-	Step         int         `json:"step"`
+	Step         int         `json:"step"`         // the step's number, counted from 1 (after it, Step updates)
 	Phase        string      `json:"phase"`        // "sft"
 	Loss         trainer.Num `json:"loss"`         // masked next-token loss over agent tokens
 	Entropy      trainer.Num `json:"entropy"`      // mean predictive entropy on agent tokens
@@ -19,8 +19,8 @@ type SFTMetrics struct {
 // dataset and question type.
 type EvalMetrics struct {
 	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
-	Step       int                     `json:"step"`
-	N          int                     `json:"n"` // questions
+	Step       int                     `json:"step"` // RL steps done before it (0: the starting policy)
+	N          int                     `json:"n"`    // questions
 	EM         trainer.Num             `json:"em"`
 	F1         trainer.Num             `json:"f1"`
 	FormatRate trainer.Num             `json:"format_rate"`
@@ -29,4 +29,15 @@ type EvalMetrics struct {
 	ToolErrors trainer.Num             `json:"tool_error_rate"` // failed tool calls / tool calls
 	Reward     trainer.Num             `json:"reward"`
 	Groups     map[string]*EvalMetrics `json:"groups,omitempty"` // by "dataset=..." and "type=..."
+	// Tools are the figures of each tool the episodes called, by name: with the groups by
+	// question type they give, say, how often the calculator is used on numeric questions and
+	// on the others.
+	Tools map[string]*ToolMetrics `json:"tools,omitempty"`
+}
+
+// ToolMetrics are one tool's evaluation figures.
+type ToolMetrics struct {
+	UseRate   trainer.Num `json:"use_rate"`   // fraction of episodes that called the tool at least once
+	Calls     trainer.Num `json:"calls"`      // calls of the tool per episode
+	ErrorRate trainer.Num `json:"error_rate"` // calls with invalid arguments or a failure of the tool / calls
 }

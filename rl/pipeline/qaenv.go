@@ -38,12 +38,24 @@ func (e *QAEpisode) Finish(truncated bool) rollout.Outcome {
 	if sc.Format == 1 {
 		format = 1
 	}
-	return rollout.Outcome{Reward: sc.Reward, Stats: map[string]float64{
+	stats := map[string]float64{
 		trainer.StatEM: sc.EM, trainer.StatF1: sc.F1, trainer.StatFormat: format,
 		trainer.StatSearches: float64(sc.Searches), trainer.StatToolErrors: float64(sc.ToolErrors + sc.FormatErrors),
 		trainer.StatToolCalls: float64(sc.Searches + sc.FormatErrors),
-	}}
+	}
+	for name, c := range sc.ByTool {
+		stats[StatToolCallsPrefix+name] = float64(c.Calls)
+		stats[StatToolErrorsPrefix+name] = float64(c.Errors)
+	}
+	return rollout.Outcome{Reward: sc.Reward, Stats: stats}
 }
+
+// Per-tool episode stats: the prefix and the tool's name ("tool_calls/calculator") key the
+// calls of that tool and its errors (invalid arguments and failures of the tool).
+const (
+	StatToolCallsPrefix  = "tool_calls/"
+	StatToolErrorsPrefix = "tool_errors/"
+)
 
 // QAProblems turns questions into Problems: each prompt is rendered by a fresh qa.Env (system
 // prompt with the tools' schemas, the question, the assistant header) and tokenised once; each
@@ -60,6 +72,7 @@ func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.E
 			Prompt:  prompt,
 			Dataset: q.Dataset,
 			Type:    q.Type,
+			Answers: q.Answers,
 			NewEpisode: func() rollout.Episode {
 				ep, err := qa.New(cfg, tools...)
 				if err != nil {

@@ -90,10 +90,11 @@ func TestShowTranscripts(t *testing.T) {
 		t.Logf("%s: EM %.3f format %.3f turns %.2f", set.name, m.EM, m.FormatRate, m.Turns)
 		for i, smp := range samples[:4] {
 			var b strings.Builder
-			for _, seg := range smp.Segments {
-				b.WriteString(s.Tokenizer.Decode(seg.Tokens))
+			for _, turn := range smp.Turns {
+				b.WriteString(s.Tokenizer.Decode(turn.Action))
+				b.WriteString(s.Tokenizer.Decode(turn.Observation))
 			}
-			t.Logf("--- %s %d: %s\n%s\n=> %v", set.name, i, s.Tokenizer.Decode(set.probs[i].Prompt[len(set.probs[i].Prompt)-30:]), b.String(), smp.Outcome.Stats)
+			t.Logf("--- %s %d: %s\n%s\n=> %v", set.name, i, s.Tokenizer.Decode(set.probs[i].Prompt[len(set.probs[i].Prompt)-30:]), b.String(), smp.Stats)
 		}
 	}
 }

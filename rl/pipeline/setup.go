@@ -18,7 +18,7 @@ type EvalSet struct {
 	Name      string            // "heldout" or "unseen"
 	Problems  []trainer.Problem // rendered prompts and episodes
 	Questions []qa.Question     // the questions, for the baselines' own prompts
-	Tools     []env.Tool        // the search over the questions' world
+	Tools     []env.Tool        // the chosen tools (Config.Tools), search over the questions' world
 }
 
 // Setup is everything a run needs before training: the two worlds, their search tools, the
@@ -27,11 +27,11 @@ type EvalSet struct {
 type Setup struct {
 	Config     Config
 	Worlds     []*world.World // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
-	WorldTools [][]env.Tool   // search over each training world's passages
+	WorldTools [][]env.Tool   // the chosen tools over each training world's passages
 	TrainWorld *world.World
 	EvalWorld  *world.World
-	TrainTools []env.Tool // search over the training world's passages
-	EvalTools  []env.Tool // search over the evaluation world's passages
+	TrainTools []env.Tool // the chosen tools over the training world's passages
+	EvalTools  []env.Tool // the chosen tools over the evaluation world's passages
 	Tokenizer  *tokenizer.Tokenizer
 	Specials   trainer.Specials
 	Train      []trainer.Problem // the training world's questions but the held-out ones
@@ -67,7 +67,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		if err != nil {
 			return nil, fmt.Errorf("training world %d: %w", k, err)
 		}
-		tools, err := SearchTools(w.Passages, cfg.SearchTopK, cfg.Workers)
+		tools, err := BuildTools(cfg.Tools, w.Passages, cfg.SearchTopK, cfg.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("training world %d: %w", k, err)
 		}
@@ -78,7 +78,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	if s.EvalWorld, err = world.New(cfg.EvalWorld); err != nil {
 		return nil, fmt.Errorf("evaluation world: %w", err)
 	}
-	if s.EvalTools, err = SearchTools(s.EvalWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
+	if s.EvalTools, err = BuildTools(cfg.Tools, s.EvalWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
 		return nil, fmt.Errorf("evaluation world: %w", err)
 	}
 
@@ -100,7 +100,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		}
 		tasks := w.Tasks[:min(n, avail)]
 		demoQs[k] = len(tasks)
-		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k][0], tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed+uint64(k))
+		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k], tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed+uint64(k))
 		if err != nil {
 			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
 		}

@@ -164,7 +164,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		batchWeights := make([][]float64, 0, len(st.batches[0]))
 		for _, i := range st.batches[0] {
 			if i < 0 || i >= len(rows) {
-				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step, i, len(rows))
+				return fmt.Errorf("sft step %d: demonstration index %d out of range [0, %d) (checkpoint of other demonstrations?)", step+1, i, len(rows))
 			}
 			batch = append(batch, rows[i])
 			batchWeights = append(batchWeights, weights[i])
@@ -172,10 +172,10 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		st.batches = st.batches[1:]
 		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, sched.LR(step))
 		if err != nil {
-			return fmt.Errorf("sft step %d: %w", step, err)
+			return fmt.Errorf("sft step %d: %w", step+1, err)
 		}
 		if onStep != nil {
-			m.Step = step
+			m.Step = step + 1 // counted from 1, as RL steps are
 			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
 			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
 			onStep(m)

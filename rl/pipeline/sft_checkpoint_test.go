@@ -41,7 +41,7 @@ func TestSFTInterruptResume(t *testing.T) {
 		p := newPolicy(cfg.Seed)
 		opt := SFTOptions{CheckpointDir: dir}
 		err := SFTWithOptions(ctx, p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) {
-			if m.Step == stop-1 {
+			if m.Step == stop { // steps count from 1: after step stop, stop steps are done
 				cancel()
 			}
 		})

@@ -6,15 +6,20 @@
 // run concurrently; each observation is tokenised and appended to that row's KV cache, so the
 // prefix is never recomputed, and generation continues.
 //
+// Each row's result is the paper's trajectory itself (an mdp.Trajectory: turns of action and
+// observation tokens, tool calls with their process rewards, the outcome reward), the one form
+// of "what the agent did" from the rollout to the loss; the Result around it adds what only the
+// rollout knows (the row's group, the limits that cut it, the environment's statistics).
+//
 // Token-in, token-out: the tokens the policy sampled and their sampled log-probabilities go into
 // the trajectory untouched; only observation text is tokenised. Turn text is decoded for the
 // environment to parse, never re-encoded for training.
 //
 // Limits (Config): turns per episode, tokens per turn, total length (prompt + response) and
 // tokens per observation. A row that hits the total length or the turn limit in the middle of
-// an exchange is flagged Truncated (CutLength, CutTurns, CutTurnTokens say which) and still
+// an exchange is flagged Truncated (CutMaxLength, CutMaxTurns, CutTurnTokens say which) and still
 // receives its outcome reward from the environment; its trajectory stays whole (every token
-// fed to the decoder is in a segment, agent tokens carry their log-probs). An observation over
+// fed to the decoder is in a turn, agent tokens carry their log-probs). An observation over
 // MaxObsTokens is cut in its middle: the agent reads its head, "...[truncated N tokens]" and
 // its closing tail, never a silently shortened text. What cannot fit at all is refused before
 // generation with an error naming the limit: a prompt of MaxLen tokens or more, MaxLen beyond

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"agentr1/mdp"
 )
 
 // Token ids of the fake vocabulary: 0..9 are "words", then the two stop tags.
@@ -154,4 +156,36 @@ type copyDecoder struct {
 func (d *copyDecoder) CopyRow(dst, src int) {
 	d.copies++
 	d.history[dst] = append(d.history[dst][:0], d.history[src]...)
+}
+
+// segment is one contiguous run of a result's tokens after the prompt, as the tests read a
+// trajectory: an agent turn's action (with its log-probs and the process reward of its tool
+// call) or the observation that followed it.
+type segment struct {
+	tokens   []int
+	logProbs []float32 // nil for observations
+	agent    bool
+	reward   float64 // the process reward of the action's tool call (agent segments)
+}
+
+// segmentsOf lists r's turns as alternating agent and observation segments; a turn without
+// an observation (the last, or one whose observation was empty) gives its action alone.
+func segmentsOf(r *Result) []segment {
+	var out []segment
+	for _, turn := range r.Turns {
+		out = append(out, segment{tokens: turn.Action, logProbs: turn.ActionLogProbs, agent: true, reward: callReward(turn)})
+		if len(turn.Observation) > 0 {
+			out = append(out, segment{tokens: turn.Observation})
+		}
+	}
+	return out
+}
+
+// callReward is the process reward of a turn's tool calls.
+func callReward(turn mdp.Turn) float64 {
+	r := 0.0
+	for _, c := range turn.ToolCalls {
+		r += c.Reward
+	}
+	return r
 }

@@ -105,49 +105,40 @@ func (byteEncoder) Decode(ids []int) string {
 	return string(b)
 }
 
-// checkFlattens lays sample s out as the trainer does (each agent segment a turn's action,
-// the observation after it that turn's observation) and checks that the row is consistent
-// with the segments: the action mask and advantage mask are 1 exactly on agent tokens, the
-// sampled log-probs sit there, every reward is placed on an agent token (none unplaced) and
-// the length flag is carried.
-func checkFlattens(t *testing.T, name string, s *Sample) {
+// checkFlattens lays result s's trajectory out as the trainer does (mdp.Flatten) and checks
+// that the row is consistent with its segments: the action mask and advantage mask are 1
+// exactly on agent tokens, the sampled log-probs sit there, every reward is placed on an agent
+// token (none unplaced) and the length flag is carried.
+func checkFlattens(t *testing.T, name string, s *Result) {
 	t.Helper()
-	tr := &mdp.Trajectory{Prompt: s.Prompt, OutcomeReward: s.Outcome.Reward, CutMaxTurns: s.CutTurns, CutMaxLength: s.CutLength}
 	var agent []bool    // (T) per token of the row
 	var logps []float32 // (T) sampled log-prob, 0 off agent tokens
-	wantReward := s.Outcome.Reward
+	wantReward := s.OutcomeReward
 	for range s.Prompt {
 		agent, logps = append(agent, false), append(logps, 0)
 	}
-	for k, seg := range s.Segments {
-		if !seg.Agent {
-			if len(tr.Turns) == 0 {
+	for k, seg := range segmentsOf(s) {
+		if !seg.agent {
+			if k == 0 {
 				t.Fatalf("%s: observation before any agent turn (segment %d)", name, k)
 			}
-			last := &tr.Turns[len(tr.Turns)-1]
-			last.Observation = append(last.Observation, seg.Tokens...)
-			for range seg.Tokens {
+			for range seg.tokens {
 				agent, logps = append(agent, false), append(logps, 0)
 			}
 			continue
 		}
-		turn := mdp.Turn{Action: seg.Tokens, ActionLogProbs: seg.LogProbs}
-		if seg.Reward != 0 {
-			turn.ToolCalls = []mdp.ToolCall{{End: len(seg.Tokens) - 1, Reward: seg.Reward}}
-			wantReward += seg.Reward
-		}
-		tr.Turns = append(tr.Turns, turn)
-		for _, lp := range seg.LogProbs {
+		wantReward += seg.reward
+		for _, lp := range seg.logProbs {
 			agent, logps = append(agent, true), append(logps, lp)
 		}
 	}
-	row, err := mdp.Flatten(tr, 0)
+	row, err := mdp.Flatten(&s.Trajectory, 0)
 	if err != nil {
-		t.Fatalf("%s: sample does not flatten: %v", name, err)
+		t.Fatalf("%s: trajectory does not flatten: %v", name, err)
 	}
-	if len(row.Tokens) != len(agent) || row.CutMaxLength != s.CutLength || row.CutMaxTurns != s.CutTurns || row.UnplacedReward != 0 {
+	if len(row.Tokens) != len(agent) || row.CutMaxLength != s.CutMaxLength || row.CutMaxTurns != s.CutMaxTurns || row.UnplacedReward != 0 {
 		t.Fatalf("%s: row of %d tokens (want %d), cut length %v turns %v (want %v %v), unplaced reward %v",
-			name, len(row.Tokens), len(agent), row.CutMaxLength, row.CutMaxTurns, s.CutLength, s.CutTurns, row.UnplacedReward)
+			name, len(row.Tokens), len(agent), row.CutMaxLength, row.CutMaxTurns, s.CutMaxLength, s.CutMaxTurns, row.UnplacedReward)
 	}
 	sum := 0.0
 	for i := range agent {
@@ -221,36 +212,37 @@ func TestRunLimitsHold(t *testing.T) {
 				t.Errorf("%s: %d tokens, MaxLen %d", name, total, cfg.MaxLen)
 			}
 			agentTurns, cutObs := 0, 0
-			for k, seg := range s.Segments {
-				if seg.Agent != (k%2 == 0) || len(seg.Tokens) == 0 {
-					t.Fatalf("%s: segment %d (agent %v, %d tokens) breaks the agent/observation alternation", name, k, seg.Agent, len(seg.Tokens))
+			segs := segmentsOf(s)
+			for k, seg := range segs {
+				if seg.agent != (k%2 == 0) || len(seg.tokens) == 0 {
+					t.Fatalf("%s: segment %d (agent %v, %d tokens) breaks the agent/observation alternation", name, k, seg.agent, len(seg.tokens))
 				}
-				if seg.Agent {
+				if seg.agent {
 					agentTurns++
-					if len(seg.Tokens) > cfg.MaxTurnTokens {
-						t.Errorf("%s: turn of %d tokens, MaxTurnTokens %d", name, len(seg.Tokens), cfg.MaxTurnTokens)
+					if len(seg.tokens) > cfg.MaxTurnTokens {
+						t.Errorf("%s: turn of %d tokens, MaxTurnTokens %d", name, len(seg.tokens), cfg.MaxTurnTokens)
 					}
 					continue
 				}
-				if cfg.MaxObsTokens >= markerAndTail && len(seg.Tokens) > cfg.MaxObsTokens {
-					t.Errorf("%s: observation of %d tokens, MaxObsTokens %d", name, len(seg.Tokens), cfg.MaxObsTokens)
+				if cfg.MaxObsTokens >= markerAndTail && len(seg.tokens) > cfg.MaxObsTokens {
+					t.Errorf("%s: observation of %d tokens, MaxObsTokens %d", name, len(seg.tokens), cfg.MaxObsTokens)
 				}
-				if i := slices.Index(seg.Tokens, fakeWord); i >= 0 {
+				if i := slices.Index(seg.tokens, fakeWord); i >= 0 {
 					cutObs++
-					if cfg.MaxObsTokens == 0 || i+3 > len(seg.Tokens) || seg.Tokens[i+2] != fakeWord {
-						t.Errorf("%s: observation %v has a broken marker (MaxObsTokens %d)", name, seg.Tokens, cfg.MaxObsTokens)
+					if cfg.MaxObsTokens == 0 || i+3 > len(seg.tokens) || seg.tokens[i+2] != fakeWord {
+						t.Errorf("%s: observation %v has a broken marker (MaxObsTokens %d)", name, seg.tokens, cfg.MaxObsTokens)
 					}
 				}
 			}
-			if agentTurns != s.Turns || s.Turns > cfg.MaxTurns || s.CutObservations != cutObs {
+			if agentTurns != len(s.Turns) || len(s.Turns) > cfg.MaxTurns || s.CutObservations != cutObs {
 				t.Errorf("%s: %d agent segments, Turns %d, MaxTurns %d, CutObservations %d, markers %d",
-					name, agentTurns, s.Turns, cfg.MaxTurns, s.CutObservations, cutObs)
+					name, agentTurns, len(s.Turns), cfg.MaxTurns, s.CutObservations, cutObs)
 			}
 			// Each limit that acted says so, naming itself; none that did not.
 			for _, lim := range []struct {
 				field string
 				n     int
-			}{{"MaxLen ", b2i(s.CutLength)}, {"MaxTurns ", b2i(s.CutTurns)}, {"MaxTurnTokens ", b2i(s.CutTurnTokens)}, {"MaxObsTokens ", s.CutObservations}} {
+			}{{"MaxLen ", b2i(s.CutMaxLength)}, {"MaxTurns ", b2i(s.CutMaxTurns)}, {"MaxTurnTokens ", b2i(s.CutTurnTokens)}, {"MaxObsTokens ", s.CutObservations}} {
 				said := 0
 				for _, c := range s.Cuts {
 					if strings.Contains(c, lim.field) {
@@ -261,23 +253,23 @@ func TestRunLimitsHold(t *testing.T) {
 					t.Errorf("%s: %d cuts by %s(flag %d) in %q", name, said, lim.field, lim.n, s.Cuts)
 				}
 			}
-			if s.Truncated != (s.CutLength || s.CutTurns || s.CutTurnTokens) {
-				t.Errorf("%s: Truncated %v but cut length %v turns %v turn tokens %v", name, s.Truncated, s.CutLength, s.CutTurns, s.CutTurnTokens)
+			if s.Truncated() != (s.CutMaxLength || s.CutMaxTurns || s.CutTurnTokens) {
+				t.Errorf("%s: Truncated %v but cut length %v turns %v turn tokens %v", name, s.Truncated(), s.CutMaxLength, s.CutMaxTurns, s.CutTurnTokens)
 			}
-			last := s.Segments[len(s.Segments)-1]
-			stopped := slices.Contains(cfg.StopTokens, last.Tokens[len(last.Tokens)-1])
+			last := segs[len(segs)-1]
+			stopped := slices.Contains(cfg.StopTokens, last.tokens[len(last.tokens)-1])
 			switch {
-			case !s.Truncated && !(last.Agent && last.Tokens[len(last.Tokens)-1] == fakeImEnd):
-				t.Errorf("%s: not truncated, but the last segment %v is not an answer", name, last.Tokens)
-			case s.CutLength && len(s.Prompt)+s.ResponseLen() < cfg.MaxLen && !(last.Agent && stopped):
+			case !s.Truncated() && !(last.agent && last.tokens[len(last.tokens)-1] == fakeImEnd):
+				t.Errorf("%s: not truncated, but the last segment %v is not an answer", name, last.tokens)
+			case s.CutMaxLength && len(s.Prompt)+s.ResponseLen() < cfg.MaxLen && !(last.agent && stopped):
 				t.Errorf("%s: cut at length %d < MaxLen without a tool call whose observation did not fit", name, len(s.Prompt)+s.ResponseLen())
-			case s.CutTurns && (s.Turns != cfg.MaxTurns || !last.Agent):
-				t.Errorf("%s: cut at the turn limit after %d turns (MaxTurns %d)", name, s.Turns, cfg.MaxTurns)
+			case s.CutMaxTurns && (len(s.Turns) != cfg.MaxTurns || !last.agent):
+				t.Errorf("%s: cut at the turn limit after %d turns (MaxTurns %d)", name, len(s.Turns), cfg.MaxTurns)
 			}
 			var fed []int
 			fed = append(fed, s.Prompt...)
-			for _, seg := range s.Segments {
-				fed = append(fed, seg.Tokens...)
+			for _, seg := range segs {
+				fed = append(fed, seg.tokens...)
 			}
 			if !slices.Equal(dec.history[r], fed[:len(fed)-1]) {
 				t.Errorf("%s: decoder holds %v, want %v", name, dec.history[r], fed[:len(fed)-1])
@@ -285,8 +277,8 @@ func TestRunLimitsHold(t *testing.T) {
 			checkFlattens(t, name, s)
 		}
 		for i, ep := range eps {
-			if ep.finished != 1 || ep.truncated != out[i].Truncated {
-				t.Errorf("%s: episode %d finished %d times, truncated %v (sample %v)", name, i, ep.finished, ep.truncated, out[i].Truncated)
+			if ep.finished != 1 || ep.truncated != out[i].Truncated() {
+				t.Errorf("%s: episode %d finished %d times, truncated %v (result %v)", name, i, ep.finished, ep.truncated, out[i].Truncated())
 			}
 		}
 	}

@@ -36,7 +36,7 @@ func TestKVCacheContinuity(t *testing.T) {
 	for g := range 3 {
 		tasks = append(tasks, Task{Prompt: []int{1, 2, 3, g}, Group: g, NewEpisode: func() Episode { return &fakeEpisode{} }})
 	}
-	cfg := Config{N: 4, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, Workers: 2, Seed: 9}
+	cfg := Config{N: 4, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: 9}
 	dec := m.NewDecoder(len(tasks)*cfg.N, cfg.MaxLen)
 	samples, err := Run(context.Background(), dec, model.Sampler{Temperature: 1}, fakeEncoder{}, tasks, cfg)
 	if err != nil {
@@ -50,16 +50,16 @@ func TestKVCacheContinuity(t *testing.T) {
 		for range s.Prompt {
 			sampled = append(sampled, float32(math.NaN()))
 		}
-		for _, seg := range s.Segments {
-			tokens = append(tokens, seg.Tokens...)
-			for k := range seg.Tokens {
-				if seg.Agent {
-					sampled = append(sampled, seg.LogProbs[k])
+		for _, seg := range segmentsOf(s) {
+			tokens = append(tokens, seg.tokens...)
+			for k := range seg.tokens {
+				if seg.agent {
+					sampled = append(sampled, seg.logProbs[k])
 				} else {
 					sampled = append(sampled, float32(math.NaN()))
 				}
 			}
-			if !seg.Agent {
+			if !seg.agent {
 				observations++
 			}
 		}

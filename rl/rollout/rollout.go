@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"agentr1/mdp"
 )
 
 // Config sets the limits and sampling of a rollout.
@@ -16,7 +18,7 @@ type Config struct {
 	MaxTurns      int // agent turns per episode; a tool call in the last turn cuts the episode
 	MaxTurnTokens int // generated tokens per turn; a longer turn is handed to the env as is
 	// MaxLen is the tokens per row, prompt + response; the decoder must hold this many. A row
-	// reaching MaxLen is cut (Sample.CutLength). A prompt of MaxLen tokens or more leaves no
+	// reaching MaxLen is cut (Result.CutMaxLength). A prompt of MaxLen tokens or more leaves no
 	// room for a response: its row is cut before generating (CutPrompt), or the rollout is
 	// refused if RefuseLongPrompts.
 	MaxLen int
@@ -27,9 +29,12 @@ type Config struct {
 	// MaxObsTokens is the most tokens of one observation appended; a longer one keeps its
 	// head, ObsCutMarker and its Transition.ObservationTail (see EncodeObservation). 0 keeps all.
 	MaxObsTokens int
-	StopTokens   []int  // token ids that end a turn: `</tool_call>` and `<|im_end|>`
-	Workers      int    // goroutines running environment steps; 0 means GOMAXPROCS
-	Seed         uint64 // row r samples from the stream PCG(Seed, r)
+	StopTokens   []int // token ids that end a turn: `</tool_call>` and `<|im_end|>`
+	// ToolEnd is the stop token that closes a tool call (`</tool_call>`): a turn ending with it
+	// records an mdp.ToolCall on that token, carrying the turn's process reward.
+	ToolEnd int
+	Workers int    // goroutines running environment steps; 0 means GOMAXPROCS
+	Seed    uint64 // row r samples from the stream PCG(Seed, r)
 }
 
 // Validate reports the first invalid setting, naming the field.
@@ -49,6 +54,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rollout: Workers = %d, want >= 0 (0 means GOMAXPROCS)", c.Workers)
 	case len(c.StopTokens) == 0:
 		return errors.New("rollout: no StopTokens")
+	case !slices.Contains(c.StopTokens, c.ToolEnd):
+		return fmt.Errorf("rollout: ToolEnd %d is not one of StopTokens %v", c.ToolEnd, c.StopTokens)
 	}
 	return nil
 }
@@ -97,9 +104,9 @@ type rowCopier interface {
 type row struct {
 	rng        *rand.Rand
 	episode    Episode
-	sample     *Sample
+	result     *Result
 	logits     []float32 // (V) next-token logits, copied out of the decoder
-	cur        Segment   // the agent turn being generated
+	cur        mdp.Turn  // the agent turn being generated: its action and log-probs so far
 	active     bool
 	pending    int  // the last sampled token, not yet fed to the decoder
 	stopped    bool // the current turn ended with a stop token
@@ -109,13 +116,13 @@ type row struct {
 }
 
 // Run rolls out every task N times on dec (which must have at least len(tasks)*N rows of
-// capacity cfg.MaxLen) and returns the samples in row order: task i's samples are rows
+// capacity cfg.MaxLen) and returns the results in row order: task i's samples are rows
 // i*N ... i*N+N-1. It refuses, before generating anything, a config Validate rejects, a
 // decoder too small for the rows or MaxLen (when dec reports its size, as model.Decoder does),
 // an empty prompt, and with RefuseLongPrompts a prompt of MaxLen tokens or more (otherwise
 // that row is cut before generating: CutPrompt). Environment errors abort the rollout and are
 // returned with the row.
-func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks []Task, cfg Config) ([]*Sample, error) {
+func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks []Task, cfg Config) ([]*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -126,16 +133,16 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 	rows := make([]*row, nrows)
 	for i := range rows {
 		t := tasks[i/cfg.N]
-		s := &Sample{Group: t.Group, Index: i, Prompt: slices.Clone(t.Prompt)}
+		res := &Result{Group: t.Group, Index: i, Trajectory: mdp.Trajectory{Prompt: slices.Clone(t.Prompt)}}
 		rows[i] = &row{
 			rng:     rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
 			episode: t.NewEpisode(),
-			sample:  s,
+			result:  res,
 		}
 		dec.Reset(i)
 		if len(t.Prompt) >= cfg.MaxLen {
-			s.CutPrompt, s.CutLength = true, true
-			s.cut("%s", longPrompt(len(t.Prompt), cfg.MaxLen))
+			res.CutPrompt, res.CutMaxLength = true, true
+			res.cut("%s", longPrompt(len(t.Prompt), cfg.MaxLen))
 			finish(rows[i])
 			continue
 		}
@@ -161,8 +168,8 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 				continue
 			}
 			tok, lp := sampler.Sample(r.logits, r.rng)
-			r.cur.Tokens = append(r.cur.Tokens, tok)
-			r.cur.LogProbs = append(r.cur.LogProbs, lp)
+			r.cur.Action = append(r.cur.Action, tok)
+			r.cur.ActionLogProbs = append(r.cur.ActionLogProbs, lp)
 			r.pending = tok
 			length := dec.Len(i) + 1 // the cache plus the sampled token
 			switch {
@@ -172,7 +179,7 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			case length >= cfg.MaxLen:
 				r.stopped, r.lengthCut = false, true
 				ended = append(ended, i)
-			case len(r.cur.Tokens) >= cfg.MaxTurnTokens:
+			case len(r.cur.Action) >= cfg.MaxTurnTokens:
 				r.stopped, r.lengthCut = false, false
 				ended = append(ended, i)
 			default:
@@ -195,9 +202,9 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			break
 		}
 	}
-	out := make([]*Sample, nrows)
+	out := make([]*Result, nrows)
 	for i, r := range rows {
-		out[i] = r.sample
+		out[i] = r.result
 	}
 	return out, nil
 }
@@ -219,12 +226,11 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	// Close the agent segment of every ended row.
+	// Close the agent turn of every ended row.
 	for _, i := range ended {
 		r := rows[i]
-		r.sample.Segments = append(r.sample.Segments, Segment{Tokens: r.cur.Tokens, LogProbs: r.cur.LogProbs, Agent: true})
-		r.cur = Segment{}
-		r.sample.Turns++
+		r.result.Turns = append(r.result.Turns, r.cur)
+		r.cur = mdp.Turn{}
 	}
 	// Environment steps, concurrently; a turn cut by MaxLen is not stepped (its text is
 	// incomplete and nothing could follow it).
@@ -235,40 +241,40 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		if r.lengthCut {
 			continue
 		}
-		agent := r.sample.Segments[len(r.sample.Segments)-1]
+		action := r.result.Turns[len(r.result.Turns)-1].Action
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r.transition, r.stepErr = r.episode.Step(ctx, enc.Decode(agent.Tokens))
+			r.transition, r.stepErr = r.episode.Step(ctx, enc.Decode(action))
 		}()
 	}
 	wg.Wait()
 	for _, i := range ended {
 		r := rows[i]
+		s, turn := r.result, len(r.result.Turns)
 		if r.stepErr != nil {
-			return fmt.Errorf("rollout: row %d turn %d: %w", i, r.sample.Turns, r.stepErr)
+			return fmt.Errorf("rollout: row %d turn %d: %w", i, turn, r.stepErr)
 		}
-		last := &r.sample.Segments[len(r.sample.Segments)-1]
-		s, turn := r.sample, r.sample.Turns
+		last := &s.Turns[turn-1]
 		if r.lengthCut {
-			s.CutLength = true
+			s.CutMaxLength = true
 			s.cut("turn %d: prompt and response reached MaxLen %d tokens while generating", turn, cfg.MaxLen)
 			finish(r)
 			continue
 		}
-		last.Reward = r.transition.Reward
+		recordToolCall(last, r.transition.Reward, cfg.ToolEnd)
 		// A turn without a stop token that hit MaxTurnTokens is flagged as cut.
 		if !r.stopped {
 			s.CutTurnTokens = true
-			s.cut("turn %d: %d tokens generated without a stop token: MaxTurnTokens is %d", turn, len(last.Tokens), cfg.MaxTurnTokens)
+			s.cut("turn %d: %d tokens generated without a stop token: MaxTurnTokens is %d", turn, len(last.Action), cfg.MaxTurnTokens)
 		}
 		if r.transition.Done {
 			finish(r)
 			continue
 		}
 		if turn >= cfg.MaxTurns {
-			s.CutTurns = true
+			s.CutMaxTurns = true
 			s.cut("turn %d still called a tool: MaxTurns is %d", turn, cfg.MaxTurns)
 			finish(r)
 			continue
@@ -279,7 +285,7 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		}
 		// The pending token and the observation must fit, with room for one generated token.
 		if used := dec.Len(i) + 1; used+len(obs)+1 > cfg.MaxLen {
-			s.CutLength = true
+			s.CutMaxLength = true
 			s.cut("turn %d: observation of %d tokens does not fit: %d of MaxLen %d tokens used, one must stay for the next turn",
 				turn, len(obs), used, cfg.MaxLen)
 			finish(r)
@@ -290,7 +296,7 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		feed = append(feed, obs...)
 		r.logits = append(r.logits[:0], dec.Append(i, feed)...)
 		if len(obs) > 0 {
-			r.sample.Segments = append(r.sample.Segments, Segment{Tokens: obs})
+			last.Observation = obs
 		}
 		if cfg.MaxObsTokens > 0 && whole > cfg.MaxObsTokens {
 			s.CutObservations++
@@ -300,11 +306,20 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 	return nil
 }
 
-// finish ends row r's episode and records its outcome; the episode is told whether a limit
-// cut it.
+// recordToolCall records the tool call a turn's action closed: on its last token, when that
+// token is toolEnd or the environment paid a process reward for the turn (so no reward is lost
+// when a turn without `</tool_call>` earns one), with that reward.
+func recordToolCall(turn *mdp.Turn, reward float64, toolEnd int) {
+	if n := len(turn.Action); n > 0 && (turn.Action[n-1] == toolEnd || reward != 0) {
+		turn.ToolCalls = []mdp.ToolCall{{End: n - 1, Reward: reward}}
+	}
+}
+
+// finish ends row r's episode and records its outcome reward and statistics; the episode is
+// told whether a limit cut it.
 func finish(r *row) {
 	r.active = false
-	s := r.sample
-	s.Truncated = s.CutLength || s.CutTurns || s.CutTurnTokens
-	s.Outcome = r.episode.Finish(s.Truncated)
+	res := r.result
+	out := r.episode.Finish(res.Truncated())
+	res.OutcomeReward, res.Stats = out.Reward, out.Stats
 }

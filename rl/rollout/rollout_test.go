@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"agentr1/mdp"
 )
 
 // scripted returns a decoder whose row r emits scripts[r] token by token (then token 1 forever).
@@ -22,7 +24,7 @@ func scripted(scripts [][]int) *scriptDecoder {
 }
 
 func baseConfig() Config {
-	return Config{N: 1, MaxTurns: 3, MaxTurnTokens: 6, MaxLen: 40, StopTokens: []int{fakeToolEnd, fakeImEnd}, Workers: 2, Seed: 1}
+	return Config{N: 1, MaxTurns: 3, MaxTurnTokens: 6, MaxLen: 40, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: 1}
 }
 
 func TestRunScripted(t *testing.T) {
@@ -36,7 +38,7 @@ func TestRunScripted(t *testing.T) {
 		turns     int
 		envTurns  []string
 		cutObs    int      // observations cut to MaxObsTokens
-		cuts      []string // Sample.Cuts
+		cuts      []string // Result.Cuts
 	}
 	cases := []struct {
 		name   string
@@ -124,26 +126,36 @@ func TestRunScripted(t *testing.T) {
 			var segs [][]int
 			var agent []bool
 			var rewards []float64
-			for _, seg := range s.Segments {
-				segs = append(segs, seg.Tokens)
-				agent = append(agent, seg.Agent)
-				rewards = append(rewards, seg.Reward)
-				if seg.Agent != (seg.LogProbs != nil) || (seg.Agent && len(seg.LogProbs) != len(seg.Tokens)) {
-					t.Errorf("%s: segment %v: %d log-probs for agent=%v", tc.name, seg.Tokens, len(seg.LogProbs), seg.Agent)
+			for _, seg := range segmentsOf(s) {
+				segs = append(segs, seg.tokens)
+				agent = append(agent, seg.agent)
+				rewards = append(rewards, seg.reward)
+				if seg.agent != (seg.logProbs != nil) || (seg.agent && len(seg.logProbs) != len(seg.tokens)) {
+					t.Errorf("%s: segment %v: %d log-probs for agent=%v", tc.name, seg.tokens, len(seg.logProbs), seg.agent)
+				}
+			}
+			// A turn closing `</tool_call>` records the call on that token with its reward.
+			for k, turn := range s.Turns {
+				var want []mdp.ToolCall
+				if n := len(turn.Action); turn.Action[n-1] == fakeToolEnd {
+					want = []mdp.ToolCall{{End: n - 1, Reward: 0.1}}
+				}
+				if !reflect.DeepEqual(turn.ToolCalls, want) {
+					t.Errorf("%s: turn %d %v: tool calls %+v, want %+v", tc.name, k+1, turn.Action, turn.ToolCalls, want)
 				}
 			}
 			if !reflect.DeepEqual(segs, tc.want.segments) || !reflect.DeepEqual(agent, tc.want.agent) || !reflect.DeepEqual(rewards, tc.want.rewards) {
 				t.Errorf("%s: segments %v agent %v rewards %v, want %v %v %v", tc.name, segs, agent, rewards, tc.want.segments, tc.want.agent, tc.want.rewards)
 			}
-			if s.Truncated != tc.want.truncated || s.Turns != tc.want.turns || s.CutObservations != tc.want.cutObs {
-				t.Errorf("%s: truncated %v turns %d cut observations %d, want %v %d %d", tc.name, s.Truncated, s.Turns,
+			if s.Truncated() != tc.want.truncated || len(s.Turns) != tc.want.turns || s.CutObservations != tc.want.cutObs {
+				t.Errorf("%s: truncated %v turns %d cut observations %d, want %v %d %d", tc.name, s.Truncated(), len(s.Turns),
 					s.CutObservations, tc.want.truncated, tc.want.turns, tc.want.cutObs)
 			}
 			if !slices.Equal(s.Cuts, tc.want.cuts) {
 				t.Errorf("%s: cuts %q, want %q", tc.name, s.Cuts, tc.want.cuts)
 			}
 			checkFlattens(t, tc.name, s)
-			cut := map[string]bool{"length": s.CutLength, "turns": s.CutTurns, "turn-tokens": s.CutTurnTokens}
+			cut := map[string]bool{"length": s.CutMaxLength, "turns": s.CutMaxTurns, "turn-tokens": s.CutTurnTokens}
 			for name, set := range cut {
 				if set != (name == tc.want.cut) {
 					t.Errorf("%s: cut %s = %v, want cut %q", tc.name, name, set, tc.want.cut)
@@ -152,8 +164,8 @@ func TestRunScripted(t *testing.T) {
 			if !reflect.DeepEqual(ep.turns, tc.want.envTurns) {
 				t.Errorf("%s: env saw %q, want %q", tc.name, ep.turns, tc.want.envTurns)
 			}
-			if ep.finished != 1 || ep.truncated != tc.want.truncated || s.Outcome.Reward != float64(len(ep.turns)) {
-				t.Errorf("%s: Finish called %d times (truncated %v), outcome %v", tc.name, ep.finished, ep.truncated, s.Outcome)
+			if ep.finished != 1 || ep.truncated != tc.want.truncated || s.OutcomeReward != float64(len(ep.turns)) || s.Stats["turns_seen"] != float64(len(ep.turns)) {
+				t.Errorf("%s: Finish called %d times (truncated %v), outcome %v %v", tc.name, ep.finished, ep.truncated, s.OutcomeReward, s.Stats)
 			}
 			if s.Group != 3 || !slices.Equal(s.Prompt, prompt) {
 				t.Errorf("%s: group %d prompt %v", tc.name, s.Group, s.Prompt)
@@ -164,8 +176,8 @@ func TestRunScripted(t *testing.T) {
 			// The cache holds the prompt and every segment, except the very last sampled token.
 			var fed []int
 			fed = append(fed, prompt...)
-			for _, seg := range s.Segments {
-				fed = append(fed, seg.Tokens...)
+			for _, seg := range segmentsOf(s) {
+				fed = append(fed, seg.tokens...)
 			}
 			if h := dec.history[0]; !slices.Equal(h, fed[:len(fed)-1]) {
 				t.Errorf("%s: decoder history %v, want %v", tc.name, h, fed[:len(fed)-1])
@@ -175,7 +187,7 @@ func TestRunScripted(t *testing.T) {
 }
 
 // randomRun rolls out 3 tasks x 4 samples with a sampler drawing from a smooth distribution.
-func randomRun(t *testing.T, seed uint64, workers int, copyRows bool) []*Sample {
+func randomRun(t *testing.T, seed uint64, workers int, copyRows bool) []*Result {
 	t.Helper()
 	// Logits depend on the whole history, so any cache corruption changes the samples.
 	dec := newScriptDecoder(12, func(_ int, h []int) []float32 {
@@ -220,7 +232,7 @@ func TestRunDeterministic(t *testing.T) {
 		}
 	}
 	// The group's samples must not all be identical (per-row streams differ).
-	if reflect.DeepEqual(a[0].Segments, a[1].Segments) && reflect.DeepEqual(a[1].Segments, a[2].Segments) {
+	if reflect.DeepEqual(a[0].Turns, a[1].Turns) && reflect.DeepEqual(a[1].Turns, a[2].Turns) {
 		t.Errorf("rows of one group sampled identical trajectories")
 	}
 }
@@ -235,7 +247,7 @@ func (d sized) Rows() int   { return d.rows }
 func (d sized) MaxLen() int { return d.maxLen }
 
 // TestRunLongPrompt checks that without RefuseLongPrompts a prompt of MaxLen tokens or more
-// gives a sample cut before generating, saying why, while the other rows of the batch run.
+// gives a result cut before generating, saying why, while the other rows of the batch run.
 func TestRunLongPrompt(t *testing.T) {
 	cfg := baseConfig()
 	cfg.MaxLen = 3
@@ -250,13 +262,13 @@ func TestRunLongPrompt(t *testing.T) {
 	}
 	s := out[0]
 	want := []string{"prompt of 3 tokens leaves no room for a response: MaxLen is 3 tokens, prompt + response"}
-	if !s.CutPrompt || !s.CutLength || !s.Truncated || len(s.Segments) != 0 || !slices.Equal(s.Cuts, want) ||
+	if !s.CutPrompt || !s.CutMaxLength || !s.Truncated() || len(segmentsOf(s)) != 0 || !slices.Equal(s.Cuts, want) ||
 		long.finished != 1 || !long.truncated || len(dec.history[0]) != 0 {
 		t.Errorf("long prompt: cut prompt %v length %v truncated %v, %d segments, cuts %q, finished %d (truncated %v), decoder fed %v",
-			s.CutPrompt, s.CutLength, s.Truncated, len(s.Segments), s.Cuts, long.finished, long.truncated, dec.history[0])
+			s.CutPrompt, s.CutMaxLength, s.Truncated(), len(segmentsOf(s)), s.Cuts, long.finished, long.truncated, dec.history[0])
 	}
-	if s := out[1]; s.Truncated || s.CutPrompt || len(s.Segments) != 1 || short.finished != 1 {
-		t.Errorf("short prompt beside it: truncated %v cut prompt %v, %d segments", s.Truncated, s.CutPrompt, len(s.Segments))
+	if s := out[1]; s.Truncated() || s.CutPrompt || len(segmentsOf(s)) != 1 || short.finished != 1 {
+		t.Errorf("short prompt beside it: truncated %v cut prompt %v, %d segments", s.Truncated(), s.CutPrompt, len(segmentsOf(s)))
 	}
 }
 
@@ -283,6 +295,8 @@ func TestRunRefuses(t *testing.T) {
 		{name: "zero MaxTurnTokens", prompt: []int{1}, cfg: func(c *Config) { c.MaxTurnTokens = 0 }, want: "rollout: MaxTurnTokens = 0"},
 		{name: "zero MaxTurns", prompt: []int{1}, cfg: func(c *Config) { c.MaxTurns = 0 }, want: "rollout: MaxTurns = 0"},
 		{name: "MaxLen 1", prompt: []int{1}, cfg: func(c *Config) { c.MaxLen = 1 }, want: "rollout: MaxLen = 1"},
+		{name: "ToolEnd not a stop token", prompt: []int{1}, cfg: func(c *Config) { c.ToolEnd = 3 },
+			want: "rollout: ToolEnd 3 is not one of StopTokens [10 11]"},
 	}
 	for _, tc := range cases {
 		cfg := baseConfig()
@@ -298,7 +312,7 @@ func TestRunRefuses(t *testing.T) {
 		out, err := Run(context.Background(), dec, testSampler{greedy: true}, fakeEncoder{},
 			[]Task{{Prompt: tc.prompt, NewEpisode: func() Episode { return ep }}}, cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: samples %v, error %v; want an error containing %q", tc.name, out, err, tc.want)
+			t.Errorf("%s: results %v, error %v; want an error containing %q", tc.name, out, err, tc.want)
 		}
 		if len(sd.history[0]) != 0 || len(ep.turns) != 0 {
 			t.Errorf("%s: refused rollout still fed %v to the decoder and %d turns to the episode", tc.name, sd.history[0], len(ep.turns))
@@ -333,4 +347,51 @@ func historyLogits(h []int, shift, mod int, scale float32) []float32 {
 		l[v] = float32((sum*(v+shift))%mod) * scale
 	}
 	return l
+}
+
+// rewardEpisode answers each turn with the next of its scripted process rewards, an
+// observation "7" after a turn ending in `</tool_call>`, and ends the episode on any other.
+type rewardEpisode struct{ rewards []float64 }
+
+func (e *rewardEpisode) Step(_ context.Context, turn string) (Transition, error) {
+	r := e.rewards[0]
+	e.rewards = e.rewards[1:]
+	if !strings.HasSuffix(turn, "10") {
+		return Transition{Done: true, Reward: r}, nil
+	}
+	return Transition{Observation: "7", Reward: r}, nil
+}
+
+func (e *rewardEpisode) Finish(bool) Outcome { return Outcome{Reward: 1} }
+
+// TestRunRecordsToolCalls checks where the trajectory records tool calls: on the last token of
+// every turn ending in `</tool_call>`, with the turn's process reward even when it is 0, and on
+// the last token of a turn that earned a process reward without closing a call (so the reward
+// is kept); a turn that neither closes a call nor earns a reward records none.
+func TestRunRecordsToolCalls(t *testing.T) {
+	dec := scripted([][]int{{2, fakeToolEnd, 3, fakeToolEnd, 4, fakeImEnd}, {5, fakeImEnd}})
+	tasks := []Task{
+		{Prompt: []int{1}, NewEpisode: func() Episode { return &rewardEpisode{rewards: []float64{0, 0.5, 0.25}} }},
+		{Prompt: []int{1}, NewEpisode: func() Episode { return &rewardEpisode{rewards: []float64{0}} }},
+	}
+	out, err := Run(context.Background(), dec, testSampler{greedy: true}, fakeEncoder{}, tasks, baseConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][][]mdp.ToolCall{
+		{{{End: 1, Reward: 0}}, {{End: 1, Reward: 0.5}}, {{End: 1, Reward: 0.25}}},
+		{nil},
+	}
+	for r, res := range out {
+		var got [][]mdp.ToolCall
+		for _, turn := range res.Turns {
+			got = append(got, turn.ToolCalls)
+		}
+		if !reflect.DeepEqual(got, want[r]) {
+			t.Errorf("row %d: tool calls per turn %+v, want %+v", r, got, want[r])
+		}
+	}
+	if tot := out[0].TotalReward(); tot != 1.75 {
+		t.Errorf("row 0: total reward %v, want 1.75 (outcome 1 and process 0.5 + 0.25)", tot)
+	}
 }

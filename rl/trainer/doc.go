@@ -9,10 +9,11 @@
 //
 // One RL step (Trainer.Step), in order:
 //
-//  1. rollout: Prompts x N multi-turn trajectories (package rl/rollout), ReMax adds one greedy
-//     rollout per prompt as its baseline;
-//  2. flatten and collate (package mdp): prompts left-padded, responses right-padded, the
-//     action mask (loss mask) on agent tokens, the advantage mask, token-level rewards;
+//  1. rollout: Prompts x N multi-turn trajectories (package rl/rollout), each an
+//     mdp.Trajectory; ReMax adds one greedy rollout per prompt as its baseline;
+//  2. flatten and collate the trajectories (package mdp, trajectory.go): prompts left-padded,
+//     responses right-padded, the action mask (loss mask) on agent tokens, the advantage
+//     mask, token-level rewards;
 //  3. old log-probs recomputed by the policy (and compared with the sampled ones: the
 //     logp_diff_max metric catches token drift between rollout and training);
 //  4. reference log-probs from a frozen copy of the initial policy, when the KL term is on;
@@ -25,6 +26,10 @@
 //     AdamW steps with linear warm-up and cosine (or linear) decay; PPO's critic takes the
 //     clipped value loss on the same mini-batch. During the critic warm-up only the critic
 //     learns.
+//
+// TraceStep (trace.go) runs the same step and returns what it computed for every response
+// token, from the masks to the dL/dlogp handed to the backward pass; `agentr1 explain`
+// prints it.
 //
 // Ablations (docs/PAPER.md §6): NoLossMask trains on observation tokens too; NoAdvantageMask
 // computes advantages over every response position, as Search-R1 does.

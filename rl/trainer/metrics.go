@@ -37,6 +37,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // StepMetrics is the one JSON line logged per training step. Names follow verl's and CleanRL's
 // metric names where they exist.
 type StepMetrics struct {
+	// Step is the step's number, counted from 1: after step s, s updates have been applied,
+	// and an evaluation at step s (EvalMetrics.Step) saw that policy.
 	Step      int    `json:"step"`
 	Phase     string `json:"phase"` // "rl" or "critic-warmup"
 	Algorithm string `json:"algorithm,omitempty"`

@@ -7,7 +7,7 @@ import (
 	"agentr1/rl/rollout"
 )
 
-// Keys of rollout.Outcome.Stats that the trainer logs and evaluates. Episodes (QAEpisode)
+// Keys of rollout.Outcome.Stats (rollout.Result.Stats) that the trainer logs and evaluates. Episodes (QAEpisode)
 // fill them; a missing key counts as 0.
 const (
 	StatEM         = "em"          // exact match of the final answer, 0 or 1
@@ -20,26 +20,26 @@ const (
 
 func samplerGreedy() model.Sampler { return model.Sampler{Greedy: true} }
 
-// rolloutStats fills the rollout part of m from the step's samples.
-func rolloutStats(m *StepMetrics, samples []*rollout.Sample) {
-	n := float64(len(samples))
+// rolloutStats fills the rollout part of m from the step's rollout results.
+func rolloutStats(m *StepMetrics, results []*rollout.Result) {
+	n := float64(len(results))
 	if n == 0 {
 		return
 	}
 	var sum, sq, em, f1, format, resp, agent, turns, searches, toolErr, cut float64
-	for _, s := range samples {
-		r := SampleReward(s)
+	for _, s := range results {
+		r := s.TotalReward()
 		sum += r
 		sq += r * r
-		em += s.Outcome.Stats[StatEM]
-		f1 += s.Outcome.Stats[StatF1]
-		format += s.Outcome.Stats[StatFormat]
-		searches += s.Outcome.Stats[StatSearches]
-		toolErr += s.Outcome.Stats[StatToolErrors]
+		em += s.Stats[StatEM]
+		f1 += s.Stats[StatF1]
+		format += s.Stats[StatFormat]
+		searches += s.Stats[StatSearches]
+		toolErr += s.Stats[StatToolErrors]
 		resp += float64(s.ResponseLen())
 		agent += float64(s.AgentTokens())
-		turns += float64(s.Turns)
-		if s.Truncated {
+		turns += float64(len(s.Turns))
+		if s.Truncated() {
 			cut++
 		}
 	}

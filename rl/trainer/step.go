@@ -30,42 +30,47 @@ type stepData struct {
 // step's metrics; StepsDone advances on success.
 func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	c := &t.Config
-	s := t.StepsDone
-	m := StepMetrics{Step: s, Phase: "rl", Algorithm: string(c.Algorithm)}
+	s := t.StepsDone // the step's index: seeds its randomness
+	m := StepMetrics{Step: s + 1, Phase: "rl", Algorithm: string(c.Algorithm)}
 	start := time.Now()
 
 	// 1. Rollout: Prompts x N rows, one group per prompt.
 	probs := t.stepProblems(s)
-	samples, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
+	results, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
 	if err != nil {
-		return m, fmt.Errorf("step %d: rollout: %w", s, err)
+		return m, fmt.Errorf("step %d: rollout: %w", m.Step, err)
 	}
 	var baselines []float64 // ReMax: the greedy rollout's reward per row
 	if c.Algorithm == ReMax {
 		greedy, err := t.rollout(ctx, probs, 1, greedySampler, t.stepRand(s, purposeGreedy).Uint64())
 		if err != nil {
-			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", s, err)
+			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", m.Step, err)
 		}
-		baselines = make([]float64, len(samples))
-		for i := range samples {
-			baselines[i] = SampleReward(greedy[i/c.N])
+		baselines = make([]float64, len(results))
+		for i := range results {
+			baselines[i] = greedy[i/c.N].TotalReward()
 		}
 	}
 	m.TimeRollout = Num(time.Since(start).Seconds())
-	rolloutStats(&m, samples)
+	rolloutStats(&m, results)
 
-	col, err := Collate(samples, t.Specials.ToolEnd, t.Specials.Pad)
+	col, err := Collate(results, t.Specials.Pad)
 	if err != nil {
-		return m, fmt.Errorf("step %d: %w", s, err)
+		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
 	d, err := t.prepare(col, baselines, &m)
 	if err != nil {
-		return m, fmt.Errorf("step %d: %w", s, err)
+		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
 
 	if t.OnBatch != nil {
-		t.OnBatch(&StepBatch{Step: s, Collated: col, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
-			Rewards: d.rewards.Data, Advantages: d.advantages.Data})
+		gold := make([][]string, len(col.Groups))
+		for i, g := range col.Groups {
+			gold[i] = probs[g].Answers
+		}
+		t.OnBatch(&StepBatch{Step: m.Step, Collated: col, Answers: gold, LossMask: d.lossMask.Data, AdvantageMask: d.advMask.Data,
+			Rewards: d.rewards.Data, Advantages: d.advantages.Data, Returns: d.returns.Data, Values: d.values.Data,
+			OldLogProbs: d.oldLogp.Data})
 	}
 
 	// 2. Update.
@@ -75,7 +80,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 		m.Phase = "critic-warmup"
 	}
 	if err := t.update(d, policyUpdate, &m); err != nil {
-		return m, fmt.Errorf("step %d: update: %w", s, err)
+		return m, fmt.Errorf("step %d: update: %w", m.Step, err)
 	}
 	m.TimeUpdate = Num(time.Since(tUpd).Seconds())
 	m.TimeTotal = Num(time.Since(start).Seconds())
@@ -91,22 +96,13 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 // greedySampler takes the argmax: ReMax's baseline.
 var greedySampler = samplerGreedy()
 
-// rollout generates n samples of every problem.
-func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler rollout.Sampler, seed uint64) ([]*rollout.Sample, error) {
+// rollout generates n trajectories of every problem.
+func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler rollout.Sampler, seed uint64) ([]*rollout.Result, error) {
 	tasks := make([]rollout.Task, len(probs))
 	for i, p := range probs {
 		tasks[i] = rollout.Task{Prompt: p.Prompt, NewEpisode: p.NewEpisode, Group: i}
 	}
 	return rollout.Run(ctx, t.decoder(len(tasks)*n), sampler, t.Encoder, tasks, t.rolloutConfig(n, seed))
-}
-
-// SampleReward is a trajectory's total reward: outcome plus process rewards.
-func SampleReward(s *rollout.Sample) float64 {
-	r := s.Outcome.Reward
-	for _, seg := range s.Segments {
-		r += seg.Reward
-	}
-	return r
 }
 
 // prepare computes the masks, old and reference log-probs, critic values, token rewards and

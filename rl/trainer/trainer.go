@@ -16,6 +16,7 @@ type Problem struct {
 	NewEpisode func() rollout.Episode // a fresh episode of this question
 	Dataset    string                 // for evaluation breakdowns ("world", "hotpotqa", ...)
 	Type       string                 // question type ("bridge", "comparison", ...)
+	Answers    []string               // the accepted answers (gold and aliases), for reports
 }
 
 // Specials are the token ids the trainer must know.
@@ -48,6 +49,9 @@ type Trainer struct {
 	// OnBatch, when set, sees every step's prepared batch before the update (to dump sample
 	// trajectories with their masks and advantages for a report). It must not modify it.
 	OnBatch func(*StepBatch)
+	// OnPolicyLoss, when set, sees every policy mini-batch's loss, token by token, before its
+	// optimiser step (TraceStep, agentr1 explain). It must not modify it.
+	OnPolicyLoss func(*PolicyTrace)
 
 	ws, wsRef, wsCritic *model.Workspace
 	dec                 *model.Decoder
@@ -151,7 +155,7 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 	return rollout.Config{
 		N: n, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen,
 		RefuseLongPrompts: true,
-		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd},
+		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd}, ToolEnd: t.Specials.ToolEnd,
 		Workers: t.Workers, Seed: seed,
 	}
 }
@@ -159,10 +163,15 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 // StepBatch is one step's training data as the update sees it; the matrices are (B, L) over the
 // response columns of Collated.Batch.
 type StepBatch struct {
-	Step          int
+	Step          int // the step's number, from 1 (StepMetrics.Step)
 	Collated      *Collated
 	LossMask      []float64 // the mask the losses use (action mask, or every response token with NoLossMask)
 	AdvantageMask []float64 // the mask advantages were computed over
 	Rewards       []float64 // token-level rewards (KL included when in the reward)
 	Advantages    []float64
+	Returns       []float64 // the critic's targets (PPO); the advantages for the outcome estimators
+	Values        []float64 // the critic's values at rollout time (PPO); 0 without a critic
+	OldLogProbs   []float64 // the old log-probs of the ratio (recomputed or sampled: RLConfig.OldLogProbs)
+
+	Answers [][]string // (B,) the accepted answers of each row's question (Problem.Answers)
 }

@@ -67,10 +67,10 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	rng := t.stepRand(t.StepsDone, purposeShuffle)
 	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
 	for epoch := 0; epoch < c.Epochs; epoch++ {
-		for _, rows := range lengthGroups(b, size, rng) {
+		for k, rows := range lengthGroups(b, size, rng) {
 			v := NewView(b, rows)
 			if policy {
-				if err := t.policyMiniBatch(d, v, &st); err != nil {
+				if err := t.policyMiniBatch(d, v, &st, epoch, k); err != nil {
 					return err
 				}
 			}
@@ -108,8 +108,9 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 // GradClip and AdamW steps. The loss is aggregated with the denominators of the whole
 // mini-batch (verl agg_loss's batch_num_tokens, global_batch_size, loss_scale_factor), so the
 // rows that teach nothing can be left out of the forward and backward passes (teachingRows)
-// without changing the loss or its gradient.
-func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
+// without changing the loss or its gradient. epoch and k (the mini-batch's place in it) name
+// the mini-batch for OnPolicyLoss.
+func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, k int) error {
 	c := &t.Config
 	fullMask := v.Gather(d.lossMask.Data) // (B, L) of the whole mini-batch
 	if rl.MaskedSum(fullMask, fullMask) == 0 {
@@ -117,6 +118,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
 	}
 	agg := aggDenominators(fullMask, c.MaxLen)
 	mask := fullMask // (B, L) of the rows trained on
+	miniBatchRows := v.rows
 	if tv := t.teachingRows(d, v); tv != v {
 		v, mask = tv, tv.Gather(d.lossMask.Data)
 	}
@@ -131,6 +133,9 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
 	}
 	loss := pl.Loss
 	dlogp := pl.GradLogProb // (B, L)
+	if t.OnPolicyLoss != nil {
+		dlogp = pl.GradLogProb.Clone() // the KL term below adds to dlogp; pl stays the PPO loss's
+	}
 	var dent []float32
 	entLoss, entGrad, err := rl.AggLoss(ent, mask, c.AggMode, agg)
 	if err != nil {
@@ -153,6 +158,10 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats) error {
 		for k := range dlogp.Data {
 			dlogp.Data[k] += c.KLCoef * klGrad.Data[k]
 		}
+	}
+	if t.OnPolicyLoss != nil {
+		t.OnPolicyLoss(&PolicyTrace{Epoch: epoch, MiniBatch: k, MiniBatchRows: miniBatchRows, Rows: v.rows,
+			LogProbs: logp, OldLogProbs: old, Advantages: adv, Mask: mask, Agg: agg, Loss: pl, GradLogProb: dlogp})
 	}
 	// Numeric guard: a non-finite loss or gradient skips this optimiser step (the parameters
 	// and AdamW moments stay as they were) and is reported; Run stops the run after

@@ -1,0 +1,155 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// evalNew is eval.json as agentr1 train writes it: sets by name, each before and after RL
+// with the baselines, and an evaluation during RL.
+const evalNew = `{"rl_steps": 40, "starting_policy": "SFT base",
+ "sets": {
+  "heldout": {"about": "held-out questions",
+   "before_rl": {"name": "sft/heldout", "step": 0, "n": 100, "em": 0.24, "f1": 0.3,
+     "groups": {"dataset=world": {"n": 100, "em": 0.24}, "type=bridge": {"n": 60, "em": 0.2}, "type=comparison": {"n": 40, "em": 0.3}}},
+   "after_rl": {"name": "rl/heldout", "step": 40, "n": 100, "em": 0.49, "f1": 0.55,
+     "groups": {"dataset=world": {"n": 100, "em": 0.49}, "type=bridge": {"n": 60, "em": 0.5}, "type=comparison": {"n": 40, "em": 0.475}}},
+   "em_gain": 0.25,
+   "baselines": {"base_tool_call": {"n": 100, "em": 0.23, "f1": 0.29}, "naive_rag": {"n": 100, "em": 0.11, "f1": 0.15},
+     "closed_book": {"n": 100, "em": 0.02, "f1": 0.04, "groups": {"type=bridge": {"em": 0.01}}}}},
+  "unseen": {"about": "a new world",
+   "before_rl": {"name": "sft/unseen", "step": 0, "n": 50, "em": 0.1, "f1": 0.12},
+   "after_rl": {"name": "rl/unseen", "step": 40, "n": 50, "em": 0.06, "f1": 0.1},
+   "em_gain": -0.04,
+   "baselines": {"naive_rag": {"n": 50, "em": 0.08, "f1": 0.09}}}},
+ "during_rl": [{"name": "rl/heldout", "step": 20, "n": 100, "em": 0.4}, {"name": "rl/unseen", "step": 20, "n": 50, "em": 0.12}]}`
+
+// evalOld is the same run in the earlier layout: "base" and "final" picked from one set,
+// every evaluation under "<phase>/<set>", and a history of all of them in the order they ran.
+const evalOld = `{"base": {"name": "sft/unseen", "em": 0.1}, "final": {"name": "rl/unseen", "em": 0.06},
+ "baselines": {"naive_rag": {"name": "naive-rag/unseen", "em": 0.08}},
+ "sets": {
+  "sft/heldout": {"name": "sft/heldout", "step": 0, "n": 100, "em": 0.24, "f1": 0.3,
+     "groups": {"dataset=world": {"n": 100, "em": 0.24}, "type=bridge": {"n": 60, "em": 0.2}, "type=comparison": {"n": 40, "em": 0.3}}},
+  "sft/unseen": {"name": "sft/unseen", "step": 0, "n": 50, "em": 0.1, "f1": 0.12},
+  "rl/heldout": {"name": "rl/heldout", "step": 40, "n": 100, "em": 0.49, "f1": 0.55,
+     "groups": {"dataset=world": {"n": 100, "em": 0.49}, "type=bridge": {"n": 60, "em": 0.5}, "type=comparison": {"n": 40, "em": 0.475}}},
+  "rl/unseen": {"name": "rl/unseen", "step": 40, "n": 50, "em": 0.06, "f1": 0.1},
+  "base-tool-call/heldout": {"n": 100, "em": 0.23, "f1": 0.29},
+  "naive-rag/heldout": {"n": 100, "em": 0.11, "f1": 0.15},
+  "closed-book/heldout": {"n": 100, "em": 0.02, "f1": 0.04, "groups": {"type=bridge": {"em": 0.01}}},
+  "naive-rag/unseen": {"n": 50, "em": 0.08, "f1": 0.09}},
+ "history": [{"name": "sft/heldout", "step": 0, "em": 0.24}, {"name": "sft/unseen", "step": 0, "em": 0.1},
+  {"name": "rl/heldout", "step": 20, "n": 100, "em": 0.4}, {"name": "rl/unseen", "step": 20, "n": 50, "em": 0.12},
+  {"name": "rl/heldout", "step": 40, "em": 0.49}, {"name": "rl/unseen", "step": 40, "em": 0.06},
+  {"name": "naive-rag/unseen", "step": 0, "em": 0.08}]}`
+
+// TestResultsLayouts: both layouts of eval.json give the same headline table (each set by
+// name, EM and F1 before and after RL, the gain, the baselines in the paper's order), the
+// same cards naming their set, the same per-type table and the same table during RL.
+func TestResultsLayouts(t *testing.T) {
+	flat := func(tb tableView) string {
+		var rows []string
+		for _, r := range tb.Rows {
+			rows = append(rows, strings.Join(r, ","))
+		}
+		return tb.Caption + " | " + strings.Join(tb.Header, ",") + " | " + strings.Join(rows, ";")
+	}
+	for _, layout := range []struct{ name, json string }{{"current", evalNew}, {"earlier", evalOld}} {
+		v, err := parseValue([]byte(layout.json))
+		if err != nil {
+			t.Fatalf("%s: %v", layout.name, err)
+		}
+		ev := buildEval(v)
+		if ev.Headline == nil || ev.Compare != nil || len(ev.Extra) != 0 {
+			t.Fatalf("%s: headline %v, generic tables %v %v; want the headline only", layout.name, ev.Headline, ev.Compare, ev.Extra)
+		}
+		var rows []string
+		for _, r := range ev.Headline.Rows {
+			rows = append(rows, strings.Join(append([]string{r.Set, r.N, r.Metric, r.Before, r.After, r.Gain, r.GainClass}, r.Baselines...), ","))
+		}
+		got := ev.Headline.Start + " | " + strings.Join(ev.Headline.Baselines, ",") + " | " + strings.Join(rows, ";")
+		want := "SFT base | Base Tool Call,Naive RAG,closed book | " +
+			"held-out,100,EM,0.240,0.490,+0.250,up,0.230,0.110,0.020;held-out,100,F1,0.300,0.550,+0.250,up,0.290,0.150,0.040;" +
+			"unseen,50,EM,0.100,0.060,-0.040,down,,0.080,;unseen,50,F1,0.120,0.100,-0.020,down,,0.090,"
+		if got != want {
+			t.Errorf("%s: headline\n got %q\nwant %q", layout.name, got, want)
+		}
+		if len(ev.ByType) != 1 {
+			t.Fatalf("%s: %d per-type tables, want 1 (the held-out set's)", layout.name, len(ev.ByType))
+		}
+		if got, want := flat(ev.ByType[0]), "EM by question type: held-out | ,n,SFT base,after RL,gain,Base Tool Call,Naive RAG,closed book | "+
+			"bridge,60,0.200,0.500,+0.300,,,0.010;comparison,40,0.300,0.475,+0.175,,,"; got != want {
+			t.Errorf("%s: per type\n got %q\nwant %q", layout.name, got, want)
+		}
+		if ev.During == nil {
+			t.Fatalf("%s: no table during RL", layout.name)
+		}
+		if got, want := flat(*ev.During), "EM during RL (step s: after s RL steps) | step,held-out,unseen | "+
+			"0 (SFT base),0.240,0.100;20,0.400,0.120;40 (after RL),0.490,0.060"; got != want {
+			t.Errorf("%s: during RL\n got %q\nwant %q", layout.name, got, want)
+		}
+		cards := summaryCards(&run{Eval: v})
+		var cs []string
+		for _, c := range cards {
+			cs = append(cs, c.Label+"="+c.Value+" ("+c.Sub+")")
+		}
+		if got, want := strings.Join(cs, "; "), "held-out EM after RL=0.490 (SFT base 0.240 · gain +0.250); unseen EM after RL=0.060 (SFT base 0.100 · gain -0.040)"; got != want {
+			t.Errorf("%s: cards\n got %q\nwant %q", layout.name, got, want)
+		}
+	}
+}
+
+// TestToolOutput: the chat template around a tool response is cut, its text kept.
+func TestToolOutput(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"<|im_end|>\n<|im_start|>user\n<tool_response>\n1. A: b\n2. C: d\n</tool_response><|im_end|>\n<|im_start|>assistant\n", "1. A: b\n2. C: d"},
+		{"  plain output \n", "plain output"},
+		{"<tool_response>\ncut short", "cut short"},
+	} {
+		if got := ToolOutput(tc.in); got != tc.want {
+			t.Errorf("ToolOutput(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRenderRewardPartsAndGroup: a trajectory's header splits its reward into outcome and
+// process parts, its group lists the members' rewards with this one marked, and a tied group
+// says its advantages are 0; tool results lose the chat template around them.
+func TestRenderRewardPartsAndGroup(t *testing.T) {
+	dir := t.TempDir()
+	won := demoSample(2, 1.5, 1, "James Cameron")
+	won.OutcomeReward, won.ProcessReward, won.Reward = 1, 0.2, 1.2
+	won.Group = &Group{ID: 4, Rewards: []float64{0, 1.2, 0, 0}, Member: 1, Mean: 0.3, Std: 0.6, Tied: false}
+	won.ToolCalls[0].Result = "<|im_end|>\n<|im_start|>user\n<tool_response>\n1. Titanic: directed by James Cameron.\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+	tied := demoSample(2, 0, 0, "nobody")
+	tied.Group = &Group{ID: 5, Rewards: []float64{0, 0, 0, 0}, Member: 2, Tied: true}
+	if err := WriteSamples(dir+"/"+SamplesFile, []Sample{won, tied}); err != nil {
+		t.Fatal(err)
+	}
+	html := render(t, dir, Options{})
+	for _, want := range []string{
+		"reward &#43;1.2 = outcome &#43;1 + process &#43;0.2",
+		`rewards <span class="chip">0</span><span class="chip self" title="this trajectory">&#43;1.2</span><span class="chip">0</span>`,
+		"mean &#43;0.3 · std 0.6",
+		"A = &#43;1.5",
+		"<strong>tied</strong>: all rewards equal, so every advantage is 0",
+		"<pre>1. Titanic: directed by James Cameron.</pre>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "&lt;tool_response&gt;\n1. Titanic") {
+		t.Errorf("tool result keeps the chat template")
+	}
+
+	// A sample written before the parts were recorded: Reward held the outcome alone, and a
+	// process reward sat on a token.
+	old := demoSample(1, 0.5, 0, "wrong")
+	old.Tokens[len(old.Tokens)/2].Reward = 0.2
+	v := viewSample(old, 1)
+	if v.Reward != 0.2 || v.OutcomeReward != 0 || v.ProcessReward != 0.2 {
+		t.Errorf("earlier sample: reward %v = outcome %v + process %v, want 0.2 = 0 + 0.2", v.Reward, v.OutcomeReward, v.ProcessReward)
+	}
+}

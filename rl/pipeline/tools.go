@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"agentr1/env"
+	"agentr1/env/calc"
+)
+
+// ToolRegistry returns the tools a run can choose by name (Config.Tools, `--tools`):
+//
+//	search      BM25 over the world's or corpus's passages, top-k per call (search.Tool)
+//	calculator  arithmetic on the agent's expression (calc.Tool)
+func ToolRegistry() *env.Registry {
+	r := env.NewRegistry()
+	mustRegister(r, "search", func(s env.ToolSetup) (env.Tool, error) {
+		tools, err := SearchTools(s.Passages, s.TopK, s.Workers)
+		if err != nil {
+			return nil, err
+		}
+		return tools[0], nil
+	})
+	mustRegister(r, calc.Name, func(env.ToolSetup) (env.Tool, error) { return calc.Tool{}, nil })
+	return r
+}
+
+// mustRegister registers a built-in tool; a failure is a programming error (a name given twice).
+func mustRegister(r *env.Registry, name string, f env.ToolFactory) {
+	if err := r.Register(name, f); err != nil {
+		panic(err)
+	}
+}
+
+// DefaultTools is the tool choice of DefaultConfig, and of an empty Tools setting (a config.json
+// written before the setting existed): search alone.
+var DefaultTools = env.ToolNames{"search"}
+
+// BuildTools builds the tools called names (DefaultTools when empty) over passages from
+// ToolRegistry, in the order named.
+func BuildTools(names env.ToolNames, passages []env.Passage, topK, workers int) ([]env.Tool, error) {
+	if len(names) == 0 {
+		names = DefaultTools
+	}
+	return ToolRegistry().Build(names, env.ToolSetup{Passages: passages, TopK: topK, Workers: workers})
+}
+
+// checkTools reports a Tools setting that names a tool ToolRegistry does not hold.
+func (c *Config) checkTools() error {
+	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.Tools.Has(calc.Name) {
+		return fmt.Errorf("config: numeric questions (TrainWorld.Numeric %v, EvalWorld.Numeric %v) need the calculator in Tools (%s)",
+			c.TrainWorld.Numeric, c.EvalWorld.Numeric, c.Tools)
+	}
+	for _, name := range c.Tools {
+		if !ToolRegistry().Has(name) {
+			return fmt.Errorf("config: Tools: unknown tool %q; registered tools: %s", name, strings.Join(ToolRegistry().Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// compactUsage is each built-in tool's sentence in the compact system prompt.
+var compactUsage = map[string]string{
+	"search": `To search the wiki, write <tool_call>
+{"name": "search", "arguments": {"query": "..."}}
+</tool_call>`,
+	calc.Name: `To calculate, write <tool_call>
+{"name": "calculator", "arguments": {"expression": "..."}}
+</tool_call>`,
+}
+
+// compactSystemPrompt is the compact system message (Config.CompactPrompt) for the chosen
+// tools: CompactSystemPrompt itself for search alone (or no choice: DefaultTools), else the same
+// sentences with one call format per tool, in the order chosen.
+func compactSystemPrompt(names env.ToolNames) string {
+	if len(names) == 0 || (len(names) == 1 && names[0] == "search") {
+		return CompactSystemPrompt
+	}
+	var b strings.Builder
+	b.WriteString("Answer the question. ")
+	for _, name := range names {
+		usage, ok := compactUsage[name]
+		if !ok {
+			usage = "To call " + name + ", write <tool_call>\n{\"name\": \"" + name + "\", \"arguments\": {...}}\n</tool_call>"
+		}
+		b.WriteString(usage + ". ")
+	}
+	b.WriteString("The results come back in <tool_response> </tool_response>. " +
+		"Think inside <think> </think> first. Give only the short answer inside <answer> </answer>.")
+	return b.String()
+}
