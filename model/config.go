@@ -8,18 +8,25 @@ import (
 	"sort"
 )
 
-// Config holds the fields of a Hugging Face Qwen2 config.json (transformers' Qwen2Config) that
-// define the architecture. Keys it does not model are kept in Extra and written back by Save;
-// settings agentr1 does not implement (a sliding window, rope scaling, an activation other than
-// SiLU, attention dropout) are rejected by Validate rather than silently ignored.
+// Config holds the fields of a Hugging Face Qwen2 or Qwen3 config.json (transformers'
+// Qwen2Config, Qwen3Config) that define the architecture. Keys it does not model are kept in
+// Extra and written back by Save; settings agentr1 does not implement (a sliding window, rope
+// scaling, an activation other than SiLU, attention dropout, Qwen3's attention biases) are
+// rejected rather than silently ignored.
 type Config struct {
+	// ModelType is model_type: "qwen2" (also meant by "") or "qwen3". The two architectures
+	// differ only in their attention: Qwen2 has biases on the q, k and v projections, Qwen3
+	// has none and normalises each query and key head vector with an RMSNorm (q_norm, k_norm)
+	// before the rotary embedding (see QKNorm).
+	ModelType string
+
 	VocabSize             int     // vocab_size: rows of the embedding and of lm_head
 	HiddenSize            int     // hidden_size: C, the residual stream width
 	IntermediateSize      int     // intermediate_size: width of the SwiGLU MLP
 	NumHiddenLayers       int     // num_hidden_layers
 	NumAttentionHeads     int     // num_attention_heads: Hq
 	NumKeyValueHeads      int     // num_key_value_heads: Hkv (grouped-query attention, Hq % Hkv == 0)
-	HeadDim               int     // head_dim; 0 means HiddenSize / NumAttentionHeads, as HF Qwen2
+	HeadDim               int     // head_dim; 0 means HiddenSize / NumAttentionHeads, as HF Qwen2 (Qwen3's default is 128)
 	RMSNormEps            float64 // rms_norm_eps
 	RopeTheta             float64 // rope_theta: base of the rotary frequencies
 	TieWordEmbeddings     bool    // tie_word_embeddings: lm_head shares model.embed_tokens.weight
@@ -41,7 +48,7 @@ var knownKeys = map[string]bool{
 	"rope_theta": true, "tie_word_embeddings": true, "max_position_embeddings": true,
 	"initializer_range": true, "bos_token_id": true, "eos_token_id": true,
 	"architectures": true, "model_type": true, "hidden_act": true, "use_sliding_window": true,
-	"rope_scaling": true, "attention_dropout": true, "torch_dtype": true,
+	"rope_scaling": true, "attention_dropout": true, "torch_dtype": true, "attention_bias": true,
 }
 
 // ParseConfig decodes the contents of a config.json and validates it.
@@ -56,7 +63,14 @@ func ParseConfig(raw []byte) (Config, error) {
 			c.Extra[k] = v
 		}
 	}
-	// Defaults are transformers' Qwen2Config defaults where a key is absent.
+	var err error
+	if c.ModelType, err = checkUnsupported(keys); err != nil {
+		return Config{}, err
+	}
+	// Defaults are transformers' Qwen2Config (or Qwen3Config) defaults where a key is absent.
+	if c.QKNorm() {
+		c.HeadDim = 128
+	}
 	c.RMSNormEps = 1e-6
 	c.RopeTheta = 10000
 	c.MaxPositionEmbeddings = 32768
@@ -93,9 +107,6 @@ func ParseConfig(raw []byte) (Config, error) {
 	if _, ok := keys["num_key_value_heads"]; !ok {
 		c.NumKeyValueHeads = c.NumAttentionHeads // Qwen2Config: defaults to num_attention_heads
 	}
-	if err := checkUnsupported(keys); err != nil {
-		return Config{}, err
-	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -103,8 +114,8 @@ func ParseConfig(raw []byte) (Config, error) {
 }
 
 // checkUnsupported rejects settings of config.json that change the architecture in ways this
-// package does not implement.
-func checkUnsupported(keys map[string]json.RawMessage) error {
+// package does not implement, and returns its model_type ("" when absent, which means qwen2).
+func checkUnsupported(keys map[string]json.RawMessage) (modelType string, err error) {
 	str := func(key string) (string, bool, error) {
 		v, ok := keys[key]
 		if !ok || string(v) == "null" {
@@ -116,49 +127,70 @@ func checkUnsupported(keys map[string]json.RawMessage) error {
 		}
 		return s, true, nil
 	}
-	if s, ok, err := str("model_type"); err != nil {
-		return err
-	} else if ok && s != "qwen2" {
-		return fmt.Errorf("config: model_type %q is not supported (want \"qwen2\")", s)
+	stated, ok, err := str("model_type")
+	if err != nil {
+		return "", err
+	}
+	modelType = stated
+	if !ok {
+		modelType = "qwen2"
+	}
+	if modelType != "qwen2" && modelType != "qwen3" {
+		return "", fmt.Errorf("config: model_type %q is not supported (want \"qwen2\" or \"qwen3\")", modelType)
 	}
 	if s, ok, err := str("hidden_act"); err != nil {
-		return err
+		return "", err
 	} else if ok && s != "silu" {
-		return fmt.Errorf("config: hidden_act %q is not supported (want \"silu\")", s)
+		return "", fmt.Errorf("config: hidden_act %q is not supported (want \"silu\")", s)
 	}
 	if v, ok := keys["architectures"]; ok && string(v) != "null" {
 		var archs []string
 		if err := json.Unmarshal(v, &archs); err != nil {
-			return fmt.Errorf("config: key \"architectures\": want a list of strings: %s", v)
+			return "", fmt.Errorf("config: key \"architectures\": want a list of strings: %s", v)
 		}
+		prefix := archPrefix(modelType)
 		for _, a := range archs {
-			if a != "Qwen2ForCausalLM" && a != "Qwen2ForTokenClassification" {
-				return fmt.Errorf("config: architecture %q is not supported (want Qwen2ForCausalLM)", a)
+			if a != prefix+"ForCausalLM" && a != prefix+"ForTokenClassification" {
+				return "", fmt.Errorf("config: architecture %q is not supported with model_type %q (want %sForCausalLM)", a, modelType, prefix)
 			}
+		}
+	}
+	if v, ok := keys["attention_bias"]; ok && string(v) != "null" {
+		var on bool
+		if err := json.Unmarshal(v, &on); err != nil {
+			return "", fmt.Errorf("config: key \"attention_bias\": want a boolean: %s", v)
+		}
+		// Qwen2's q, k and v projections always have biases (and its config has no such key);
+		// Qwen3's have none unless attention_bias, which also adds one to o_proj.
+		if modelType == "qwen3" && on {
+			return "", fmt.Errorf("config: attention_bias=true is not supported for qwen3 (Qwen3 checkpoints have no attention biases)")
+		}
+		if modelType == "qwen2" && !on {
+			return "", fmt.Errorf("config: attention_bias=false is not supported for qwen2 (Qwen2's q, k and v projections have biases)")
 		}
 	}
 	if v, ok := keys["use_sliding_window"]; ok && string(v) != "null" {
 		var on bool
 		if err := json.Unmarshal(v, &on); err != nil {
-			return fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
+			return "", fmt.Errorf("config: key \"use_sliding_window\": want a boolean: %s", v)
 		}
 		if on {
-			return fmt.Errorf("config: use_sliding_window=true is not supported (this decoder has full causal attention only)")
+			return "", fmt.Errorf("config: use_sliding_window=true is not supported (this decoder has full causal attention only)")
 		}
 	}
 	if v, ok := keys["rope_scaling"]; ok && string(v) != "null" {
-		return fmt.Errorf("config: rope_scaling=%s is not supported (only plain RoPE is implemented)", v)
+		return "", fmt.Errorf("config: rope_scaling=%s is not supported (only plain RoPE is implemented)", v)
 	}
 	if v, ok := keys["attention_dropout"]; ok && string(v) != "null" {
 		var p float64
 		if err := json.Unmarshal(v, &p); err != nil {
-			return fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
+			return "", fmt.Errorf("config: key \"attention_dropout\": want a number: %s", v)
 		}
 		if p != 0 {
-			return fmt.Errorf("config: attention_dropout=%v is not supported (training here uses no dropout)", p)
+			return "", fmt.Errorf("config: attention_dropout=%v is not supported (training here uses no dropout)", p)
 		}
 	}
-	return nil
+	return stated, nil
 }
 
 // LoadConfig reads and validates a Hugging Face config.json.
@@ -174,6 +206,22 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
+// archPrefix returns the prefix of a model type's architecture names: Qwen2 or Qwen3.
+func archPrefix(modelType string) string {
+	if modelType == "qwen3" {
+		return "Qwen3"
+	}
+	return "Qwen2"
+}
+
+// QKNorm reports whether the attention normalises each query and key head vector with an
+// RMSNorm over head_dim before the rotary embedding (Qwen3: q_norm, k_norm); the q, k and v
+// projections then have no biases.
+func (c Config) QKNorm() bool { return c.ModelType == "qwen3" }
+
+// QKVBias reports whether the q, k and v projections have biases (Qwen2).
+func (c Config) QKVBias() bool { return !c.QKNorm() }
+
 // HeadSize returns D, the width of one attention head: HeadDim, or HiddenSize /
 // NumAttentionHeads when HeadDim is 0.
 func (c Config) HeadSize() int {
@@ -188,6 +236,9 @@ func (c Config) HeadSize() int {
 
 // Validate reports the first inconsistency in the configuration.
 func (c Config) Validate() error {
+	if c.ModelType != "" && c.ModelType != "qwen2" && c.ModelType != "qwen3" {
+		return fmt.Errorf("config: model_type %q is not supported (want \"qwen2\" or \"qwen3\")", c.ModelType)
+	}
 	positive := []struct {
 		key string
 		v   int
@@ -234,12 +285,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// MarshalJSON writes the configuration as a Hugging Face config.json for Qwen2ForCausalLM,
-// including the keys held in Extra.
-func (c Config) MarshalJSON() ([]byte, error) { return c.marshal("Qwen2ForCausalLM", nil) }
+// MarshalJSON writes the configuration as a Hugging Face config.json for Qwen2ForCausalLM (or
+// Qwen3ForCausalLM), including the keys held in Extra.
+func (c Config) MarshalJSON() ([]byte, error) { return c.marshal("ForCausalLM", nil) }
 
-// marshal writes config.json for the given architecture with extra keys added.
-func (c Config) marshal(arch string, extra map[string]any) ([]byte, error) {
+// marshal writes config.json for the architecture of the model type with the given suffix
+// (ForCausalLM, ForTokenClassification), with extra keys added.
+func (c Config) marshal(archSuffix string, extra map[string]any) ([]byte, error) {
 	out := map[string]any{}
 	for k, v := range c.Extra {
 		out[k] = v
@@ -247,8 +299,13 @@ func (c Config) marshal(arch string, extra map[string]any) ([]byte, error) {
 	for k, v := range extra {
 		out[k] = v
 	}
-	out["architectures"] = []string{arch}
-	out["model_type"] = "qwen2"
+	modelType := "qwen2"
+	if c.QKNorm() {
+		modelType = "qwen3"
+		out["attention_bias"] = false
+	}
+	out["architectures"] = []string{archPrefix(modelType) + archSuffix}
+	out["model_type"] = modelType
 	out["hidden_act"] = "silu"
 	out["torch_dtype"] = "float32"
 	out["use_sliding_window"] = false
@@ -260,8 +317,8 @@ func (c Config) marshal(arch string, extra map[string]any) ([]byte, error) {
 	out["num_hidden_layers"] = c.NumHiddenLayers
 	out["num_attention_heads"] = c.NumAttentionHeads
 	out["num_key_value_heads"] = c.NumKeyValueHeads
-	if c.HeadDim > 0 {
-		out["head_dim"] = c.HeadDim
+	if c.HeadDim > 0 || c.QKNorm() {
+		out["head_dim"] = c.HeadSize() // always for Qwen3, whose absent head_dim means 128
 	}
 	out["rms_norm_eps"] = c.RMSNormEps
 	out["rope_theta"] = c.RopeTheta

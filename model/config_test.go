@@ -28,6 +28,28 @@ func TestLoadConfigGolden(t *testing.T) {
 	}
 }
 
+// TestLoadConfigQwen3 reads the qwen3_tiny checkpoint's config.json: model_type qwen3 with
+// head_dim 16 beside hidden_size 32 and 4 heads.
+func TestLoadConfigQwen3(t *testing.T) {
+	c, err := LoadConfig("testdata/golden/qwen3_tiny/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ModelType != "qwen3" || !c.QKNorm() || c.QKVBias() || c.HeadSize() != 16 || c.HiddenSize != 32 ||
+		c.NumAttentionHeads != 4 || c.NumKeyValueHeads != 2 || c.RopeTheta != 1e6 {
+		t.Errorf("got %+v", c)
+	}
+	if _, ok := c.Extra["attention_bias"]; ok {
+		t.Error("attention_bias kept in Extra: Save writes it from the model type")
+	}
+	// Without head_dim, Qwen3Config's default of 128 applies, not hidden_size / heads.
+	d, err := ParseConfig([]byte(`{"model_type": "qwen3", "vocab_size": 10, "hidden_size": 16,
+	 "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2}`))
+	if err != nil || d.HeadSize() != 128 {
+		t.Errorf("qwen3 without head_dim: head size %d, err %v; want 128", d.HeadSize(), err)
+	}
+}
+
 func TestConfigRoundTrip(t *testing.T) {
 	src := `{"vocab_size": 50, "hidden_size": 16, "intermediate_size": 40, "num_hidden_layers": 3,
 	 "num_attention_heads": 4, "num_key_value_heads": 1, "rms_norm_eps": 1e-5, "rope_theta": 1000000.0,
@@ -76,6 +98,10 @@ func TestConfigErrors(t *testing.T) {
 		{"activation", map[string]any{"hidden_act": "gelu"}, "hidden_act"},
 		{"model type", map[string]any{"model_type": "llama"}, "model_type"},
 		{"architecture", map[string]any{"architectures": []string{"LlamaForCausalLM"}}, "LlamaForCausalLM"},
+		{"qwen3 architecture, qwen2 type", map[string]any{"architectures": []string{"Qwen3ForCausalLM"}}, "Qwen3ForCausalLM"},
+		{"qwen2 architecture, qwen3 type", map[string]any{"model_type": "qwen3", "architectures": []string{"Qwen2ForCausalLM"}}, "Qwen2ForCausalLM"},
+		{"qwen3 attention bias", map[string]any{"model_type": "qwen3", "attention_bias": true}, "attention_bias"},
+		{"qwen2 without bias", map[string]any{"attention_bias": false}, "attention_bias"},
 		{"dropout", map[string]any{"attention_dropout": 0.1}, "attention_dropout"},
 		{"missing vocab", map[string]any{"vocab_size": nil}, "vocab_size"},
 		{"heads", map[string]any{"num_key_value_heads": 3}, "num_key_value_heads"},

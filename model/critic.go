@@ -67,25 +67,18 @@ func (c *Critic) ParamGrads() [][]float32 { return paramGrads(c.Params) }
 // Forward. Padded positions get the head's output of their (deterministic) hidden state; mask
 // them in the loss. It panics as Model.Forward does.
 func (c *Critic) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (values []float32) {
-	m := c.Model
-	if !ws.inShard { // a shard's rows were checked with their batch
-		checkBatch("model.Critic.Forward", m.Config, tokens, attentionMask, B, T)
-	}
-	N, C := B*T, m.Config.HiddenSize
-	if ws.split(m, c, B, T) {
-		ws.values = grow(ws.values, N)
-		tensor.Shards(len(ws.shards), func(s int) {
-			sh := &ws.shards[s]
-			copy(sh.rows(ws.values, T), sh.c.Forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T), sh.hi-sh.lo, T))
-		})
-		ws.owner, ws.pass = c, passValues
-		return ws.values
-	}
-	m.forwardTrunk(ws, tokens, attentionMask, B, T)
+	checkBatch("model.Critic.Forward", c.Model.Config, tokens, attentionMask, B, T)
+	return c.forwardInShards(ws, tokens, attentionMask, B, T) // forward below, on each group of rows (shard.go)
+}
+
+// forward is Critic.Forward on one group of rows: the trunk, then the score head.
+func (c *Critic) forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
+	N, C := B*T, c.Model.Config.HiddenSize
+	final := c.Model.trunkForward(ws, tokens, attentionMask, B, T) // (N, C)
 	ws.owner, ws.pass = c, passValues
 	ws.values = grow(ws.values, N)
 	// values (N, 1) = final (N, C) @ score.weight (1, C)^T + score.bias
-	tensor.LinearForward(ws.values, ws.final[:N*C], c.ScoreW.Data, c.ScoreBias.Data, N, C, 1)
+	tensor.LinearForward(ws.values, final, c.ScoreW.Data, c.ScoreBias.Data, N, C, 1)
 	return ws.values
 }
 
@@ -96,25 +89,22 @@ func (c *Critic) Backward(ws *Workspace, dvalues []float32) {
 	if ws.owner != c || ws.pass != passValues {
 		panic("model.Critic.Backward: the workspace does not hold a Forward of this critic")
 	}
-	m := c.Model
-	N, C := ws.B*ws.T, m.Config.HiddenSize
-	if len(dvalues) != N {
+	if N := ws.B * ws.T; len(dvalues) != N {
 		panic(fmt.Sprintf("model.Critic.Backward: dvalues has %d elements, want %d (B*T)", len(dvalues), N))
 	}
-	if ws.sharded {
-		tensor.Shards(len(ws.shards), func(s int) {
-			sh := &ws.shards[s]
-			sh.c.Backward(sh.ws, sh.rows(dvalues, ws.T))
-		})
-		ws.mergeGrads(c.Params)
-		return
-	}
-	c.Model.keepActivations(ws)
+	c.backwardInShards(ws, dvalues) // backward below, on each group of rows (shard.go)
+}
+
+// backward is Critic.Backward on one group of rows: the score head in reverse, then the trunk.
+func (c *Critic) backward(ws *Workspace, dvalues []float32) {
+	m := c.Model
+	N, C := ws.B*ws.T, m.Config.HiddenSize
+	m.recomputeActivations(ws) // a lean Forward kept one layer's activations (recompute.go)
 	ws.prepareBackward()
-	dfinal := ws.dfinal[:N*C]
+	dfinal := ws.dfinal[:N*C] // (N, C)
 	clear(dfinal)
 	tensor.LinearBackward(dfinal, c.ScoreW.Grad, c.ScoreBias.Grad, dvalues, ws.final[:N*C], c.ScoreW.Data, N, C, 1)
-	m.backwardTrunk(ws)
+	m.trunkBackward(ws, dfinal)
 }
 
 // Clone returns a deep copy of the critic.
@@ -131,14 +121,15 @@ func (c *Critic) Clone() *Critic {
 	return d
 }
 
-// Save writes the critic to dir as a Hugging Face Qwen2ForTokenClassification checkpoint
+// Save writes the critic to dir as a Hugging Face Qwen2ForTokenClassification (or Qwen3's)
+// checkpoint
 // (config.json with num_labels 1, model.safetensors with the trunk and score.weight/bias).
 func (c *Critic) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save critic: %w", err)
 	}
 	cfg := c.Model.Config
-	raw, err := cfg.marshal("Qwen2ForTokenClassification", map[string]any{
+	raw, err := cfg.marshal("ForTokenClassification", map[string]any{
 		"id2label": map[string]string{"0": "LABEL_0"}, "label2id": map[string]int{"LABEL_0": 0},
 	})
 	if err != nil {

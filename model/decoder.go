@@ -52,6 +52,9 @@ type decodeScratch struct {
 	k      []float32   // (cap, Hkv, D)
 	v      []float32   // (cap, Hkv, D)
 	attn   []float32   // (cap, Hq, D)
+	qProj  []float32   // (cap, Hq, D) q_proj output before Qwen3's q_norm (else empty)
+	kProj  []float32   // (cap, Hkv, D) k_proj output before Qwen3's k_norm (else empty)
+	rstdH  []float32   // (cap, Hq) reciprocal RMS of each head vector, Qwen3 (else empty)
 	gate   []float32   // (cap, I)
 	up     []float32   // (cap, I)
 	act    []float32   // (cap, I)
@@ -71,7 +74,7 @@ func newDecodeScratch(cfg Config, n, outRows int) *decodeScratch {
 	C, I, V := cfg.HiddenSize, cfg.IntermediateSize, cfg.VocabSize
 	Q := cfg.NumAttentionHeads * cfg.HeadSize()
 	K := cfg.NumKeyValueHeads * cfg.HeadSize()
-	return &decodeScratch{
+	sc := &decodeScratch{
 		x: make([]float32, n*C), norm: make([]float32, n*C), rstd: make([]float32, n),
 		q: make([]float32, n*Q), k: make([]float32, n*K), v: make([]float32, n*K),
 		attn: make([]float32, n*Q),
@@ -79,6 +82,11 @@ func newDecodeScratch(cfg Config, n, outRows int) *decodeScratch {
 		rowOf: make([]int, n), pos: make([]int, n), last: make([]int, 0, outRows),
 		hidden: make([]float32, outRows*C), hlog: make([]float32, outRows*V),
 	}
+	if cfg.QKNorm() {
+		sc.qProj, sc.kProj = make([]float32, n*Q), make([]float32, n*K)
+		sc.rstdH = make([]float32, n*cfg.NumAttentionHeads)
+	}
+	return sc
 }
 
 // prefillChunk is the largest number of a row's tokens Append processes in one pass.
@@ -270,6 +278,10 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 	q, k, v, attn := sc.q[:n*Q], sc.k[:n*K], sc.v[:n*K], sc.attn[:n*Q]
 	gate, up, act := sc.gate[:n*I], sc.up[:n*I], sc.act[:n*I]
 	pos := sc.pos[:n]
+	qProj, kProj := q, k // the projections are q and k themselves, unless Qwen3's norms follow
+	if cfg.QKNorm() {
+		qProj, kProj = sc.qProj[:n*Q], sc.kProj[:n*K]
+	}
 	var none packedLayer // the layers' stand-in when nothing is packed
 	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
 	for l := range m.layers {
@@ -279,9 +291,13 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 		}
 		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
 		d.project(sc, norm, n, C,
-			projection{y: q, w: p.q.Data, bias: p.qBias.Data, packed: &pl.q, out: Q},
-			projection{y: k, w: p.k.Data, bias: p.kBias.Data, packed: &pl.k, out: K},
-			projection{y: v, w: p.v.Data, bias: p.vBias.Data, packed: &pl.v, out: K})
+			projection{y: qProj, w: p.q.Data, bias: data(p.qBias), packed: &pl.q, out: Q},
+			projection{y: kProj, w: p.k.Data, bias: data(p.kBias), packed: &pl.k, out: K},
+			projection{y: v, w: p.v.Data, bias: data(p.vBias), packed: &pl.v, out: K})
+		if p.qNorm != nil { // Qwen3: an RMSNorm over each head vector, as layerForward
+			tensor.RMSNormForward(q, sc.rstdH[:n*Hq], qProj, p.qNorm.Data, n*Hq, D, eps)
+			tensor.RMSNormForward(k, sc.rstdH[:n*Hkv], kProj, p.kNorm.Data, n*Hkv, D, eps)
+		}
 		m.rope.Forward(q, pos, n, Hq)
 		m.rope.Forward(k, pos, n, Hkv)
 		kc, vc := d.kCache[l], d.vCache[l]

@@ -290,3 +290,64 @@ func ones(n int) []float32 {
 	}
 	return s
 }
+
+// TestDecoderQwen3 checks the KV-cache decoder on Qwen3 models, a tiny random one and the
+// qwen3_tiny checkpoint folder: after a prefill, batched Steps and an observation appended
+// mid-sequence, every row's next-token logits equal a full forward pass's.
+func TestDecoderQwen3(t *testing.T) {
+	folder, err := Load("testdata/golden/qwen3_tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		m    *Model
+	}{{"tiny", newTestModel(t, tinyQwen3Config(false), 51)}, {"folder", folder}} {
+		m := tc.m
+		if !m.Config.QKNorm() || m.Param("model.layers.0.self_attn.q_norm.weight") == nil {
+			t.Fatalf("%s: not a Qwen3 model: %+v", tc.name, m.Config)
+		}
+		V := m.Config.VocabSize
+		rng := rand.New(rand.NewPCG(52, 52))
+		const rows, maxLen = 3, 40
+		d := m.NewDecoder(rows, maxLen)
+		seqs := make([][]int, rows)
+		type seen struct {
+			row, at int // the logits after token at of row
+			logits  []float32
+		}
+		var got []seen
+		append1 := func(r int, toks []int) {
+			out := d.Append(r, toks)
+			seqs[r] = append(seqs[r], toks...)
+			got = append(got, seen{r, len(seqs[r]) - 1, append([]float32(nil), out...)})
+		}
+		for r := range rows {
+			append1(r, randomTokens(rng, V, 3+4*r))
+		}
+		for s := range 8 {
+			rs := []int{0, 1, 2}
+			if s == 4 {
+				append1(1, randomTokens(rng, V, 5)) // a tool observation mid-sequence
+				rs = []int{2, 0}
+			}
+			toks := randomTokens(rng, V, len(rs))
+			for i, out := range d.Step(rs, toks) {
+				seqs[rs[i]] = append(seqs[rs[i]], toks[i])
+				got = append(got, seen{rs[i], len(seqs[rs[i]]) - 1, append([]float32(nil), out...)})
+			}
+		}
+		want := make([][]float32, rows)
+		for r := range rows {
+			want[r] = fullLogits(t, m, seqs[r], maxLen)
+		}
+		for _, g := range got {
+			for j := range V {
+				w := want[g.row][g.at*V+j]
+				if math.Abs(float64(g.logits[j]-w)) > 1e-4*(1+math.Abs(float64(w))) {
+					t.Fatalf("%s: row %d, after token %d: logit %d = %v, full forward %v", tc.name, g.row, g.at, j, g.logits[j], w)
+				}
+			}
+		}
+	}
+}

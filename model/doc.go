@@ -1,17 +1,25 @@
 // Package model is agentr1's policy and value model: the Qwen2 architecture (Hugging Face
 // Qwen2ForCausalLM) at any size, trainable on the CPU and compatible with Hugging Face
-// checkpoints.
+// checkpoints, and its Qwen3 variant (Qwen3ForCausalLM: no q/k/v biases, an RMSNorm of each
+// query and key head vector before the rotary embedding, and a head size of its own).
 //
-// It is written in the manner of llm.c. The parameters are named tensors with their Hugging
-// Face names in one allocation (params.go); a Workspace holds the activations of a batch shape
-// that backward needs, recomputing the cheap ones (and, for long rows, the attention weights)
-// rather than keeping them, and is reused across steps (workspace.go); each decoder layer has
-// an explicit forward
-// and backward pass side by side (layer.go); the output head is fused with the log-probability
-// and entropy reductions that reinforcement learning needs, so the (B, T, V) logits are never
-// materialised (head.go). On two or more cores a batch runs as groups of rows at once, one core
-// each, with their gradients summed (shard.go). The kernels themselves (matrix products, RMSNorm, RoPE, attention,
-// softmax) come from package tensor.
+// # Where to start reading
+//
+// Open forward.go first: Model.Forward and Model.Backward are the architecture top to bottom
+// (embedding, the decoder layers, the final norm, the head) and the same steps in reverse.
+// Then layer.go, one decoder layer's forward and backward passes side by side (RMSNorm,
+// q/k/v projections, RoPE, attention, o_proj, residual, RMSNorm, SwiGLU MLP, residual), and
+// head.go, the output head fused with the log-probability and entropy reductions that
+// reinforcement learning needs, so the (B, T, V) logits are never materialised. The
+// parameters are named tensors with their Hugging Face names in one allocation (params.go).
+// The kernels themselves (matrix products, RMSNorm, RoPE, attention, softmax) come from
+// package tensor.
+//
+// The speed machinery sits in files a first reading can skip: shard.go cuts a batch into
+// groups of rows run at once, one core each, with their gradients summed; recompute.go
+// decides which activations a forward pass keeps for backward and which backward computes
+// again (bit for bit the same); workspace.go holds those buffers, sized once per batch shape
+// and reused across steps.
 //
 // The seam to package rl is Forward/Backward: Forward returns log p(token_t | tokens_<t) and the
 // entropy of each predictive distribution over a left-padded batch; Backward takes

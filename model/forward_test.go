@@ -133,14 +133,19 @@ func checkGrads(t *testing.T, name string, params []*Param, loss func() float64,
 // whole model, for a loss mixing log-probabilities and entropies over a left-padded batch.
 func TestGradientsFiniteDifference(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		tied bool
-		kept int
-		temp float32
-	}{{"tied", true, 0, 0}, {"untied", false, 0, 0}, {"tied/recompute", true, 1, 0},
-		{"tied/temperature0.6", true, 0, 0.6}, {"untied/recompute/temperature1.5", false, 1, 1.5}} {
+		name  string
+		tied  bool
+		kept  int
+		temp  float32
+		qwen3 bool
+	}{{"tied", true, 0, 0, false}, {"untied", false, 0, 0, false}, {"tied/recompute", true, 1, 0, false},
+		{"tied/temperature0.6", true, 0, 0.6, false}, {"untied/recompute/temperature1.5", false, 1, 1.5, false},
+		{"qwen3/tied", true, 0, 0, true}, {"qwen3/untied/recompute/temperature1.5", false, 1, 1.5, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig(tc.tied)
+			if tc.qwen3 {
+				cfg = tinyQwen3Config(tc.tied)
+			}
 			m := newTestModel(t, cfg, 3)
 			rng := rand.New(rand.NewPCG(4, 4))
 			B, T := 3, 6

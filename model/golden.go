@@ -15,15 +15,23 @@ import (
 //	logprob (B, T) = log softmax(logits[b,t])[labels[b,t]] (labels are the next tokens, already
 //	shifted), position_ids (B, T), and the gradients of L = sum(logprob * upstream) for every
 //	parameter.
+//	qwen3_forward: the same for a Qwen3 checkpoint (config.json with model_type "qwen3").
 //
 // The logits come from ForwardLogits; logprob and the gradients from the fused Forward and
 // Backward that training uses, wherever labels[b,t] is the next input token (the fused pass
 // computes exactly those positions), and from the logits elsewhere.
 func RegisterGolden(r *golden.Registry) {
-	r.Add("qwen2_forward", goldenQwen2Forward)
+	r.Add("qwen2_forward", goldenForward("qwen2"))
+	r.Add("qwen3_forward", goldenForward("qwen3"))
 }
 
-func goldenQwen2Forward(c *golden.Case) (*golden.Result, error) {
+// goldenForward returns the reference function of an architecture, which refuses a checkpoint
+// of another (so that a qwen3_forward case can never pass on the Qwen2 path).
+func goldenForward(modelType string) func(c *golden.Case) (*golden.Result, error) {
+	return func(c *golden.Case) (*golden.Result, error) { return goldenModelForward(c, modelType) }
+}
+
+func goldenModelForward(c *golden.Case, modelType string) (*golden.Result, error) {
 	weights, err := c.String("weights", "")
 	if err != nil {
 		return nil, err
@@ -38,6 +46,9 @@ func goldenQwen2Forward(c *golden.Case) (*golden.Result, error) {
 	cfg, err := LoadConfig(filepath.Join(c.Dir, config))
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	if got := archPrefix(cfg.ModelType); got != archPrefix(modelType) {
+		return nil, fmt.Errorf("case %s: %s is a %s checkpoint, want %s", c.Name, config, got, archPrefix(modelType))
 	}
 	m, err := LoadWeights(cfg, filepath.Join(c.Dir, weights))
 	if err != nil {

@@ -16,6 +16,15 @@ func tinyConfig(tied bool) Config {
 	}
 }
 
+// tinyQwen3Config is a small Qwen3 shape: per-head q_norm/k_norm, no q/k/v biases, and a
+// head size (D = 6) that is not hidden_size / heads, so that Q = Hq*D = 24 differs from C = 16.
+func tinyQwen3Config(tied bool) Config {
+	cfg := tinyConfig(tied)
+	cfg.ModelType = "qwen3"
+	cfg.HeadDim = 6
+	return cfg
+}
+
 // newTestModel returns a tiny model whose weights are large enough (std 0.3, non-trivial norm
 // weights and biases) that every path carries signal for gradient checks.
 func newTestModel(t *testing.T, cfg Config, seed uint64) *Model {

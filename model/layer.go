@@ -7,45 +7,16 @@ import "agentr1/tensor"
 //	h1 = x  + o_proj(attention(rope(q_proj(n1)), rope(k_proj(n1)), v_proj(n1)))   n1 = input_layernorm(x)
 //	h2 = h1 + down_proj(silu(gate_proj(n2)) * up_proj(n2))                          n2 = post_attention_layernorm(h1)
 //
+// A Qwen3 layer (HF Qwen3DecoderLayer) has no q/k/v biases and normalises every query and key
+// head vector (D) before the rotation: rope(q_norm(q_proj(n1))), rope(k_norm(k_proj(n1))),
+// each an RMSNorm over D with its own weight (D) shared by all heads.
+//
 // layerForward and layerBackward below are the two directions of that computation, step by
 // step in mirrored order.
 
-// view returns the activation buffers of layer l sliced to the current batch: N rows and
-// B*Hq*T attention statistics. A lean forward pass (see Workspace) gives every layer the same
-// slot.
-func (ws *Workspace) view(l int) layerActs {
-	cfg := ws.cfg
-	N := ws.B * ws.T
-	C, I := cfg.HiddenSize, cfg.IntermediateSize
-	Q := cfg.NumAttentionHeads * cfg.HeadSize()
-	K := cfg.NumKeyValueHeads * cfg.HeadSize()
-	a := ws.layers[0]
-	if ws.kept {
-		a = ws.layers[l]
-	}
-	return layerActs{
-		rstd1: a.rstd1[:N],
-		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
-		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
-		probs:  a.probs[:min(len(a.probs), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
-		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
-		gate: a.gate[:N*I], up: a.up[:N*I],
-		resid2: a.resid2[:N*C],
-	}
-}
-
-// layerInput returns the residual stream entering layer l (N, C): the embeddings, or the
-// previous layer's output (in a lean pass, only while layer l has not run).
-func (ws *Workspace) layerInput(l int) []float32 {
-	N, C := ws.B*ws.T, ws.cfg.HiddenSize
-	if l == 0 {
-		return ws.embedded[:N*C]
-	}
-	return ws.view(l - 1).resid2
-}
-
-// layerForward runs decoder layer l on the residual stream x (N, C), saving its activations.
-func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
+// layerForward runs decoder layer l on the residual stream x (N, C), saving its activations,
+// and returns the residual stream leaving it (N, C).
+func (m *Model) layerForward(ws *Workspace, l int, x []float32) []float32 {
 	cfg := m.Config
 	B, T, N := ws.B, ws.T, ws.B*ws.T
 	C, I, D := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize()
@@ -58,25 +29,25 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 
 	// Attention branch. In a lean pass x may be this slot's resid2: it is read for the last
 	// time by the copy into resid1, before resid2 is written.
-	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1
-	tensor.LinearForward(a.q, norm, p.q.Data, p.qBias.Data, N, C, Q)
-	tensor.LinearForward(a.k, norm, p.k.Data, p.kBias.Data, N, C, K)
-	tensor.LinearForward(a.v, norm, p.v.Data, p.vBias.Data, N, C, K)
-	m.rope.Forward(a.q, ws.positions, N, Hq)
-	m.rope.Forward(a.k, ws.positions, N, Hkv)
-	if ws.probs {
-		tensor.AttentionForward(a.attn, a.probs, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
-	} else {
-		tensor.AttentionForwardStats(a.attn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps)  // n1 (N, C)
+	tensor.LinearForward(a.qProj, norm, p.q.Data, data(p.qBias), N, C, Q) // (N, Hq, D)
+	tensor.LinearForward(a.kProj, norm, p.k.Data, data(p.kBias), N, C, K) // (N, Hkv, D)
+	tensor.LinearForward(a.v, norm, p.v.Data, data(p.vBias), N, C, K)     // (N, Hkv, D)
+	if p.qNorm != nil {                                                   // Qwen3: an RMSNorm over each head vector, rows (N*H, D)
+		tensor.RMSNormForward(a.q, a.qRstd, a.qProj, p.qNorm.Data, N*Hq, D, eps)
+		tensor.RMSNormForward(a.k, a.kRstd, a.kProj, p.kNorm.Data, N*Hkv, D, eps)
 	}
+	m.rope.Forward(a.q, ws.positions, N, Hq) // in place
+	m.rope.Forward(a.k, ws.positions, N, Hkv)
+	ws.attentionForward(a, B, T, Hq, Hkv, D) // a.attn (N, Hq, D), weights kept or recomputed (recompute.go)
 	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
 	copy(a.resid1, x)
 	tensor.Gemm(false, true, N, C, Q, 1, a.attn, Q, p.o.Data, Q, 1, a.resid1, C)
 
 	// MLP branch.
-	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2
-	tensor.LinearForward(a.gate, norm, p.gate.Data, nil, N, C, I)
-	tensor.LinearForward(a.up, norm, p.up.Data, nil, N, C, I)
+	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2 (N, C)
+	tensor.LinearForward(a.gate, norm, p.gate.Data, nil, N, C, I)              // (N, I)
+	tensor.LinearForward(a.up, norm, p.up.Data, nil, N, C, I)                  // (N, I)
 	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T, act = silu(gate) * up formed
 	// mlpChunk rows at a time in a buffer shared by all layers.
 	copy(a.resid2, a.resid1)
@@ -86,6 +57,7 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 		tensor.SwiGLUForward(act, a.gate[r0*I:(r0+n)*I], a.up[r0*I:(r0+n)*I])
 		tensor.Gemm(false, true, n, C, I, 1, act, I, p.down.Data, I, 1, a.resid2[r0*C:], C)
 	}
+	return a.resid2
 }
 
 // mlpChunk is the number of rows the MLP's SwiGLU product and its backward pass handle at a
@@ -94,9 +66,9 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) {
 var mlpChunk = 4096
 
 // layerBackward back-propagates through decoder layer l, whose input was x (N, C). On entry
-// ws.dres (N, C) holds d(loss)/d(resid2); on return it holds d(loss)/d(x). Parameter gradients
+// dres (N, C) holds d(loss)/d(resid2); on return it holds d(loss)/d(x). Parameter gradients
 // accumulate into the layer's Param.Grad.
-func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
+func (m *Model) layerBackward(ws *Workspace, l int, x, dres []float32) {
 	cfg := m.Config
 	B, T, N := ws.B, ws.T, ws.B*ws.T
 	C, I, D := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadSize()
@@ -106,7 +78,6 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	p := &m.layers[l]
 	a := ws.view(l)
 	norm := ws.norm[:N*C]
-	dres := ws.dres[:N*C]
 	dnorm := ws.dnorm[:N*C]
 	dq, dk, dv, dattn := ws.dq[:N*Q], ws.dk[:N*K], ws.dv[:N*K], ws.dattn[:N*Q]
 
@@ -141,83 +112,22 @@ func (m *Model) layerBackward(ws *Workspace, l int, x []float32) {
 	clear(dq)
 	clear(dk)
 	clear(dv)
-	if ws.probs {
-		tensor.AttentionBackward(dq, dk, dv, dattn, a.probs, a.q, a.k, a.v, B, T, Hq, Hkv, D)
-	} else {
-		tensor.AttentionBackwardStats(dq, dk, dv, dattn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
-	}
+	ws.attentionBackward(a, dq, dk, dv, dattn, B, T, Hq, Hkv, D)
 	m.rope.Backward(dq, ws.positions, N, Hq)
 	m.rope.Backward(dk, ws.positions, N, Hkv)
+	if p.qNorm != nil { // Qwen3: back through the per-head RMSNorms to the projections
+		dqProj, dkProj := ws.dqProj[:N*Q], ws.dkProj[:N*K]
+		clear(dqProj)
+		clear(dkProj)
+		tensor.RMSNormBackward(dqProj, p.qNorm.Grad, dq, a.qProj, p.qNorm.Data, a.qRstd, N*Hq, D)
+		tensor.RMSNormBackward(dkProj, p.kNorm.Grad, dk, a.kProj, p.kNorm.Data, a.kRstd, N*Hkv, D)
+		dq, dk = dqProj, dkProj
+	}
 	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1, recomputed
 	// dnorm (N, C) = dq @ q_proj + dk @ k_proj + dv @ v_proj
 	tensor.Gemm(false, false, N, C, Q, 1, dq, Q, p.q.Data, C, 0, dnorm, C)
-	tensor.LinearBackward(nil, p.q.Grad, p.qBias.Grad, dq, norm, p.q.Data, N, C, Q)
-	tensor.LinearBackward(dnorm, p.k.Grad, p.kBias.Grad, dk, norm, p.k.Data, N, C, K)
-	tensor.LinearBackward(dnorm, p.v.Grad, p.vBias.Grad, dv, norm, p.v.Data, N, C, K)
+	tensor.LinearBackward(nil, p.q.Grad, grad(p.qBias), dq, norm, p.q.Data, N, C, Q)
+	tensor.LinearBackward(dnorm, p.k.Grad, grad(p.kBias), dk, norm, p.k.Data, N, C, K)
+	tensor.LinearBackward(dnorm, p.v.Grad, grad(p.vBias), dv, norm, p.v.Data, N, C, K)
 	tensor.RMSNormBackward(dres, p.inputNorm.Grad, dnorm, x, p.inputNorm.Data, a.rstd1, N, C)
-}
-
-// forwardTrunk embeds a left-padded batch and runs every decoder layer and the final norm,
-// leaving the final hidden states in ws.final. Its callers check the batch first (checkBatch).
-func (m *Model) forwardTrunk(ws *Workspace, tokens []int, attentionMask []float32, B, T int) {
-	cfg := m.Config
-	ws.prepare(cfg, B, T)
-	N, C := B*T, cfg.HiddenSize
-	copy(ws.tokens, tokens)
-	copy(ws.mask, attentionMask)
-	// Positions as HF builds them for left padding: position_ids = cumsum(mask) - 1, with
-	// padding at 0 (the reference masks them; they never reach a real token).
-	for b := range B {
-		seen := 0
-		for t := range T {
-			i := b*T + t
-			if attentionMask[i] != 0 {
-				ws.positions[i] = seen
-				seen++
-			} else {
-				ws.positions[i] = 0
-			}
-		}
-	}
-	x := ws.embedded[:N*C]
-	tensor.EmbeddingForward(x, m.embed.Data, ws.tokens, C)
-	for l := range m.layers {
-		m.layerForward(ws, l, x)
-		x = ws.view(l).resid2
-	}
-	tensor.RMSNormForward(ws.final[:N*C], ws.finalR[:N], x, m.norm.Data, N, C, float32(cfg.RMSNormEps))
-}
-
-// backwardTrunk back-propagates d(loss)/d(final hidden states), held in ws.dfinal (N, C),
-// through the final norm, every layer and the embedding.
-func (m *Model) backwardTrunk(ws *Workspace) {
-	N, C := ws.B*ws.T, m.Config.HiddenSize
-	L := len(m.layers)
-	dres := ws.dres[:N*C]
-	clear(dres)
-	tensor.RMSNormBackward(dres, m.norm.Grad, ws.dfinal[:N*C], ws.layerInput(L), m.norm.Data, ws.finalR[:N], N, C)
-	for l := L - 1; l >= 0; l-- {
-		m.layerBackward(ws, l, ws.layerInput(l))
-	}
-	tensor.EmbeddingBackward(m.embed.Grad, dres, ws.tokens, C)
-}
-
-// keepActivations, called by every Backward before it touches its buffers, makes sure ws holds every layer's activations of its last forward pass: after
-// a lean pass (see Workspace) it switches ws to keeping them and runs the trunk again on the
-// saved tokens and mask, and the head's probabilities over the same chunks. Both are
-// deterministic, so the final hidden states and everything the head computed from them stay
-// exactly as they were.
-func (m *Model) keepActivations(ws *Workspace) {
-	if ws.kept {
-		return
-	}
-	owner, pass := ws.owner, ws.pass
-	tokens := append([]int(nil), ws.tokens...)
-	mask := append([]float32(nil), ws.mask...)
-	ws.keep = true
-	m.forwardTrunk(ws, tokens, mask, ws.B, ws.T)
-	ws.owner, ws.pass = owner, pass
-	if pass == passLogp {
-		m.headForward(ws, false) // keep the head's probabilities too, where they fit
-	}
 }

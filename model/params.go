@@ -23,16 +23,19 @@ type Param struct {
 // Numel returns the number of elements of the parameter.
 func (p *Param) Numel() int { return len(p.Data) }
 
-// layerParams are the parameters of one decoder layer (HF Qwen2DecoderLayer), with
-// C = hidden size, Q = Hq*D, K = Hkv*D, I = intermediate size.
+// layerParams are the parameters of one decoder layer (HF Qwen2DecoderLayer or
+// Qwen3DecoderLayer), with C = hidden size, D = head size, Q = Hq*D, K = Hkv*D,
+// I = intermediate size. A parameter the architecture does not have is nil.
 type layerParams struct {
 	inputNorm *Param // input_layernorm.weight (C)
 	q         *Param // self_attn.q_proj.weight (Q, C)
-	qBias     *Param // self_attn.q_proj.bias (Q)
+	qBias     *Param // self_attn.q_proj.bias (Q), Qwen2 only
 	k         *Param // self_attn.k_proj.weight (K, C)
-	kBias     *Param // self_attn.k_proj.bias (K)
+	kBias     *Param // self_attn.k_proj.bias (K), Qwen2 only
 	v         *Param // self_attn.v_proj.weight (K, C)
-	vBias     *Param // self_attn.v_proj.bias (K)
+	vBias     *Param // self_attn.v_proj.bias (K), Qwen2 only
+	qNorm     *Param // self_attn.q_norm.weight (D), Qwen3 only
+	kNorm     *Param // self_attn.k_norm.weight (D), Qwen3 only
 	o         *Param // self_attn.o_proj.weight (C, Q), no bias
 	postNorm  *Param // post_attention_layernorm.weight (C)
 	gate      *Param // mlp.gate_proj.weight (I, C)
@@ -43,7 +46,9 @@ type layerParams struct {
 // Model is a Qwen2 decoder-only language model (HF Qwen2ForCausalLM): token embedding,
 // NumHiddenLayers pre-norm decoder layers (RMSNorm, grouped-query attention with q/k/v biases
 // and rotary embeddings, RMSNorm, SwiGLU MLP), a final RMSNorm and lm_head (tied to the
-// embedding when TieWordEmbeddings).
+// embedding when TieWordEmbeddings). With Config.ModelType "qwen3" it is a Qwen3 model
+// (HF Qwen3ForCausalLM): the same, with no q/k/v biases and an RMSNorm of each query and key
+// head vector before the rotary embedding.
 type Model struct {
 	Config Config
 	Params []*Param // every parameter, in Hugging Face state-dict order (a tied lm_head omitted)
@@ -80,13 +85,23 @@ func newModel(cfg Config) (*Model, error) {
 	for l := range m.layers {
 		pre := fmt.Sprintf("model.layers.%d.", l)
 		L := &m.layers[l]
-		L.q = add(pre+"self_attn.q_proj.weight", Q, C)
-		L.qBias = add(pre+"self_attn.q_proj.bias", Q)
-		L.k = add(pre+"self_attn.k_proj.weight", K, C)
-		L.kBias = add(pre+"self_attn.k_proj.bias", K)
-		L.v = add(pre+"self_attn.v_proj.weight", K, C)
-		L.vBias = add(pre+"self_attn.v_proj.bias", K)
-		L.o = add(pre+"self_attn.o_proj.weight", C, Q)
+		// The order of each architecture's state dict.
+		if cfg.QKVBias() {
+			L.q = add(pre+"self_attn.q_proj.weight", Q, C)
+			L.qBias = add(pre+"self_attn.q_proj.bias", Q)
+			L.k = add(pre+"self_attn.k_proj.weight", K, C)
+			L.kBias = add(pre+"self_attn.k_proj.bias", K)
+			L.v = add(pre+"self_attn.v_proj.weight", K, C)
+			L.vBias = add(pre+"self_attn.v_proj.bias", K)
+			L.o = add(pre+"self_attn.o_proj.weight", C, Q)
+		} else {
+			L.q = add(pre+"self_attn.q_proj.weight", Q, C)
+			L.k = add(pre+"self_attn.k_proj.weight", K, C)
+			L.v = add(pre+"self_attn.v_proj.weight", K, C)
+			L.o = add(pre+"self_attn.o_proj.weight", C, Q)
+			L.qNorm = add(pre+"self_attn.q_norm.weight", cfg.HeadSize())
+			L.kNorm = add(pre+"self_attn.k_norm.weight", cfg.HeadSize())
+		}
 		L.gate = add(pre+"mlp.gate_proj.weight", I, C)
 		L.up = add(pre+"mlp.up_proj.weight", I, C)
 		L.down = add(pre+"mlp.down_proj.weight", C, I)
@@ -102,6 +117,22 @@ func newModel(cfg Config) (*Model, error) {
 	allocate(m.Params)
 	m.rope = tensor.NewRoPE(cfg.HeadSize(), cfg.MaxPositionEmbeddings, cfg.RopeTheta)
 	return m, nil
+}
+
+// data returns p's values, or nil for a parameter the architecture does not have (p nil).
+func data(p *Param) []float32 {
+	if p == nil {
+		return nil
+	}
+	return p.Data
+}
+
+// grad returns p's gradient, or nil for a parameter the architecture does not have (p nil).
+func grad(p *Param) []float32 {
+	if p == nil {
+		return nil
+	}
+	return p.Grad
 }
 
 // allocate gives each parameter its Data and Grad as views into two single allocations.
@@ -129,7 +160,7 @@ func allocate(params []*Param) {
 }
 
 // New returns a model with parameters initialised deterministically from seed as Hugging Face
-// Qwen2PreTrainedModel._init_weights does: linear and embedding weights from
+// Qwen2PreTrainedModel._init_weights (and Qwen3's) does: linear and embedding weights from
 // normal(0, initializer_range), biases zero, RMSNorm weights one. Values are drawn in
 // parameter order from one PCG stream seeded with seed.
 func New(cfg Config, seed uint64) (*Model, error) {
@@ -283,8 +314,8 @@ func LoadWeights(cfg Config, path string) (*Model, error) {
 }
 
 // Save writes the model to dir (created if needed) as a Hugging Face checkpoint:
-// config.json and model.safetensors in F32, which transformers' Qwen2ForCausalLM.from_pretrained
-// loads unchanged. A tied lm_head is not written, as save_pretrained does.
+// config.json and model.safetensors in F32, which transformers' Qwen2ForCausalLM (or
+// Qwen3ForCausalLM) from_pretrained loads unchanged. A tied lm_head is not written, as save_pretrained does.
 func (m *Model) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model: %w", err)

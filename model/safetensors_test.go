@@ -205,6 +205,9 @@ func TestLoadCheckpointErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
 		}
+		if err != nil && !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v does not name the file %s", tc.name, err, path)
+		}
 	}
 
 	// Sharded: two files and an index.
@@ -260,5 +263,78 @@ func TestSafetensorsSizeOverflow(t *testing.T) {
 			st.Close()
 		}
 		t.Errorf("overflowing shape: error %v, want one naming the tensor", err)
+	}
+}
+
+// TestSaveLoadQwen3 checks that a Qwen3 model saves as a folder Hugging Face reads as Qwen3
+// (config.json with architectures [Qwen3ForCausalLM], model_type qwen3, its head_dim and no
+// attention bias; q_norm and k_norm tensors and no q/k/v biases) and loads back bit for bit,
+// and that its critic's folder names Qwen3ForTokenClassification.
+func TestSaveLoadQwen3(t *testing.T) {
+	m := newTestModel(t, tinyQwen3Config(false), 43)
+	dir := filepath.Join(t.TempDir(), "qwen3")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{"model_type": "qwen3", "head_dim": 6.0, "attention_bias": false} {
+		if cfg[key] != want {
+			t.Errorf("config.json %s = %v, want %v", key, cfg[key], want)
+		}
+	}
+	if archs, _ := cfg["architectures"].([]any); len(archs) != 1 || archs[0] != "Qwen3ForCausalLM" {
+		t.Errorf("config.json architectures = %v, want [Qwen3ForCausalLM]", cfg["architectures"])
+	}
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Config.ModelType != "qwen3" || l.Config.HeadSize() != 6 {
+		t.Errorf("loaded config %+v, want qwen3 with head size 6", l.Config)
+	}
+	names := map[string]bool{}
+	for _, p := range l.Params {
+		names[p.Name] = true
+	}
+	for name, want := range map[string]bool{"model.layers.1.self_attn.q_norm.weight": true,
+		"model.layers.1.self_attn.k_norm.weight": true, "model.layers.1.self_attn.q_proj.bias": false} {
+		if names[name] != want {
+			t.Errorf("loaded parameter %s present = %v, want %v", name, names[name], want)
+		}
+	}
+	if len(l.Params) != len(m.Params) {
+		t.Fatalf("%d params loaded, want %d", len(l.Params), len(m.Params))
+	}
+	for i, p := range m.Params {
+		q := l.Params[i]
+		if q.Name != p.Name || !sameShape(q.Shape, p.Shape) {
+			t.Fatalf("param %d: %s %v, want %s %v", i, q.Name, q.Shape, p.Name, p.Shape)
+		}
+		for j := range p.Data {
+			if math.Float32bits(p.Data[j]) != math.Float32bits(q.Data[j]) {
+				t.Fatalf("%s[%d] = %v, saved %v", p.Name, j, q.Data[j], p.Data[j])
+			}
+		}
+	}
+	cdir := filepath.Join(t.TempDir(), "critic")
+	if err := NewCritic(m, 1).Save(cdir); err != nil {
+		t.Fatal(err)
+	}
+	raw, err = os.ReadFile(filepath.Join(cdir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"Qwen3ForTokenClassification"`) {
+		t.Errorf("critic config.json does not name Qwen3ForTokenClassification:\n%s", raw)
+	}
+	if _, err := LoadCritic(cdir); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,10 +1,6 @@
 package model
 
-import (
-	"fmt"
-
-	"agentr1/tensor"
-)
+import "agentr1/tensor"
 
 // Data parallelism over the rows of a batch.
 //
@@ -23,6 +19,67 @@ import (
 // (bit for bit where a product of fewer rows takes the same kernel path), and the gradient is
 // the same sum taken in S parts; both are the same from run to run for a given worker count.
 
+// forwardInShards runs m.forward over the batch on ws: whole when ws does not split it (split),
+// else on each shard at once, gathering the shards' log-probs and entropies (B, T).
+func (m *Model) forwardInShards(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (logp, entropy []float32) {
+	if !ws.split(m, nil, B, T) {
+		return m.forward(ws, tokens, attentionMask, B, T)
+	}
+	h := &ws.head
+	h.logp = grow(h.logp, B*T)
+	h.entropy = grow(h.entropy, B*T)
+	tensor.Shards(len(ws.shards), func(s int) {
+		sh := &ws.shards[s]
+		logp, entropy := sh.m.forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T), sh.hi-sh.lo, T)
+		copy(sh.rows(h.logp, T), logp)
+		copy(sh.rows(h.entropy, T), entropy)
+	})
+	ws.owner, ws.pass = m, passLogp
+	return h.logp, h.entropy
+}
+
+// backwardInShards runs m.backward for the last forwardInShards on ws: whole, or on each shard
+// at once, adding the shards' gradients into Param.Grad in shard order.
+func (m *Model) backwardInShards(ws *Workspace, dlogp, dentropy []float32) {
+	if !ws.sharded {
+		m.backward(ws, dlogp, dentropy)
+		return
+	}
+	tensor.Shards(len(ws.shards), func(s int) {
+		sh := &ws.shards[s]
+		sh.m.backward(sh.ws, sh.rows(dlogp, ws.T), sh.rows(dentropy, ws.T))
+	})
+	ws.mergeGrads(m.Params)
+}
+
+// forwardInShards runs c.forward over the batch on ws, whole or in shards, gathering the
+// values (B, T).
+func (c *Critic) forwardInShards(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
+	if !ws.split(c.Model, c, B, T) {
+		return c.forward(ws, tokens, attentionMask, B, T)
+	}
+	ws.values = grow(ws.values, B*T)
+	tensor.Shards(len(ws.shards), func(s int) {
+		sh := &ws.shards[s]
+		copy(sh.rows(ws.values, T), sh.c.forward(sh.ws, sh.tokens(tokens, T), sh.rows(attentionMask, T), sh.hi-sh.lo, T))
+	})
+	ws.owner, ws.pass = c, passValues
+	return ws.values
+}
+
+// backwardInShards runs c.backward for the last forwardInShards on ws, whole or in shards.
+func (c *Critic) backwardInShards(ws *Workspace, dvalues []float32) {
+	if !ws.sharded {
+		c.backward(ws, dvalues)
+		return
+	}
+	tensor.Shards(len(ws.shards), func(s int) {
+		sh := &ws.shards[s]
+		sh.c.backward(sh.ws, sh.rows(dvalues, ws.T))
+	})
+	ws.mergeGrads(c.Params)
+}
+
 // shard is one group of consecutive rows of a split batch.
 type shard struct {
 	lo, hi int        // rows [lo, hi) of the batch
@@ -33,7 +90,8 @@ type shard struct {
 }
 
 // split prepares ws to run a (B, T) batch in shards and reports whether it will: not for a
-// single row or a single worker, nor inside a shard. The pass is m's, or with c not nil the
+// single row or a single worker. (A shard's own workspace never splits: the shards run
+// forward and backward, which never call split.) The pass is m's, or with c not nil the
 // critic c's (whose trunk is m). Shards get about equal numbers of rows, the later ones one
 // more when S does not divide B.
 func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
@@ -43,7 +101,7 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 		S = tensor.Workers()
 	}
 	S = min(S, B)
-	if ws.inShard || S < 2 {
+	if S < 2 {
 		return false
 	}
 	params := m.Params
@@ -51,7 +109,7 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 		params = c.Params
 	}
 	for len(ws.shards) < S {
-		ws.shards = append(ws.shards, shard{ws: &Workspace{inShard: true}})
+		ws.shards = append(ws.shards, shard{ws: new(Workspace)})
 	}
 	ws.shards = ws.shards[:S]
 	for s := range ws.shards {
@@ -140,6 +198,9 @@ func gradView(params []*Param, grad []float32) map[*Param]*Param {
 // view (an untied lm_head of a critic's trunk, which it never uses) are m's own.
 func (m *Model) withParams(view map[*Param]*Param) *Model {
 	get := func(p *Param) *Param {
+		if p == nil {
+			return nil // a parameter the architecture does not have
+		}
 		if q, ok := view[p]; ok {
 			return q
 		}
@@ -153,26 +214,9 @@ func (m *Model) withParams(view map[*Param]*Param) *Model {
 	for l, p := range m.layers {
 		v.layers[l] = layerParams{
 			inputNorm: get(p.inputNorm), q: get(p.q), qBias: get(p.qBias), k: get(p.k), kBias: get(p.kBias),
-			v: get(p.v), vBias: get(p.vBias), o: get(p.o), postNorm: get(p.postNorm),
+			v: get(p.v), vBias: get(p.vBias), qNorm: get(p.qNorm), kNorm: get(p.kNorm), o: get(p.o), postNorm: get(p.postNorm),
 			gate: get(p.gate), up: get(p.up), down: get(p.down),
 		}
 	}
 	return v
-}
-
-// checkBatch panics, naming the caller fn, if a (B, T) batch does not fit cfg: lengths that do
-// not match B*T, T beyond max_position_embeddings, or a token outside the vocabulary. Forward
-// checks a batch before splitting it, so that misuse panics on the caller's goroutine.
-func checkBatch(fn string, cfg Config, tokens []int, attentionMask []float32, B, T int) {
-	if B < 0 || T < 0 || len(tokens) != B*T || len(attentionMask) != B*T {
-		panic(fmt.Sprintf("%s: B=%d T=%d with %d tokens and %d mask entries", fn, B, T, len(tokens), len(attentionMask)))
-	}
-	if T > cfg.MaxPositionEmbeddings {
-		panic(fmt.Sprintf("%s: T=%d exceeds max_position_embeddings %d", fn, T, cfg.MaxPositionEmbeddings))
-	}
-	for i, id := range tokens {
-		if id < 0 || id >= cfg.VocabSize {
-			panic(fmt.Sprintf("%s: token %d at %d outside the vocabulary [0, %d)", fn, id, i, cfg.VocabSize))
-		}
-	}
 }

@@ -22,13 +22,18 @@ func TestShardedPass(t *testing.T) {
 		tied   bool
 		temp   float32
 		lens   []int
+		qwen3  bool
 	}{
-		{2, true, 0, []int{20, 7, 13, 20}},
-		{2, false, 0.7, []int{20, 7, 13}}, // rows 1 and 2 in one shard
-		{3, true, 1.3, []int{9, 20, 20, 4, 11}},
+		{2, true, 0, []int{20, 7, 13, 20}, false},
+		{2, false, 0.7, []int{20, 7, 13}, false}, // rows 1 and 2 in one shard
+		{3, true, 1.3, []int{9, 20, 20, 4, 11}, false},
+		{2, false, 0, []int{20, 7, 13}, true},
 	} {
-		t.Run(fmt.Sprintf("shards=%d/tied=%v/B=%d", tc.shards, tc.tied, len(tc.lens)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("shards=%d/tied=%v/B=%d/qwen3=%v", tc.shards, tc.tied, len(tc.lens), tc.qwen3), func(t *testing.T) {
 			cfg := tinyConfig(tc.tied)
+			if tc.qwen3 {
+				cfg = tinyQwen3Config(tc.tied)
+			}
 			rng := rand.New(rand.NewPCG(31, uint64(tc.shards)))
 			B, T := len(tc.lens), 20
 			tokens, mask := leftPadded(rng, cfg.VocabSize, T, tc.lens)

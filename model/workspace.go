@@ -76,6 +76,8 @@ type Workspace struct {
 	dk     []float32 // (N, K)
 	dv     []float32 // (N, K)
 	dattn  []float32 // (N, Q) d(loss)/d(attention output)
+	dqProj []float32 // (N, Q) d(loss)/d(q_proj output), Qwen3's q_norm between (else empty)
+	dkProj []float32 // (N, K) d(loss)/d(k_proj output), Qwen3's k_norm between (else empty)
 	dgate  []float32 // (min(N, mlpChunk), I), one chunk of rows of the MLP's backward pass
 	dup    []float32 // (min(N, mlpChunk), I)
 	dact   []float32 // (min(N, mlpChunk), I)
@@ -83,7 +85,6 @@ type Workspace struct {
 
 	shards  []shard // the groups of rows of a split batch, each with its own workspace
 	sharded bool    // the last forward pass ran in shards (its activations are theirs)
-	inShard bool    // this is a shard's workspace: it never splits again
 }
 
 // pass names the forward pass a workspace holds, so a backward pass can check it.
@@ -99,6 +100,10 @@ const (
 // layerActs are the activations one decoder layer saves for its backward pass.
 type layerActs struct {
 	rstd1  []float32 // (N) input_layernorm reciprocal RMS
+	qProj  []float32 // (N, Hq, D) q_proj output; q itself unless Qwen3's q_norm follows
+	kProj  []float32 // (N, Hkv, D) k_proj output; k itself unless Qwen3's k_norm follows
+	qRstd  []float32 // (N, Hq) q_norm reciprocal RMS of each head vector (Qwen3, else empty)
+	kRstd  []float32 // (N, Hkv) k_norm reciprocal RMS of each head vector (Qwen3, else empty)
 	q      []float32 // (N, Hq, D) queries after RoPE
 	k      []float32 // (N, Hkv, D) keys after RoPE
 	v      []float32 // (N, Hkv, D) values
@@ -130,7 +135,7 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 	ws.owner, ws.pass, ws.sharded = nil, passNone, false
 	if !sameArch(ws.cfg, cfg) {
 		*ws = Workspace{MaxKeptProbs: ws.MaxKeptProbs, MaxKeptAttention: ws.MaxKeptAttention, Temperature: ws.Temperature,
-			Shards: ws.Shards, cfg: cfg, keep: ws.keep, shards: ws.shards, inShard: ws.inShard}
+			Shards: ws.Shards, cfg: cfg, keep: ws.keep, shards: ws.shards}
 	}
 	ws.B, ws.T = B, T
 	N := B * T
@@ -168,7 +173,7 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 		n := ws.capN
 		ws.layers = make([]layerActs, slots)
 		for l := range ws.layers {
-			ws.layers[l] = layerActs{
+			a := layerActs{
 				rstd1: make([]float32, n),
 				q:     make([]float32, n*Q), k: make([]float32, n*K), v: make([]float32, n*K),
 				stats: make([]float32, n*cfg.NumAttentionHeads*2), attn: make([]float32, n*Q),
@@ -176,6 +181,12 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 				gate: make([]float32, n*I), up: make([]float32, n*I),
 				resid2: make([]float32, n*C),
 			}
+			if cfg.QKNorm() {
+				a.qProj, a.kProj = make([]float32, n*Q), make([]float32, n*K)
+				a.qRstd = make([]float32, n*cfg.NumAttentionHeads)
+				a.kRstd = make([]float32, n*cfg.NumKeyValueHeads)
+			}
+			ws.layers[l] = a
 		}
 	}
 	if ws.probs {
@@ -200,6 +211,10 @@ func (ws *Workspace) prepareBackward() {
 	ws.dk = grow(ws.dk, N*K)
 	ws.dv = grow(ws.dv, N*K)
 	ws.dattn = grow(ws.dattn, N*Q)
+	if cfg.QKNorm() {
+		ws.dqProj = grow(ws.dqProj, N*Q)
+		ws.dkProj = grow(ws.dkProj, N*K)
+	}
 	ws.dgate = grow(ws.dgate, min(N, mlpChunk)*I)
 	ws.dup = grow(ws.dup, min(N, mlpChunk)*I)
 	ws.dact = grow(ws.dact, min(N, mlpChunk)*I)
@@ -207,7 +222,7 @@ func (ws *Workspace) prepareBackward() {
 
 // sameArch reports whether two configurations have the same buffer shapes.
 func sameArch(a, b Config) bool {
-	return a.VocabSize == b.VocabSize && a.HiddenSize == b.HiddenSize &&
+	return a.QKNorm() == b.QKNorm() && a.VocabSize == b.VocabSize && a.HiddenSize == b.HiddenSize &&
 		a.IntermediateSize == b.IntermediateSize && a.NumHiddenLayers == b.NumHiddenLayers &&
 		a.NumAttentionHeads == b.NumAttentionHeads && a.NumKeyValueHeads == b.NumKeyValueHeads &&
 		a.HeadSize() == b.HeadSize()
@@ -217,15 +232,55 @@ func sameArch(a, b Config) bool {
 func (ws *Workspace) footprint() int {
 	n := len(ws.embedded) + len(ws.final) + len(ws.finalR) + cap(ws.mask) + cap(ws.logits) + cap(ws.values) +
 		cap(ws.dres) + cap(ws.dnorm) + cap(ws.dq) + cap(ws.dk) + cap(ws.dv) + cap(ws.dattn) +
-		cap(ws.dgate) + cap(ws.dup) + cap(ws.dact) + cap(ws.dfinal) +
+		cap(ws.dgate) + cap(ws.dup) + cap(ws.dact) + cap(ws.dfinal) + cap(ws.dqProj) + cap(ws.dkProj) +
 		cap(ws.head.logp) + cap(ws.head.entropy) + cap(ws.head.probs) + cap(ws.head.z) +
 		cap(ws.head.hidden) + cap(ws.head.dlogits) + cap(ws.head.dhidden) + len(ws.norm) + len(ws.act)
 	for _, sh := range ws.shards {
 		n += len(sh.grad) + sh.ws.footprint()/4
 	}
 	for _, a := range ws.layers {
-		n += len(a.rstd1) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.probs) + len(a.attn) +
+		n += len(a.rstd1) + len(a.qProj) + len(a.kProj) + len(a.qRstd) + len(a.kRstd) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.probs) + len(a.attn) +
 			len(a.resid1) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.resid2)
 	}
 	return 4 * n
+}
+
+// view returns the activation buffers of layer l sliced to the current batch: N rows and
+// B*Hq*T attention statistics. A lean forward pass (see Workspace) gives every layer the same
+// slot.
+func (ws *Workspace) view(l int) layerActs {
+	cfg := ws.cfg
+	N := ws.B * ws.T
+	C, I := cfg.HiddenSize, cfg.IntermediateSize
+	Q := cfg.NumAttentionHeads * cfg.HeadSize()
+	K := cfg.NumKeyValueHeads * cfg.HeadSize()
+	a := ws.layers[0]
+	if ws.kept {
+		a = ws.layers[l]
+	}
+	v := layerActs{
+		rstd1: a.rstd1[:N],
+		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
+		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
+		probs:  a.probs[:min(len(a.probs), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
+		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
+		gate: a.gate[:N*I], up: a.up[:N*I],
+		resid2: a.resid2[:N*C],
+	}
+	v.qProj, v.kProj = v.q, v.k // the projections are q and k themselves
+	if cfg.QKNorm() {
+		v.qProj, v.kProj = a.qProj[:N*Q], a.kProj[:N*K]
+		v.qRstd, v.kRstd = a.qRstd[:N*cfg.NumAttentionHeads], a.kRstd[:N*cfg.NumKeyValueHeads]
+	}
+	return v
+}
+
+// layerInput returns the residual stream entering layer l (N, C): the embeddings, or the
+// previous layer's output (in a lean pass, only while layer l has not run).
+func (ws *Workspace) layerInput(l int) []float32 {
+	N, C := ws.B*ws.T, ws.cfg.HiddenSize
+	if l == 0 {
+		return ws.embedded[:N*C]
+	}
+	return ws.view(l - 1).resid2
 }

@@ -37,9 +37,10 @@ var trainFlagDocs = map[string]flagDoc{
 	"base-policy":          {"run", "folder caching the SFT base: loaded when it holds a model, else SFT runs and saves there (share one warm start between runs; default OUT/sft-base)"},
 	"checkpoint-every":     {"run", "RL steps between checkpoints in OUT/checkpoints (0: every max(10, steps/4) steps); the last step and an interrupt always save"},
 	"sft-checkpoint-every": {"run", "SFT steps between SFT checkpoints in OUT/checkpoints (0: every max(100, sft.steps/10) steps); an interrupt always saves"},
+	"stop-on-divergence":   {"run", "stop at the first SFT or RL step whose loss or KL explodes against its running level (warned of in the log and metrics.jsonl either way), keeping the last checkpoint"},
 
 	// environment: the generated worlds, the search tool and the QA episode.
-	"worlds":                  {"environment", "training worlds the demonstrations and RL questions are drawn from: train-world and worlds-1 more of its size with other seeds (0 or 1: train-world only)"},
+	"worlds":                  {"environment", "training worlds the demonstrations and RL questions are drawn from: train-world and worlds-1 more of its size with other seeds (1: train-world only)"},
 	"train-world.seed":        {"environment", "seed of the training world (the extra worlds' seeds derive from it)"},
 	"train-world.countries":   {"environment", "countries in each training world"},
 	"train-world.cities":      {"environment", "cities in each training world"},

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,8 @@ func NewHandler(r Retriever, limits Limits) http.Handler {
 	if err := limits.Validate(); err != nil {
 		panic(fmt.Sprintf("search: NewHandler: %v", err))
 	}
-	s := &service{retriever: r, limits: limits, slots: make(chan struct{}, limits.MaxInFlight)}
+	s := &service{retriever: r, limits: limits,
+		slots: make(chan struct{}, limits.MaxInFlight), cores: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/retrieve", s.retrieve)
 	mux.HandleFunc("/healthz", s.healthz)
@@ -108,6 +110,17 @@ type service struct {
 	retriever Retriever
 	limits    Limits
 	slots     chan struct{} // one token per /retrieve request in flight
+	// cores holds one token per query being searched or list being encoded, at most
+	// GOMAXPROCS: requests in flight take turns a query at a time instead of all competing for
+	// the cores, so a /healthz between them is answered at once.
+	cores chan struct{}
+}
+
+// compute runs fn holding one of the cores' tokens.
+func (s *service) compute(fn func()) {
+	s.cores <- struct{}{}
+	defer func() { <-s.cores }()
+	fn()
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -183,7 +196,8 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 	// retrieved passages share the index's strings, so this holds little.
 	found := make([][]Retrieved, len(r.Queries))
 	for i, q := range r.Queries {
-		if found[i], err = s.retriever.Retrieve(req.Context(), q, topK); err != nil {
+		s.compute(func() { found[i], err = s.retriever.Retrieve(req.Context(), q, topK) })
+		if err != nil {
 			writeError(w, http.StatusInternalServerError, "queries[%d]: %v", i, err)
 			return
 		}
@@ -194,27 +208,31 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
-	writeResults(w, found, r.ReturnScores)
+	s.writeResults(w, found, r.ReturnScores)
 }
 
 // writeResults writes the 200 answer {"result": [[...], ...]} one query's list at a time, the
 // same bytes as encoding the whole answer at once, so a large answer is never whole in memory.
-func writeResults(w http.ResponseWriter, found [][]Retrieved, scores bool) {
+func (s *service) writeResults(w http.ResponseWriter, found [][]Retrieved, scores bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	var list []any
 	io.WriteString(w, `{"result":[`)
 	for i, fs := range found {
-		list = list[:0]
-		for _, f := range fs {
-			doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
-			if scores {
-				list = append(list, ScoredDocument{Document: doc, Score: f.Score})
-			} else {
-				list = append(list, doc)
+		var b []byte
+		var err error
+		s.compute(func() {
+			list = list[:0]
+			for _, f := range fs {
+				doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
+				if scores {
+					list = append(list, ScoredDocument{Document: doc, Score: f.Score})
+				} else {
+					list = append(list, doc)
+				}
 			}
-		}
-		b, err := json.Marshal(list) // strings and finite scores (checked): cannot fail
+			b, err = json.Marshal(list) // strings and finite scores (checked): cannot fail
+		})
 		if i > 0 {
 			io.WriteString(w, ",")
 		}

@@ -497,3 +497,118 @@ func BenchmarkService(b *testing.B) {
 		b.Errorf("shutdown: %v", err)
 	}
 }
+
+// TestServiceWorstCaseClients drives the service under its default limits from 64 clients that
+// each send, again and again, the costliest valid request: 512 queries of about 2 KB (a body
+// near the 1 MiB cap) with the largest topk MaxResults allows, reading every answer to the end
+// as a network client would. It checks that every answer is 200 or 429 (never 5xx), that the
+// heap in use stays under 1 GiB, and that /healthz answers throughout; it logs requests/s,
+// the heap's peak and /healthz's slowest answer. By default 8 clients send for 3 s, to keep
+// go test quick; AGENTR1_LOADTEST=1 runs all 64 for 60 s and also logs the process's peak
+// resident memory (server and clients together).
+func TestServiceWorstCaseClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load test; runs without -short")
+	}
+	clients, run := 8, 3*time.Second
+	if os.Getenv("AGENTR1_LOADTEST") == "1" {
+		clients, run = loadClients, 60*time.Second
+	}
+	fx, err := loadIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits()
+	queries := make([]string, lim.MaxQueries)
+	for i := range queries {
+		q := loadQueries[i%len(loadQueries)]
+		queries[i] = strings.Repeat(q+" ", int(lim.MaxBodyBytes/int64(lim.MaxQueries)-40)/(len(q)+1))
+	}
+	topK := lim.MaxResults / lim.MaxQueries
+	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	if int64(len(body)) > lim.MaxBodyBytes || int64(len(body)) < lim.MaxBodyBytes*9/10 {
+		t.Fatalf("the worst-case body is %d bytes, want just under %d", len(body), lim.MaxBodyBytes)
+	}
+
+	url, stop, done := startLoadService(t, NewHandler(fx.ix, lim), 30*time.Second)
+	client := newLoadClient()
+	client.Timeout = 5 * time.Minute // a worst-case answer on a loaded machine
+	var peakHeap, slowestHealth atomic.Int64
+	sampling := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() { // the heap and /healthz while the load runs
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-sampling:
+				return
+			case <-tick.C:
+				peakHeap.Store(max(peakHeap.Load(), int64(loadHeapInUse())))
+				t0 := time.Now()
+				resp, err := client.Get(url + "/healthz")
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("/healthz under load: %v %v", resp, err)
+					continue
+				}
+				resp.Body.Close()
+				slowestHealth.Store(max(slowestHealth.Load(), int64(time.Since(t0))))
+			}
+		}
+	})
+	var ok, refused, answerBytes atomic.Int64
+	deadline := time.Now().Add(run)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				resp, err := client.Post(url+"/retrieve", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Errorf("worst-case request: %v", err)
+					return
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch {
+				case err != nil:
+					t.Errorf("reading a worst-case answer: %v", err)
+					return
+				case resp.StatusCode == 200:
+					ok.Add(1)
+					answerBytes.Add(n)
+				case resp.StatusCode == 429:
+					refused.Add(1)
+					time.Sleep(100 * time.Millisecond) // as Retry-After asks, shortened
+				default:
+					t.Errorf("worst-case request: status %d", resp.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(sampling)
+	sampler.Wait()
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if ok.Load() == 0 {
+		t.Errorf("no worst-case request was answered in %v", run)
+	}
+	t.Logf("%d clients, %v: %d answered (%.1f/s, %.0f MB of answers), %d refused with 429; heap peak %.0f MiB; slowest /healthz %v",
+		clients, elapsed.Round(time.Millisecond), ok.Load(), float64(ok.Load())/elapsed.Seconds(), float64(answerBytes.Load())/1e6,
+		refused.Load(), loadMiB(uint64(peakHeap.Load())), time.Duration(slowestHealth.Load()).Round(time.Millisecond))
+	if peakHeap.Load() > 1<<30 {
+		t.Errorf("heap in use peaked at %.0f MiB, want under 1 GiB", loadMiB(uint64(peakHeap.Load())))
+	}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil && os.Getenv("AGENTR1_LOADTEST") == "1" {
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				t.Logf("peak resident memory of the test process (server and clients): %s", strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")))
+			}
+		}
+	}
+}

@@ -65,6 +65,9 @@ type StepMetrics struct {
 	// finite, and what the first one was ("gradient of model.layers.1.mlp.up_proj.weight").
 	SkippedUpdates int    `json:"skipped_updates,omitempty"`
 	SkipReason     string `json:"skip_reason,omitempty"`
+	// Diverging says why the update's KL exploded against its running level
+	// (Trainer.KLWatch), or is empty.
+	Diverging string `json:"diverging,omitempty"`
 
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
 	// Entropy, approx_kl and ppo_kl are over the trajectories the update trained on, which

@@ -2,10 +2,12 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/rl/rollout"
 )
@@ -58,6 +60,9 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
+	if bad, n := nonFiniteSampled(col); bad > 0 {
+		return m, fmt.Errorf("step %d: %w: %d of %d sampled log-probs are not finite (its logits are NaN or infinite)", m.Step, ErrDiverged, bad, n)
+	}
 	d, err := t.prepare(col, baselines, &m)
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
@@ -82,6 +87,12 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if err := t.update(d, policyUpdate, &m); err != nil {
 		return m, fmt.Errorf("step %d: update: %w", m.Step, err)
 	}
+	if name := nonFiniteWeight(t.Policy.Params); name != "" {
+		return m, fmt.Errorf("step %d: %w: the update made weight %s non-finite", m.Step, ErrDiverged, name)
+	}
+	if policyUpdate && m.SkippedUpdates == 0 {
+		m.Diverging = t.KLWatch.Observe(float64(m.ApproxKL))
+	}
 	m.TimeUpdate = Num(time.Since(tUpd).Seconds())
 	m.TimeTotal = Num(time.Since(start).Seconds())
 	tokens := 0
@@ -91,6 +102,42 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	m.TokensPerSec = Num(float64(tokens) / float64(m.TimeTotal))
 	t.StepsDone++
 	return m, nil
+}
+
+// ErrDiverged is wrapped by Step's error when the policy itself is broken: the rollout
+// sampled from logits that are not finite, or an update left a weight that is not. Unlike a
+// non-finite loss or gradient (the guard skips that optimiser step and the policy stays as it
+// was), no later step can repair it: the weights are only ever changed by updates, and the
+// update of a NaN rollout would teach NaN. The caller stops the run and keeps the last
+// checkpoint written before it.
+var ErrDiverged = errors.New("the policy has diverged")
+
+// nonFiniteSampled counts the agent tokens of col whose sampled log-prob is NaN or infinite
+// (model.Sampler returns NaN when the logits hold no distribution), of n agent tokens.
+func nonFiniteSampled(col *Collated) (bad, n int) {
+	b := col.Batch
+	for k, a := range b.ActionMask {
+		if a == 0 {
+			continue
+		}
+		n++
+		if x := b.OldLogProbs[k]; math.IsNaN(x) || math.IsInf(x, 0) {
+			bad++
+		}
+	}
+	return bad, n
+}
+
+// nonFiniteWeight returns the name of the first parameter holding a NaN or an infinity, or "".
+func nonFiniteWeight(params []*model.Param) string {
+	for _, p := range params {
+		for _, x := range p.Data {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // greedySampler takes the argmax: ReMax's baseline.
@@ -235,4 +282,26 @@ func (t *Trainer) recomputeOld() bool {
 		return true
 	}
 	return c.CheckOldEvery > 0 && t.StepsDone%c.CheckOldEvery == 0
+}
+
+// CheckPolicy reports ErrDiverged when the policy is broken: a weight is not finite, or its
+// log-probs over the first training prompt are not (finite weights so large that the logits
+// overflow). It costs one forward pass of one prompt; the caller runs it before writing a
+// checkpoint, so that no checkpoint holds a policy known to be broken.
+func (t *Trainer) CheckPolicy() error {
+	if name := nonFiniteWeight(t.Policy.Params); name != "" {
+		return fmt.Errorf("%w: weight %s is not finite", ErrDiverged, name)
+	}
+	prompt := t.Train[0].Prompt
+	attn := make([]float32, len(prompt))
+	for i := range attn {
+		attn[i] = 1
+	}
+	logp, ent := t.Policy.Forward(t.ws, prompt, attn, 1, len(prompt)) // (1, T) each
+	for k := 1; k < len(prompt); k++ {
+		if x, h := float64(logp[k]), float64(ent[k]); math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(h) || math.IsInf(h, 0) {
+			return fmt.Errorf("%w: its log-probs over a training prompt are not finite (log p %v, entropy %v at position %d)", ErrDiverged, x, h, k)
+		}
+	}
+	return nil
 }
