@@ -75,6 +75,7 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 		fs.IntVar(&opt.limits.MaxTopK, "max-topk", def.MaxTopK, "largest topk a request may ask for")
 		fs.IntVar(&opt.limits.DefaultTopK, "topk", def.DefaultTopK, "topk when a request gives none")
 		fs.IntVar(&opt.limits.MaxResults, "max-results", def.MaxResults, "most passages one answer may hold (queries x topk); more is refused with 413")
+		fs.IntVar(&opt.limits.Compute, "compute", 0, "queries searched at once (0: one per core); one less than the cores keeps /healthz quick under overload at some throughput")
 		fs.IntVar(&opt.limits.MaxInFlight, "max-in-flight", def.MaxInFlight, "most /retrieve requests answered at once; more are refused with 429 and Retry-After")
 		fs.DurationVar(&opt.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may take to finish")
 		declareLogFlag(fs, &opt.logFormat)
@@ -86,7 +87,7 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 func runServeSearch(ctx context.Context, opt serveOptions, log *slog.Logger) error {
 	lim := opt.limits
 	if err := lim.Validate(); err != nil {
-		return fmt.Errorf("%w: every --max-* limit and --topk must be positive, and --topk at most --max-topk", errUsage)
+		return fmt.Errorf("%w: every --max-* limit and --topk must be positive, --compute not negative, and --topk at most --max-topk", errUsage)
 	}
 	ix, took, err := opt.src.load()
 	if err != nil {
