@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ChatML markers of Qwen2.5, the chat format Agent-R1 trains in (PAPER.md section 3).
+// ChatML markers of Qwen2.5, the chat format Agent-R1 trains in (docs/PAPER.md section 3).
 const (
 	ImStart = "<|im_start|>"
 	ImEnd   = "<|im_end|>"
@@ -35,7 +35,7 @@ func ToolResponse(content string) string {
 // tokenises and appends (masked out of the loss) before the agent generates again. It closes
 // the assistant message, opens a user message holding one <tool_response> block per tool call
 // (Qwen2.5 groups consecutive tool messages into one user turn, each block on its own line),
-// and opens the next assistant turn (PAPER.md section 3):
+// and opens the next assistant turn (docs/PAPER.md section 3):
 //
 //	<|im_end|>\n<|im_start|>user\n<tool_response>\n...\n</tool_response><|im_end|>\n<|im_start|>assistant\n
 //

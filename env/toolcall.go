@@ -7,7 +7,7 @@ import (
 )
 
 // The tags around a tool call in Qwen2.5's ChatML tool format, which Agent-R1 uses
-// (PAPER.md section 3): <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>.
+// (docs/PAPER.md section 3): <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>.
 const (
 	ToolCallOpen  = "<tool_call>"
 	ToolCallClose = "</tool_call>"

@@ -145,7 +145,7 @@ type ToolCount struct {
 }
 
 // ToolEnv is the transition function of the paper's extended MDP for tool use (Agent-R1
-// section 3.1, PAPER.md section 2): for each agent turn it parses the tool calls, validates
+// section 3.1, docs/PAPER.md section 2): for each agent turn it parses the tool calls, validates
 // their arguments, runs the tools and formats the observation; it decides when the episode
 // ends. Task-specific environments (env/qa) wrap it and add the reward.
 //

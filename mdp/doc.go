@@ -1,4 +1,4 @@
-// Package mdp holds the paper's extended MDP on token ids (Agent-R1 section 2, PAPER.md
+// Package mdp holds the paper's extended MDP on token ids (Agent-R1 section 2, docs/PAPER.md
 // section 1): a Trajectory is the prompt followed by turns, each turn the agent's action
 // tokens (exactly as sampled, with their log-probs) and the environment's observation tokens;
 // process rewards attach to the token that closes a tool call, the outcome reward to the

@@ -73,7 +73,7 @@ func consistent(tr *Trajectory) bool {
 // response budget, and collates them. Flatten must reject exactly the inconsistent
 // trajectories; each row must hold the trajectory's tokens in order cut to the budget, with
 // ActionMask (and AdvantageMask) 1 exactly on agent tokens, the sampling log-probs there and 0
-// elsewhere, every reward on an agent position at the place PAPER.md section 1 puts it and
+// elsewhere, every reward on an agent position at the place docs/PAPER.md section 1 puts it and
 // none lost; the batch must hold each row left-padded to P and right-padded to L with the
 // response-side slices copied column for column and zero on padding. Run longer with
 // `go test -run '^$' -fuzz '^FuzzFlattenCollate$' ./mdp/`.

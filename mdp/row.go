@@ -12,7 +12,7 @@ type Row struct {
 	// tokens. The policy loss, entropy, KL and value loss are taken over it.
 	ActionMask []float64 // (T,)
 	// AdvantageMask marks the positions advantages are computed over: the agent tokens, so
-	// the backward recursion skips tool responses (PAPER.md section 2). It equals ActionMask;
+	// the backward recursion skips tool responses (docs/PAPER.md section 2). It equals ActionMask;
 	// it is kept separate so the paper's ablations can switch either mask alone (the
 	// "no advantage mask" run computes advantages over the batch's ResponseMask instead).
 	AdvantageMask []float64 // (T,)
@@ -35,7 +35,7 @@ func (r *Row) ResponseLen() int { return len(r.Tokens) - r.PromptLen }
 // Flatten lays a trajectory out as a Row, cutting the response (everything after the prompt)
 // to maxResponse tokens when maxResponse > 0 (verl's max_response_length).
 //
-// Reward placement, the paper's token-level rewards (PAPER.md section 1): a process reward goes
+// Reward placement, the paper's token-level rewards (docs/PAPER.md section 1): a process reward goes
 // on the token that closes its tool call; the outcome reward on the last agent token of the
 // row. A reward whose token was cut away moves to the last agent token that was kept, so a
 // trajectory cut anywhere (after a tool response, inside an observation, at a zero-length

@@ -51,6 +51,39 @@ var knownKeys = map[string]bool{
 	"rope_scaling": true, "attention_dropout": true, "torch_dtype": true, "attention_bias": true,
 }
 
+// sizeLimits bound every size config.json gives, each far above any released Qwen2, Qwen2.5 or
+// Qwen3 checkpoint (Qwen2.5-72B: hidden 8,192, 80 layers, 29,568 intermediate, vocabulary
+// 152,064, 131,072 positions), so that a corrupt or hostile file is refused with a message
+// before anything is allocated from it: the RoPE table alone is max_position_embeddings x
+// head_dim floats.
+var sizeLimits = map[string]int{
+	"vocab_size": 1 << 21, "hidden_size": 1 << 15, "intermediate_size": 1 << 17,
+	"num_hidden_layers": 1 << 10, "num_attention_heads": 1 << 10, "num_key_value_heads": 1 << 10,
+	"head_dim": 1 << 10, "max_position_embeddings": 1 << 20,
+}
+
+// MaxParams is the most parameters a configuration may describe: 2^36, about 69 billion (275 GB
+// as float32), above which no CPU this runs on holds the model.
+const MaxParams = 1 << 36
+
+// paramCount is the number of parameters the configuration describes, counted in int64 (every
+// size is within sizeLimits first, so no product overflows).
+func (c Config) paramCount() int64 {
+	C, V, I, H := int64(c.HiddenSize), int64(c.VocabSize), int64(c.IntermediateSize), int64(c.HeadSize())
+	Q, K := int64(c.NumAttentionHeads)*H, int64(c.NumKeyValueHeads)*H
+	layer := Q*C + 2*K*C + C*Q + 3*I*C + 2*C // attention, MLP and the two norms
+	if c.QKVBias() {
+		layer += Q + 2*K
+	} else {
+		layer += 2 * H // q_norm, k_norm
+	}
+	n := V*C + int64(c.NumHiddenLayers)*layer + C
+	if !c.TieWordEmbeddings {
+		n += V * C
+	}
+	return n
+}
+
 // ParseConfig decodes the contents of a config.json and validates it.
 func ParseConfig(raw []byte) (Config, error) {
 	var keys map[string]json.RawMessage
@@ -253,6 +286,14 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s = %d, want > 0", p.key, p.v)
 		}
 	}
+	for _, p := range append(positive, struct {
+		key string
+		v   int
+	}{"head_dim", c.HeadDim}) {
+		if limit := sizeLimits[p.key]; p.v > limit {
+			return fmt.Errorf("config: %s = %d, over the largest this implementation takes (%d)", p.key, p.v, limit)
+		}
+	}
 	if c.HeadDim < 0 {
 		return fmt.Errorf("config: head_dim = %d, want > 0", c.HeadDim)
 	}
@@ -261,6 +302,9 @@ func (c Config) Validate() error {
 	}
 	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
 		return fmt.Errorf("config: num_attention_heads %d is not divisible by num_key_value_heads %d", c.NumAttentionHeads, c.NumKeyValueHeads)
+	}
+	if n := c.paramCount(); n > MaxParams {
+		return fmt.Errorf("config: %d parameters (%.1f GB as float32), over the largest this implementation takes (%d)", n, float64(n)*4/1e9, int64(MaxParams))
 	}
 	if c.HeadSize()%2 != 0 {
 		return fmt.Errorf("config: head size %d is odd; rotary embeddings need an even head size", c.HeadSize())

@@ -111,6 +111,10 @@ func TestConfigErrors(t *testing.T) {
 		{"eos", map[string]any{"eos_token_id": "x"}, "eos_token_id"},
 		{"eos range", map[string]any{"eos_token_id": 50}, "eos_token_id"},
 		{"eps", map[string]any{"rms_norm_eps": 0}, "rms_norm_eps"},
+		{"positions 1e9", map[string]any{"max_position_embeddings": 1e9}, "max_position_embeddings = 1000000000, over the largest this implementation takes (1048576)"},
+		{"huge vocabulary", map[string]any{"vocab_size": 1 << 40}, "vocab_size = 1099511627776, over"},
+		{"huge head_dim", map[string]any{"head_dim": 1 << 20}, "head_dim = 1048576, over"},
+		{"too many parameters", map[string]any{"hidden_size": 1 << 15, "intermediate_size": 1 << 17, "num_hidden_layers": 1 << 10, "num_attention_heads": 256, "num_key_value_heads": 256}, "parameters"},
 	} {
 		m := map[string]any{}
 		for k, v := range base {

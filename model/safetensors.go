@@ -320,6 +320,7 @@ const WeightsFile = "model.safetensors"
 
 // checkpoint is a set of open safetensors files and which of them holds each tensor.
 type checkpoint struct {
+	path  string // the .safetensors file or the index, for errors
 	files []*stFile
 	where map[string]*stFile // tensor name -> file holding it
 }
@@ -327,7 +328,7 @@ type checkpoint struct {
 // openCheckpoint opens a .safetensors file, or every shard named by a
 // model.safetensors.index.json ({"weight_map": {tensor: shard file}}).
 func openCheckpoint(path string) (*checkpoint, error) {
-	ck := &checkpoint{where: map[string]*stFile{}}
+	ck := &checkpoint{path: path, where: map[string]*stFile{}}
 	if filepath.Ext(path) != ".json" {
 		st, err := openSafetensors(path)
 		if err != nil {
@@ -396,7 +397,7 @@ func (ck *checkpoint) Close() error {
 func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
 	st, ok := ck.where[name]
 	if !ok {
-		return fmt.Errorf("checkpoint: missing tensor %q", name)
+		return fmt.Errorf("%s: missing tensor %q", ck.path, name)
 	}
 	return st.readFloat32(name, shape, dst)
 }

@@ -205,6 +205,9 @@ func TestLoadCheckpointErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
 		}
+		if err != nil && !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v does not name the file %s", tc.name, err, path)
+		}
 	}
 
 	// Sharded: two files and an index.

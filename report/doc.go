@@ -25,7 +25,7 @@
 // (the display toggles) are inside it. Everything the agent or the environment wrote is text
 // from outside and is escaped by html/template.
 //
-// What the page is for: seeing the paper's two masks (Agent-R1 section 2, PAPER.md section 2)
+// What the page is for: seeing the paper's two masks (Agent-R1 section 2, docs/PAPER.md section 2)
 // on real trajectories. Each token carries its role (prompt, agent, observation); a solid
 // underline marks ActionMask = 1 (the policy loss, entropy and KL see the token); the
 // background is a diverging heat map of the advantage wherever AdvantageMask = 1; a badge

@@ -394,7 +394,7 @@ func goldenGSPO(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return policyOutputs(GSPOLoss(in[0], in[1], in[2], in[3], low, high)), nil
+	return policyOutputs(GSPOLoss(in[0], in[1], in[2], in[3], low, high, AggOptions{})), nil
 }
 
 func goldenGPGLoss(c *golden.Case) (*golden.Result, error) {

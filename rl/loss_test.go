@@ -240,7 +240,7 @@ func TestGSPOGradientIsStraightThrough(t *testing.T) {
 	old := MatrixOf(1, 3, []float64{-1.0001, -2, -2.9999}) // mean log-ratio 0: s = 1
 	adv := MatrixOf(1, 3, []float64{1, -2, 0.5})
 	m := MatrixOf(1, 3, []float64{1, 1, 1})
-	p := GSPOLoss(logp, old, adv, m, 3e-4, 4e-4)
+	p := GSPOLoss(logp, old, adv, m, 3e-4, 4e-4, AggOptions{})
 	for k, a := range adv.Data {
 		want := -a / (3 + 1e-8) // seq-mean-token-mean carries 1e-8 per row
 		if math.Abs(p.GradLogProb.Data[k]-want) > 1e-12 {

@@ -137,15 +137,16 @@ const gspoLogRatioMax = 10.0
 //
 //	seq_i = Σ_t (logp − old)·m / max(n_i, 1)                     (mean log-ratio of response i)
 //	log s_{i,t} = min(logp − sg(logp) + sg(seq_i), 10),  s = e^{log s}   (value e^{seq_i})
-//	ℓ = max(−A·s, −A·clamp(s, 1−low, 1+high)),  Loss = AggLoss(ℓ, m, seq-mean-token-mean)
+//	ℓ = max(−A·s, −A·clamp(s, 1−low, 1+high)),  Loss = AggLoss(ℓ, m, seq-mean-token-mean, opt)
 //
-// The aggregation is always seq-mean-token-mean (verl forces it). The gradient dℓ/dlogp_t = −A·s
+// The aggregation is always seq-mean-token-mean (verl forces it); opt gives its denominator
+// (AggOptions.GlobalBatchSize; the zero value takes the rows of mask holding a token). The gradient dℓ/dlogp_t = −A·s
 // through the unclipped branch (ties split ½/½ as torch.maximum), 0 when the clip wins or the
 // clamp at 10 is active. Metrics: pg_clipfrac = MaskedMean([pg2 > pg1]); pg_clipfrac_lower = 0;
 // ppo_kl = MaskedMean(old − logp) (unclamped).
 //
 // Source: verl core_algos.compute_policy_loss_gspo. It panics if the shapes differ.
-func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64) PolicyLoss {
+func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64, opt AggOptions) PolicyLoss {
 	sameShape("GSPOLoss", logp, oldLogp, adv, mask)
 	negKL := NewMatrix(logp.B, logp.L) // (B, L) old − logp
 	for k := range negKL.Data {
@@ -187,7 +188,7 @@ func GSPOLoss(logp, oldLogp, adv, mask Matrix, low, high float64) PolicyLoss {
 			}
 		}
 	}
-	pgLoss, w, _ := AggLoss(loss, mask, SeqMeanTokenMean, AggOptions{}) // a valid mode: no error
+	pgLoss, w, _ := AggLoss(loss, mask, SeqMeanTokenMean, opt) // a valid mode: no error
 	for k := range w.Data {
 		w.Data[k] *= dLoss.Data[k]
 	}

@@ -16,6 +16,8 @@ type model struct {
 	eosToken     string // "" for none
 	padToken     string // "" for none
 	config       []byte // tokenizer_config.json, nil for none
+	chatTemplate string // tokenizer_config.json "chat_template", "" for none
+	chat         ChatFormat
 }
 
 // mergeError is a problem with merge number Index of model.merges.
@@ -60,6 +62,7 @@ func build(m model) (*Tokenizer, error) {
 		eos:          -1,
 		pad:          -1,
 		config:       m.config,
+		chat:         m.chat,
 	}
 	for tok, id := range m.vocab {
 		if prev := t.tokens[id]; prev != "" {

@@ -99,10 +99,159 @@ func RenderChat(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) stri
 	return b.String()
 }
 
-// RenderChatIDs returns the ids of RenderChat's text. Markers become their added-token ids; so
-// does marker text inside a message, as in Hugging Face's apply_chat_template(tokenize=True).
+// ChatFormat names a chat template this package renders.
+type ChatFormat int
+
+const (
+	// ChatQwen25 is Qwen2.5-Instruct's template (RenderChat), the format of trained tokenizers.
+	ChatQwen25 ChatFormat = iota
+	// ChatQwen3 is Qwen3's template (RenderChatQwen3), with <think> reasoning blocks.
+	ChatQwen3
+)
+
+// String returns "qwen2.5" or "qwen3".
+func (f ChatFormat) String() string {
+	if f == ChatQwen3 {
+		return "qwen3"
+	}
+	return "qwen2.5"
+}
+
+// chatFormatOf picks the chat format of a model folder: Qwen3's when its tokenizer_config.json
+// "chat_template" writes <think> blocks (Qwen2.5's never does), or, for a folder without a
+// template, when its config.json says model_type "qwen3"; Qwen2.5's otherwise.
+func chatFormatOf(template, modelType string) ChatFormat {
+	switch {
+	case strings.Contains(template, "<think>"):
+		return ChatQwen3
+	case template == "" && modelType == "qwen3":
+		return ChatQwen3
+	}
+	return ChatQwen25
+}
+
+// ChatFormat returns the chat template the tokenizer's folder declares (see Load).
+func (t *Tokenizer) ChatFormat() ChatFormat { return t.chat }
+
+// RenderChat renders a conversation in the tokenizer's ChatFormat: RenderChat for Qwen2.5,
+// RenderChatQwen3 with thinking enabled (the template's default) for Qwen3.
+func (t *Tokenizer) RenderChat(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) string {
+	if t.chat == ChatQwen3 {
+		return RenderChatQwen3(msgs, tools, addGenerationPrompt, true)
+	}
+	return RenderChat(msgs, tools, addGenerationPrompt)
+}
+
+// RenderChatIDs returns the ids of the tokenizer's RenderChat text. Markers become their
+// added-token ids; so does marker text inside a message, as in Hugging Face's
+// apply_chat_template(tokenize=True).
 func (t *Tokenizer) RenderChatIDs(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) []int {
-	return t.Encode(RenderChat(msgs, tools, addGenerationPrompt))
+	return t.Encode(t.RenderChat(msgs, tools, addGenerationPrompt))
+}
+
+// The tags of Qwen3's reasoning block.
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
+// RenderChatQwen3 renders a conversation as Qwen3's chat template does (the "chat_template" of
+// Qwen3's tokenizer_config.json). It differs from Qwen2.5's (RenderChat) in four ways:
+//
+//   - there is no default system prompt: without tools and without a leading system message
+//     there is no system turn; with tools the system turn is the system message and "\n\n"
+//     (when there is one), then the same "# Tools" block as Qwen2.5's;
+//   - an assistant message's reasoning is split from its content at the last "</think>", as
+//     the template does for a message without reasoning_content: content is what follows,
+//     with leading newlines dropped; reasoning is what precedes the first "</think>", after
+//     the last "<think>", without the newlines around it;
+//   - the last user query is the last user message that is not a tool response wrapped in
+//     "<tool_response>...</tool_response>". Assistant messages after it (the current
+//     multi-step tool episode) are written "<think>\nREASONING\n</think>\n\nCONTENT" when
+//     they have reasoning or are the last message; every other assistant message is written
+//     as its content alone, so past turns' reasoning is dropped;
+//   - with addGenerationPrompt and thinking false (the template's enable_thinking=false), the
+//     assistant turn opens with an empty "<think>\n\n</think>\n\n" block.
+//
+// User, tool and other-role messages are rendered as in RenderChat. Tool calls are part of an
+// assistant's Content, as the policy writes them, so the template's tool_calls branch is not
+// taken. It panics, as RenderChat does, if a tool's Parameters is not valid JSON.
+func RenderChatQwen3(msgs []Message, tools []ToolSpec, addGenerationPrompt, thinking bool) string {
+	var b strings.Builder
+	hasSystem := len(msgs) > 0 && msgs[0].Role == "system"
+	if len(tools) > 0 {
+		b.WriteString(imStart + "system\n")
+		if hasSystem {
+			b.WriteString(msgs[0].Content + "\n\n")
+		}
+		b.WriteString("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
+		b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+		for _, tool := range tools {
+			b.WriteByte('\n')
+			writeToolJSON(&b, tool)
+		}
+		b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
+		b.WriteString(toolCall + "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n" + toolCallEnd + imEnd + "\n")
+	} else if hasSystem {
+		b.WriteString(imStart + "system\n" + msgs[0].Content + imEnd + "\n")
+	}
+	lastQuery := len(msgs) - 1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		c := msgs[i].Content
+		if msgs[i].Role == "user" && !(strings.HasPrefix(c, toolResp) && strings.HasSuffix(c, toolRespEnd)) {
+			lastQuery = i
+			break
+		}
+	}
+	for i, m := range msgs {
+		switch {
+		case m.Role == "user" || (m.Role == "system" && i > 0):
+			b.WriteString(imStart + m.Role + "\n" + m.Content + imEnd + "\n")
+		case m.Role == "assistant":
+			reasoning, content := splitThink(m.Content)
+			b.WriteString(imStart + "assistant\n")
+			if i > lastQuery && (i == len(msgs)-1 || reasoning != "") {
+				b.WriteString(thinkOpen + "\n" + strings.Trim(reasoning, "\n") + "\n" + thinkClose + "\n\n")
+				content = strings.TrimLeft(content, "\n")
+			}
+			b.WriteString(content + imEnd + "\n")
+		case m.Role == "tool":
+			if i == 0 || msgs[i-1].Role != "tool" {
+				b.WriteString(imStart + "user")
+			}
+			b.WriteString("\n" + toolResp + "\n" + m.Content + "\n" + toolRespEnd)
+			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
+				b.WriteString(imEnd + "\n")
+			}
+		}
+	}
+	if addGenerationPrompt {
+		b.WriteString(generationAt)
+		if !thinking {
+			b.WriteString(thinkOpen + "\n\n" + thinkClose + "\n\n")
+		}
+	}
+	return b.String()
+}
+
+// splitThink splits an assistant message into its reasoning and its content as Qwen3's
+// template does when the message has no reasoning_content:
+//
+//	content = message.content.split('</think>')[-1].lstrip('\n')
+//	reasoning_content = message.content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n')
+//
+// A message without "</think>" is all content.
+func splitThink(s string) (reasoning, content string) {
+	first := strings.Index(s, thinkClose)
+	if first < 0 {
+		return "", s
+	}
+	content = strings.TrimLeft(s[strings.LastIndex(s, thinkClose)+len(thinkClose):], "\n")
+	reasoning = strings.TrimRight(s[:first], "\n")
+	if j := strings.LastIndex(reasoning, thinkOpen); j >= 0 {
+		reasoning = reasoning[j+len(thinkOpen):]
+	}
+	return strings.TrimLeft(reasoning, "\n"), content
 }
 
 // writeToolJSON writes {"type": "function", "function": {...}} in json.dumps style.

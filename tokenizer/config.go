@@ -3,7 +3,11 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -14,6 +18,7 @@ func parseConfig(raw []byte, m *model) error {
 		EOS                json.RawMessage           `json:"eos_token"`
 		Pad                json.RawMessage           `json:"pad_token"`
 		AddedTokensDecoder map[string]addedTokenJSON `json:"added_tokens_decoder"`
+		ChatTemplate       json.RawMessage           `json:"chat_template"`
 	}
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return err
@@ -24,6 +29,9 @@ func parseConfig(raw []byte, m *model) error {
 	}
 	if m.padToken, err = tokenContent(cfg.Pad); err != nil {
 		return fmt.Errorf("pad_token: %w", err)
+	}
+	if m.chatTemplate, err = chatTemplate(cfg.ChatTemplate); err != nil {
+		return fmt.Errorf("chat_template: %w", err)
 	}
 	have := map[int]bool{}
 	for _, at := range m.added {
@@ -72,6 +80,50 @@ func defaultSpecials(m *model) {
 	if has(endOfText) {
 		m.padToken = endOfText
 	}
+}
+
+// chatTemplate reads a chat_template given as a string, or as Hugging Face's list of named
+// templates, of which the one named "default" is the one apply_chat_template uses.
+func chatTemplate(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var named []struct {
+		Name     string `json:"name"`
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return "", fmt.Errorf("want a string or a list of {\"name\", \"template\"}: %w", err)
+	}
+	for _, n := range named {
+		if n.Name == "default" {
+			return n.Template, nil
+		}
+	}
+	return "", nil
+}
+
+// modelTypeBeside returns the model_type of the config.json in dir, "" when there is none.
+// Only a Load of a folder without a chat template asks, to tell a Qwen3 model from a Qwen2.5.
+func modelTypeBeside(dir string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	var cfg struct {
+		ModelType string `json:"model_type"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
+	}
+	return cfg.ModelType, nil
 }
 
 // tokenContent reads a special token given as a string, as {"content": ...}, or null.

@@ -29,5 +29,6 @@
 // Decoding concatenates each id's bytes and replaces invalid UTF-8 as Hugging Face's ByteLevel
 // decoder does (String::from_utf8_lossy). Load and Save read and write tokenizer.json and
 // tokenizer_config.json; Train learns merges from a corpus; RenderChat renders messages and
-// tool schemas as Qwen2.5's chat template does.
+// tool schemas as Qwen2.5's chat template does, RenderChatQwen3 as Qwen3's (with its <think>
+// blocks), and a Tokenizer's RenderChat picks the one its folder declares (ChatFormat).
 package tokenizer

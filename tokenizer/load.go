@@ -23,6 +23,9 @@ const FileName = "tokenizer.json"
 // alphabet, an NFC or absent normalizer, the Qwen2 Split pre-tokenizer followed by ByteLevel,
 // and the ByteLevel decoder; anything else is an error naming the file and the field.
 // The post_processor is not applied: Encode adds no BOS/EOS, like add_special_tokens=False.
+// The chat format (ChatFormat) is Qwen3's when tokenizer_config.json's chat_template writes
+// <think> blocks, or, without a chat_template, when a config.json beside says model_type
+// "qwen3"; Qwen2.5's otherwise.
 func Load(path string) (*Tokenizer, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, FileName)
@@ -47,6 +50,13 @@ func Load(path string) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer: %s: %w", cfgName, err)
 		}
 	}
+	modelType := ""
+	if m.chatTemplate == "" {
+		if modelType, err = modelTypeBeside(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+	}
+	m.chat = chatFormatOf(m.chatTemplate, modelType)
 	t, err := build(m)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
@@ -55,7 +65,7 @@ func Load(path string) (*Tokenizer, error) {
 }
 
 // Parse builds a tokenizer from the bytes of a tokenizer.json and, when config is not nil, of a
-// tokenizer_config.json.
+// tokenizer_config.json, whose chat_template alone decides the ChatFormat.
 func Parse(tokenizerJSON, config []byte) (*Tokenizer, error) {
 	m, err := parseTokenizerJSON(tokenizerJSON)
 	if err != nil {
@@ -66,6 +76,7 @@ func Parse(tokenizerJSON, config []byte) (*Tokenizer, error) {
 	} else if err := parseConfig(config, &m); err != nil {
 		return nil, fmt.Errorf("tokenizer_config.json: %w", err)
 	}
+	m.chat = chatFormatOf(m.chatTemplate, "")
 	t, err := build(m)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)

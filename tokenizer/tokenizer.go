@@ -33,8 +33,9 @@ type Tokenizer struct {
 	added   []AddedToken // in id order
 	matcher addedMatcher
 
-	eos, pad int    // -1 when unset
-	config   []byte // tokenizer_config.json as loaded, for Save to keep its other fields
+	eos, pad int        // -1 when unset
+	config   []byte     // tokenizer_config.json as loaded, for Save to keep its other fields
+	chat     ChatFormat // the chat template the folder declares (ChatFormat)
 
 	pool sync.Pool // *encoder
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -167,6 +169,9 @@ func (f *fieldFlag) Set(s string) error {
 		if err != nil {
 			return fmt.Errorf("want a number")
 		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("want a finite number, got %s", s)
+		}
 		f.v.SetFloat(x)
 	case reflect.String:
 		f.v.SetString(s)
@@ -175,7 +180,8 @@ func (f *fieldFlag) Set(s string) error {
 }
 
 // loadConfigFile decodes the JSON object in path over cfg (fields absent from the file keep
-// their values). Unknown fields are an error naming the file, so a typo is not silently ignored.
+// their values). Unknown fields are an error naming the file, so a typo is not silently ignored,
+// and so is anything after the object (a second object, a stray bracket from a bad edit).
 // Errors name the file (and the line of a syntax error); the caller names the flag that gave it.
 func loadConfigFile(path string, cfg any) error {
 	raw, err := os.ReadFile(path)
@@ -191,6 +197,11 @@ func loadConfigFile(path string, cfg any) error {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		off := dec.InputOffset()
+		line := 1 + bytes.Count(raw[:off], []byte("\n"))
+		return fmt.Errorf("%s:%d: unexpected text after the JSON object", path, line)
 	}
 	return nil
 }

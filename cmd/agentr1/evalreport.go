@@ -38,7 +38,7 @@ type setEval struct {
 	Baselines baselines    `json:"baselines"`
 }
 
-// baselines are the paper's baselines on one set (PAPER.md section 6), each run with the
+// baselines are the paper's baselines on one set (docs/PAPER.md section 6), each run with the
 // starting policy; absent ones were not run.
 type baselines struct {
 	BaseToolCall *pipeline.EvalMetrics `json:"base_tool_call,omitempty"` // the starting policy with the search tool, as is

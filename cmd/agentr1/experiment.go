@@ -24,13 +24,16 @@ func init() {
 	register(&command{
 		name:    "experiment",
 		summary: "the paper's Table 2 and ablations in miniature: 7 methods and 3 ablations x seeds, mean ± std",
-		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--methods a,b] [--out DIR] [--workers N] [--dry-run] [--log-format text|json] [--<setting> V ...]\n" +
+		usage: "agentr1 experiment --preset paper-mini [--quick] [--seeds 3] [--methods a,b] [--out DIR] [--workers N] [--dry-run] [--list | --unit ID [--wait D] [--take-over]] [--log-format text|json] [--<setting> V ...]\n" +
 			"  e.g. agentr1 experiment --preset paper-mini --quick          (about an hour on 2 cores -> runs/experiment-paper-mini-quick)\n" +
 			"       agentr1 experiment --preset paper-mini --quick --dry-run   (the plan and its time budget only)\n" +
 			"       agentr1 experiment --preset paper-mini --seeds 1 --rl.steps 10 --workers 2 --out runs/exp1\n" +
 			"       agentr1 experiment --preset paper-mini --quick --methods grpo,grpo-no-loss-mask --rl.steps 120 --eval-every 40 --out runs/exp2\n" +
 			"            (the loss-mask ablation, long enough to show, with a table of the evaluations during training)\n" +
 			"       agentr1 experiment --preset tiny --seeds 2 --out /tmp/exp   (a smoke test: seconds)\n" +
+			"       agentr1 experiment --preset paper-mini --quick --list      (the unit IDs, SFT bases first)\n" +
+			"       agentr1 experiment --preset paper-mini --quick --out /tmp/exp-units --unit seed-1/sft --wait 2h\n" +
+			"            (one unit, as a task of a Slurm array or a Kubernetes Indexed Job runs it: deploy/, docs/SCALING.md)\n" +
 			"  Per seed: one SFT warm start; Base Tool Call and Naive RAG evaluated with that SFT base; then PPO, GRPO,\n" +
 			"  REINFORCE++, REINFORCE++-baseline, RLOO and the ablations (PPO w/o advantage mask, PPO w/o both masks,\n" +
 			"  GRPO w/o loss mask), each trained from the SFT base and evaluated on the held-out and unseen questions.\n" +
@@ -56,7 +59,13 @@ type experimentArgs struct {
 	out       string
 	dryRun    bool
 	logFormat string
-	cfg       pipeline.Config
+	// Units run by several processes (docs/SCALING.md).
+	list       bool
+	unit       string
+	wait       time.Duration
+	takeOver   bool
+	staleAfter time.Duration
+	cfg        pipeline.Config
 }
 
 func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
@@ -66,6 +75,11 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): "+strings.Join(experiment.MethodNames(), ", "))
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
+	fs.BoolVar(&a.list, "list", false, "print the plan's unit IDs, one a line, SFT bases first, and run nothing")
+	fs.StringVar(&a.unit, "unit", "", "run only the unit of this ID (from --list); other processes may run other units in the same --out at the same time")
+	fs.DurationVar(&a.wait, "wait", 0, "how long a unit waits for the SFT base it starts from, made by another process (0: fail at once)")
+	fs.BoolVar(&a.takeOver, "take-over", false, "run a unit even if another process's claim on it is fresh (that process is known to be dead)")
+	fs.DurationVar(&a.staleAfter, "stale-after", experiment.DefaultStaleAfter, "a unit's claim with no heartbeat for this long is taken over (hosts' clocks must agree to well within it)")
 	declareLogFlag(fs, &a.logFormat)
 	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
 }
@@ -80,7 +94,8 @@ func experimentFlagGroup(name string) string {
 }
 
 // experimentOwnFlags are the flags the experiment declares itself; the others are run settings.
-var experimentOwnFlags = map[string]bool{"preset": true, "quick": true, "seeds": true, "methods": true, "out": true, "log-format": true, "dry-run": true}
+var experimentOwnFlags = map[string]bool{"preset": true, "quick": true, "seeds": true, "methods": true, "out": true, "log-format": true, "dry-run": true,
+	"list": true, "unit": true, "wait": true, "take-over": true, "stale-after": true}
 
 // experimentFixed are settings the experiment decides itself.
 // (checkpoint-dir and rl.algorithm are not flags at all: trainFixedFields.)
@@ -135,6 +150,15 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if a.unit != "" && !slices.ContainsFunc(p.Units(), func(u experiment.Unit) bool { return u.ID() == a.unit }) {
+		return nil, nil, fmt.Errorf("%w: --unit %q is not a unit of this plan: --list prints them", errUsage, a.unit)
+	}
+	if a.wait < 0 || a.staleAfter < time.Second {
+		return nil, nil, fmt.Errorf("%w: --wait %s, --stale-after %s: want a wait of 0 or more and a stale time of at least 1s", errUsage, a.wait, a.staleAfter)
+	}
+	if a.list && (a.unit != "" || a.dryRun) {
+		return nil, nil, fmt.Errorf("%w: --list prints the units and runs nothing: give it without --unit and --dry-run", errUsage)
+	}
 	if a.out == "" {
 		a.out = filepath.Join("runs", "experiment-"+a.preset)
 		if a.quick {
@@ -185,6 +209,12 @@ func runExperiment(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if a.list {
+		for _, u := range plan.UnitsSFTFirst() {
+			fmt.Fprintln(stdout, u.ID())
+		}
+		return nil
+	}
 	if a.dryRun {
 		printPlan(stdout, plan, a.out)
 		return nil
@@ -196,9 +226,13 @@ func runExperiment(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	printPlan(stdout, plan, a.out)
 	v := &experimentView{w: stdout, logger: logger, plan: plan, start: time.Now()}
-	res, err := experiment.Run(ctx, plan, experiment.Options{Dir: a.out, OnEvent: v.event})
+	opt := experiment.Options{Dir: a.out, OnEvent: v.event, Wait: a.wait, TakeOver: a.takeOver, StaleAfter: a.staleAfter}
+	if a.unit != "" {
+		return runExperimentUnit(ctx, stdout, logger, a, plan, opt)
+	}
+	printPlan(stdout, plan, a.out)
+	res, err := experiment.Run(ctx, plan, opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			logger.Warn("interrupted", "err", err)
@@ -210,6 +244,26 @@ func runExperiment(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\n== agentr1 experiment: %s done in %s ==\n\n%s\n", a.out, formatDuration(time.Since(v.start)), res.Markdown())
 	fmt.Fprintf(stdout, "results: %s, %s\n", filepath.Join(a.out, experiment.ResultsMDFile), filepath.Join(a.out, experiment.ResultsJSONFile))
+	return nil
+}
+
+// runExperimentUnit runs the one unit a.unit and reports the tables merged so far.
+func runExperimentUnit(ctx context.Context, stdout io.Writer, logger *slog.Logger, a *experimentArgs, plan *experiment.Plan, opt experiment.Options) error {
+	res, err := experiment.RunUnit(ctx, plan, a.unit, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			logger.Warn("interrupted", "unit", a.unit, "err", err)
+			return exitError{code: 130}
+		}
+		logger.Error("unit not run", "unit", a.unit, "err", err, "out", a.out)
+		return exitError{code: 1}
+	}
+	done := 0
+	for _, m := range res.Methods {
+		done += len(m.Runs)
+	}
+	fmt.Fprintf(stdout, "unit %s done; %d of %d evaluations and RL runs finished so far, merged in %s\n",
+		a.unit, done, len(plan.Seeds)*len(plan.Methods), filepath.Join(a.out, experiment.ResultsJSONFile))
 	return nil
 }
 
@@ -269,6 +323,8 @@ func (v *experimentView) event(e experiment.Event) {
 	switch e.Kind {
 	case "skip":
 		fmt.Fprintf(v.w, "%s %s: done before, skipped\n", tag, e.Unit.Name())
+	case "busy":
+		fmt.Fprintf(v.w, "%s %s: skipped, %v\n", tag, e.Unit.Name(), e.Err)
 	case "start":
 		v.sftBar = nil
 		fmt.Fprintf(v.w, "%s %s  (estimate %s; ETA after it %s)\n", tag, e.Unit.Name(), formatDuration(e.Estimate), formatDuration(e.Left))

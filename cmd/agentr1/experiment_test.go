@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"agentr1/rl/experiment"
 )
@@ -71,6 +73,75 @@ func TestExperimentInterruptResume(t *testing.T) {
 	}
 }
 
+// TestExperimentUnitsConcurrent runs a tiny plan (two seeds, each with its SFT base) once in
+// one process and once through deploy/parallel.sh: every unit its own process, two at a time
+// (xargs -P 2), the units of each seed waiting for its SFT base, and one unit's claim left
+// stale by a "dead" process. The merged results.json must equal the one-process run's
+// (wall-clock times aside), with the stale claim taken over and no claim left.
+func TestExperimentUnitsConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny experiment twice")
+	}
+	for _, tool := range []string{"sh", "xargs"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("deploy/parallel.sh needs %s: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	flags := func(out string) []string {
+		return []string{"--preset", "tiny", "--seeds", "2", "--methods", "base-tool-call,grpo,rloo", "--workers", "1", "--out", out}
+	}
+	whole, units := filepath.Join(dir, "whole"), filepath.Join(dir, "units")
+	var out bytes.Buffer
+	if code := run(append([]string{"experiment"}, flags(whole)...), &out, &out); code != 0 {
+		t.Fatalf("one-process experiment: exit %d\n%s", code, out.String())
+	}
+
+	out.Reset()
+	if code := run(append([]string{"experiment", "--list"}, flags(units)...), &out, &out); code != 0 ||
+		out.String() != "seed-1/sft\nseed-2/sft\nseed-1/base-tool-call\nseed-1/grpo\nseed-1/rloo\nseed-2/base-tool-call\nseed-2/grpo\nseed-2/rloo\n" {
+		t.Fatalf("--list: exit %d\n%s", code, out.String())
+	}
+	stale := filepath.Join(units, "claims", "seed-2~grpo.claim")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte(`{"host":"gone","pid":1,"since":"2020-01-01T00:00:00Z","token":"dead"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, long, long)
+
+	cmd := exec.Command("sh", append([]string{filepath.Join("..", "..", "deploy", "parallel.sh")}, flags(units)...)...)
+	cmd.Env = append(os.Environ(), "AGENTR1_TEST_MAIN=1", "AGENTR1="+os.Args[0], "JOBS=2", "WAIT=2m")
+	sub, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("deploy/parallel.sh: %v\n%s", err, sub)
+	}
+	if n := strings.Count(string(sub), "(estimate "); n != 8 {
+		t.Errorf("%d units started, want each of the 8 once:\n%s", n, sub)
+	}
+	if left, _ := os.ReadDir(filepath.Join(units, "claims")); len(left) != 0 {
+		t.Errorf("claims left after the run: %v", left)
+	}
+	results := func(dir string) []byte {
+		res, err := experiment.ReadResults(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Methods {
+			for _, r := range m.Runs {
+				r.Seconds = 0
+			}
+		}
+		b, _ := json.Marshal(res)
+		return b
+	}
+	if g, w := results(units), results(whole); !bytes.Equal(g, w) {
+		t.Errorf("results.json of the units run in parallel differs from the one-process run:\n%s\n%s", g, w)
+	}
+}
+
 // TestExperimentUsage checks the experiment's refusals: unknown preset, a setting the
 // experiment decides itself, and a run directory of another request.
 func TestExperimentUsage(t *testing.T) {
@@ -86,6 +157,9 @@ func TestExperimentUsage(t *testing.T) {
 		{"bad setting", []string{"--preset", "tiny", "--rl.steps", "-1"}, 2, "Steps"},
 		{"no seeds", []string{"--preset", "tiny", "--seeds", "0"}, 2, "seeds"},
 		{"unknown method", []string{"--preset", "tiny", "--methods", "grpo,gpro"}, 2, `unknown method "gpro"`},
+		{"missing SFT base", []string{"--preset", "tiny", "--unit", "seed-1/grpo"}, 1, "starts from the SFT base of unit seed-1/sft, which has not finished"},
+		{"stale time", []string{"--preset", "tiny", "--unit", "seed-1/sft", "--stale-after", "0s"}, 2, "a stale time of at least 1s"},
+		{"unknown unit", []string{"--preset", "tiny", "--unit", "seed-1/grpo-x"}, 2, `--unit "seed-1/grpo-x" is not a unit of this plan`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"experiment", "--out", filepath.Join(dir, tc.name)}, tc.args...), &stdout, &stderr)

@@ -193,6 +193,15 @@ func TestHelpExamples(t *testing.T) {
 				args = append(args, tinyExperimentFlags...)
 			case name == "eval":
 				args = append(args, "--n", "2")
+			case name == "bench":
+				// A real-size shape would take gigabytes and minutes: the default run's
+				// policy stands in for it.
+				for i, a := range args {
+					if strings.HasPrefix(a, "qwen") {
+						args[i] = "default"
+					}
+				}
+				args = append(args, tinyBenchFlags...)
 			}
 			start := time.Now()
 			stdout, stderr := runExample(t, args, ex.stdin)

@@ -97,6 +97,76 @@ func TestKillAndResume(t *testing.T) {
 	// The killed run may have logged steps past its last checkpoint; the resumed run logs from
 	// the checkpoint on. Compare the last occurrence of each step with the uninterrupted run.
 	sameSteps(t, "rl", rlSteps(t, filepath.Join(killed, "metrics.jsonl")), want)
+	// Every output file must be the uninterrupted run's: the steps redone after the checkpoint
+	// are not appended twice, and eval.json holds the SFT base and the evaluations before the
+	// resume point. A --resume of the finished run must leave them so.
+	for _, pass := range []string{"resumed", "resumed again when finished"} {
+		if pass != "resumed" {
+			out.Reset()
+			if code := run([]string{"train", "--resume", killed}, &out, &out); code != 0 {
+				t.Fatalf("resume of the finished run: exit %d\n%s", code, out.String())
+			}
+		}
+		for _, name := range []string{"metrics.jsonl", "eval.json", "samples.jsonl"} {
+			sameOutput(t, pass, filepath.Join(killed, name), filepath.Join(whole, name))
+		}
+	}
+}
+
+// sameOutput checks that the JSON or JSONL file got equals want byte for byte once the
+// wall-clock fields (time_*, tokens_per_s) are taken out of every object.
+func sameOutput(t *testing.T, what, got, want string) {
+	t.Helper()
+	g, w := withoutTimes(t, got), withoutTimes(t, want)
+	if len(g) != len(w) {
+		t.Errorf("%s %s: %d JSON values, the uninterrupted run's has %d", what, filepath.Base(got), len(g), len(w))
+	}
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			t.Errorf("%s %s: value %d differs:\n  got  %.300s\n  want %.300s", what, filepath.Base(got), i+1, g[i], w[i])
+			return
+		}
+	}
+}
+
+// withoutTimes returns the JSON values of path (one for a JSON file, one a line for JSONL),
+// re-encoded without their wall-clock fields.
+func withoutTimes(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, _ := json.Marshal(dropTimes(v))
+		out = append(out, string(b))
+	}
+}
+
+func dropTimes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if strings.HasPrefix(k, "time_") || k == "tokens_per_s" {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropTimes(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropTimes(e)
+		}
+	}
+	return v
 }
 
 func sameJSON(a, b any) bool {
@@ -254,6 +324,9 @@ func TestInterruptDuringSFT(t *testing.T) {
 	}
 	if g, w := evalOf(stopped), evalOf(whole); !sameJSON(g, w) {
 		t.Errorf("final evaluation: resumed %v, uninterrupted %v", g, w)
+	}
+	for _, name := range []string{"metrics.jsonl", "eval.json", "samples.jsonl"} {
+		sameOutput(t, "resumed", filepath.Join(stopped, name), filepath.Join(whole, name))
 	}
 }
 

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -66,6 +68,11 @@ func (r *trainRun) rlETA(v trainer.StepMetrics) string {
 // log is the pipeline.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
 	switch v := rec.(type) {
+	case *pipeline.RunState:
+		if err := r.runState(kind, v); err != nil && r.logErr == nil {
+			r.logErr = err
+			r.logger.Error("resume: the output files not restored", "err", err)
+		}
 	case *pipeline.Setup:
 		r.tok = v.Tokenizer
 	case *trainer.StepBatch:
@@ -109,6 +116,49 @@ func (r *trainRun) log(kind string, rec any) {
 	default:
 		r.logger.Info(kind, "record", fmt.Sprint(rec))
 	}
+}
+
+// outputState is how far the run's output had got at a checkpoint (pipeline.RunState): the
+// sizes of the files it appends to and the evaluations logged so far. A run resumed from the
+// checkpoint cuts the files back to those sizes (dropping what the stopped process logged
+// after it, which the resumed one logs again) and takes the evaluations up, so that its
+// files end as an uninterrupted run's.
+type outputState struct {
+	MetricsSize int64                   `json:"metrics_size"`
+	SamplesSize int64                   `json:"samples_size"`
+	Evals       []*pipeline.EvalMetrics `json:"evals"`
+}
+
+// runState saves the output state into rs ("save") or restores it from rs ("resume").
+func (r *trainRun) runState(kind string, rs *pipeline.RunState) error {
+	samples := filepath.Join(r.args.out, report.SamplesFile)
+	switch kind {
+	case "save":
+		st := outputState{Evals: r.evals}
+		fi, err := r.metrics.Stat()
+		if err != nil {
+			return err
+		}
+		st.MetricsSize = fi.Size()
+		if fi, err := os.Stat(samples); err == nil {
+			st.SamplesSize = fi.Size()
+		}
+		rs.State, err = json.Marshal(st)
+		return err
+	case "resume":
+		var st outputState
+		if err := json.Unmarshal(rs.State, &st); err != nil {
+			return fmt.Errorf("checkpoint's output state: %w", err)
+		}
+		if err := r.metrics.Truncate(st.MetricsSize); err != nil {
+			return err
+		}
+		if err := os.Truncate(samples, st.SamplesSize); err != nil && !(errors.Is(err, fs.ErrNotExist) && st.SamplesSize == 0) {
+			return err
+		}
+		r.evals = st.Evals
+	}
+	return nil
 }
 
 // printEvalLine prints one evaluation's figures as a human line.

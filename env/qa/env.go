@@ -43,7 +43,7 @@ func SystemPrompt(instructions string, tools []env.Tool) string {
 	return instructions + "\n\n# Tools\n\n" + env.RenderTools(tools)
 }
 
-// UserMessage renders the question as the user turn ("Question: ...", PAPER.md section 3).
+// UserMessage renders the question as the user turn ("Question: ...", docs/PAPER.md section 3).
 func UserMessage(q Question) string { return "Question: " + q.Question }
 
 // Config sets up a QA environment.

@@ -1,5 +1,5 @@
 // Package qa is the multi-hop question-answering environment of the Agent-R1 paper (section
-// 4, PAPER.md section 4): questions from HotpotQA, 2WikiMultihopQA and MuSiQue (or the
+// 4, docs/PAPER.md sections 4 and 6): questions from HotpotQA, 2WikiMultihopQA and MuSiQue (or the
 // generated world of env/world), a wiki search tool, and the reward of the paper's Eq. 6 with
 // SQuAD-normalised exact match. It also loads the datasets in their usual formats.
 package qa

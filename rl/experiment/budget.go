@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,6 +42,16 @@ func (u Unit) Name() string {
 	return "seed " + strconv.FormatUint(u.Seed, 10) + " · " + label
 }
 
+// ID is the unit's name on the command line and in the claims folder, its folder in the run
+// directory with the method's name: "seed-1/sft", "seed-2/grpo".
+func (u Unit) ID() string {
+	name := "sft"
+	if u.Method != nil {
+		name = u.Method.Name
+	}
+	return "seed-" + strconv.FormatUint(u.Seed, 10) + "/" + name
+}
+
 // Units lists the plan's units in the order Run does them: seed by seed, the SFT first, then
 // every method.
 func (p *Plan) Units() []Unit {
@@ -54,6 +65,16 @@ func (p *Plan) Units() []Unit {
 		}
 	}
 	return out
+}
+
+// UnitsSFTFirst lists the plan's units with every SFT unit first, then the others in Units'
+// order: the order to hand units to parallel processes (`agentr1 experiment --list`), so that
+// the bases every other unit waits for start first.
+func (p *Plan) UnitsSFTFirst() []Unit {
+	units := p.Units()
+	sft := slices.DeleteFunc(slices.Clone(units), func(u Unit) bool { return u.Method != nil })
+	rest := slices.DeleteFunc(units, func(u Unit) bool { return u.Method == nil })
+	return append(sft, rest...)
 }
 
 // Estimate is the expected time of unit u at rates r. It counts the setup (Prepare) in every

@@ -14,10 +14,18 @@
 // ± std over seeds in the paper's layout; when the RL runs also evaluate during training,
 // Config.EvalEvery, a second table of those evaluations, step by step).
 //
+// Units can also run one at a time in separate processes, on one host or on several sharing
+// the run directory (a network file system): RunUnit runs the unit of one ID ("seed-1/sft",
+// "seed-1/grpo"; Plan.Units lists them with the SFT bases first). A process holds a claim on
+// the unit it runs (claim.go: created exclusively, kept alive by a heartbeat, taken over when
+// stale), a unit waits for the SFT base it starts from or fails naming it, and every process
+// merges the tables from all the result.json files after its unit, so none is lost.
+//
 // Layout of the run directory:
 //
 //	plan.json                       the plan (request and resolved settings)
 //	results.json, results.md        the tables so far
+//	claims/seed-N~<method>.claim    the claim of a unit being run (seed-N~sft: its SFT), and who holds it
 //	seed-N/sft-base/                the SFT base of seed N (a Hugging Face folder with its tokenizer)
 //	seed-N/checkpoints/             its SFT checkpoint while SFT runs
 //	seed-N/metrics.jsonl            its SFT step records

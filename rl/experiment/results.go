@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -155,19 +156,35 @@ func (r *runner) collect() (*Results, error) {
 }
 
 // writeResults aggregates the finished units and rewrites results.json and results.md.
+// Processes sharing the run directory finish units and rewrite the tables at the same time,
+// and of two renames the last wins: so after writing, the units are gathered again and the
+// tables rewritten until they hold every unit finished by then. Each process does this after
+// writing its unit's result.json, so the process that writes last has seen every result.json
+// written before: no finished unit is lost from the tables.
 func (r *runner) writeResults() (*Results, error) {
 	res, err := r.collect()
 	if err != nil {
 		return nil, err
 	}
-	if err := writeJSON(filepath.Join(r.opt.Dir, ResultsJSONFile), res); err != nil {
-		return nil, err
+	for {
+		if err := writeJSON(filepath.Join(r.opt.Dir, ResultsJSONFile), res); err != nil {
+			return nil, err
+		}
+		md := res.Markdown()
+		if err := atomicfile.WriteBytes(filepath.Join(r.opt.Dir, ResultsMDFile), []byte(md)); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+		again, err := r.collect()
+		if err != nil {
+			return nil, err
+		}
+		a, _ := json.Marshal(res)
+		b, _ := json.Marshal(again)
+		if bytes.Equal(a, b) {
+			return res, nil
+		}
+		res = again
 	}
-	md := res.Markdown()
-	if err := atomicfile.WriteBytes(filepath.Join(r.opt.Dir, ResultsMDFile), []byte(md)); err != nil {
-		return nil, fmt.Errorf("experiment: %w", err)
-	}
-	return res, nil
 }
 
 // Markdown lays the results out as the paper's Table 2: one row per method (the ablations

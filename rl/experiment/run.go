@@ -67,9 +67,9 @@ func setName(name string) string {
 	return name
 }
 
-// Event is what Run reports as it goes.
+// Event is what Run and RunUnit report as they go.
 type Event struct {
-	Kind     string        // "start", "skip", "done" (a unit), or "record" (a pipeline log record of the unit)
+	Kind     string        // "start", "skip", "busy", "done" (a unit), or "record" (a pipeline log record of the unit)
 	Unit     Unit          // the unit
 	Index    int           // 1-based position of the unit in the plan
 	Total    int           // units in the plan
@@ -77,22 +77,29 @@ type Event struct {
 	Took     time.Duration // "done": the unit's time
 	Left     time.Duration // "start", "done": the predicted time of the units after this one
 	Result   *UnitResult   // "done", "skip"
+	Err      error         // "busy": who holds the unit's claim
 	// "record": the pipeline's log record (pipeline.Logger's kind and record).
 	RecordKind string
 	Record     any
 }
 
-// Options configure Run.
+// Options configure Run and RunUnit.
 type Options struct {
 	Dir     string      // the run directory
 	Rates   Rates       // for the estimates (zero: DefaultRates)
 	OnEvent func(Event) // may be nil
+
+	// Several processes sharing Dir (claim.go):
+	Wait       time.Duration // how long a unit waits for the SFT base it starts from (0: it fails at once)
+	StaleAfter time.Duration // a claim with no heartbeat for this long is taken over (0: DefaultStaleAfter)
+	TakeOver   bool          // take over the claim of a unit whatever its age (its holder is known to be dead)
+	poll       time.Duration // how often a waiting unit looks for its SFT base (0: 2 s)
 }
 
 // Open prepares dir for plan p: a new directory gets p's plan.json; a directory holding an
 // experiment continues it with its stored plan (the settings it started with, even if the
 // defaults have changed since) when it was started with the same request, and is refused
-// otherwise.
+// otherwise. Processes that open one new directory at once write the same plan.json.
 func Open(dir string, p *Plan) (*Plan, error) {
 	path := filepath.Join(dir, PlanFile)
 	raw, err := os.ReadFile(path)
@@ -121,50 +128,139 @@ func Open(dir string, p *Plan) (*Plan, error) {
 	return &stored, nil
 }
 
-// Run works through the plan's units in opt.Dir (prepared by Open), skipping finished ones,
-// and rewrites results.json and results.md after each. When ctx is cancelled, the unit under
-// way stops at its next step boundary with its state saved, and the error wraps ctx.Err();
-// running again continues.
+// Run works through the plan's units in opt.Dir (prepared by Open), skipping finished ones and
+// those another process holds (Event "busy"), and rewrites results.json and results.md after
+// each. When ctx is cancelled, the unit under way stops at its next step boundary with its
+// state saved, and the error wraps ctx.Err(); running again continues.
 func Run(ctx context.Context, p *Plan, opt Options) (*Results, error) {
-	if opt.Rates == (Rates{}) {
-		opt.Rates = DefaultRates
-	}
-	if opt.OnEvent == nil {
-		opt.OnEvent = func(Event) {}
-	}
+	r := newRunner(p, opt)
 	if p.Config.Workers > 0 {
 		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
 	}
-	r := &runner{plan: p, opt: opt, setups: map[uint64]*pipeline.Setup{}}
 	units := p.Units()
-	eta := NewETA(p, opt.Rates)
+	eta := NewETA(p, r.opt.Rates)
 	for i, u := range units {
-		if res, done, err := r.finished(u); err != nil {
-			return nil, err
-		} else if done {
-			opt.OnEvent(Event{Kind: "skip", Unit: u, Index: i + 1, Total: len(units), Result: res})
+		err := r.do(ctx, u, i, units[i+1:], eta)
+		if errors.Is(err, ErrBusy) {
+			r.opt.OnEvent(Event{Kind: "busy", Unit: u, Index: i + 1, Total: len(units), Err: err})
 			continue
 		}
-		opt.OnEvent(Event{Kind: "start", Unit: u, Index: i + 1, Total: len(units), Estimate: p.Estimate(u, opt.Rates), Left: eta.Left(units[i+1:])})
-		start := time.Now()
-		res, err := r.run(ctx, u)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", u.Name(), err)
-		}
-		took := time.Since(start)
-		eta.Done(u, took)
-		if res != nil {
-			res.Seconds = took.Seconds()
-			if err := writeJSON(filepath.Join(r.unitDir(u), ResultFile), res); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := r.writeResults(); err != nil {
 			return nil, err
 		}
-		opt.OnEvent(Event{Kind: "done", Unit: u, Index: i + 1, Total: len(units), Took: took, Left: eta.Left(units[i+1:]), Result: res})
 	}
 	return r.writeResults()
+}
+
+// RunUnit runs the one unit of the plan whose ID is id in opt.Dir (prepared by Open), as Run
+// would, and merges the tables from every unit finished so far by any process. A finished unit
+// is skipped; one whose claim another live process holds is an error wrapping ErrBusy; one
+// whose SFT base has not been saved waits up to opt.Wait for it, then fails naming the unit
+// that makes it.
+func RunUnit(ctx context.Context, p *Plan, id string, opt Options) (*Results, error) {
+	units := p.Units()
+	i := slices.IndexFunc(units, func(u Unit) bool { return u.ID() == id })
+	if i < 0 {
+		ids := make([]string, len(units))
+		for j, u := range units {
+			ids[j] = u.ID()
+		}
+		return nil, fmt.Errorf("experiment: no unit %q in the plan: want one of %s", id, strings.Join(ids, ", "))
+	}
+	r := newRunner(p, opt)
+	if p.Config.Workers > 0 {
+		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
+	}
+	if err := r.do(ctx, units[i], i, nil, NewETA(p, r.opt.Rates)); err != nil {
+		return nil, err
+	}
+	return r.writeResults()
+}
+
+// do runs unit u (at 0-based position i of the plan, rest the units after it) unless it is
+// finished: it waits for the SFT base u starts from, claims u, runs it while the claim's
+// heartbeat goes on, writes its result.json, merges the tables and releases the claim.
+func (r *runner) do(ctx context.Context, u Unit, i int, rest []Unit, eta *ETA) error {
+	total := len(r.plan.Units())
+	skip := func() (bool, error) {
+		res, done, err := r.finished(u)
+		if done {
+			r.opt.OnEvent(Event{Kind: "skip", Unit: u, Index: i + 1, Total: total, Result: res})
+		}
+		return done, err
+	}
+	if done, err := skip(); done || err != nil {
+		return err
+	}
+	if err := r.waitForBase(ctx, u); err != nil {
+		return err
+	}
+	c, err := acquireClaim(r.opt.Dir, u.ID(), r.opt.StaleAfter, r.opt.TakeOver)
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	// Another process may have finished u between the check above and the claim.
+	if done, err := skip(); done || err != nil {
+		return err
+	}
+	uctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go c.heartbeat(uctx, max(r.opt.StaleAfter/5, time.Millisecond), cancel)
+
+	r.opt.OnEvent(Event{Kind: "start", Unit: u, Index: i + 1, Total: total, Estimate: r.plan.Estimate(u, r.opt.Rates), Left: eta.Left(rest)})
+	start := time.Now()
+	res, err := r.run(uctx, u)
+	if err != nil {
+		if cause := context.Cause(uctx); errors.Is(cause, errClaimLost) {
+			err = cause
+		}
+		return fmt.Errorf("%s: %w", u.Name(), err)
+	}
+	took := time.Since(start)
+	eta.Done(u, took)
+	if res != nil {
+		res.Seconds = took.Seconds()
+		if err := writeJSON(filepath.Join(r.unitDir(u), ResultFile), res); err != nil {
+			return err
+		}
+	}
+	if _, err := r.writeResults(); err != nil {
+		return err
+	}
+	r.opt.OnEvent(Event{Kind: "done", Unit: u, Index: i + 1, Total: total, Took: took, Left: eta.Left(rest), Result: res})
+	return nil
+}
+
+// waitForBase returns once the SFT base that unit u starts from is saved (at once for an SFT
+// unit), polling for up to opt.Wait; after that it fails, naming the unit that makes the base
+// and who, if anyone, holds it.
+func (r *runner) waitForBase(ctx context.Context, u Unit) error {
+	if u.Method == nil {
+		return nil
+	}
+	weights := filepath.Join(r.baseDir(u.Seed), model.WeightsFile)
+	sft := Unit{Seed: r.plan.SFTSeed(u.Seed)}
+	deadline := time.Now().Add(r.opt.Wait)
+	for {
+		if _, err := os.Stat(weights); err == nil {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: waiting for %s: %w", u.Name(), sft.ID(), ctx.Err())
+		case <-time.After(min(r.opt.poll, time.Until(deadline))):
+		}
+	}
+	holder := "no process holds it"
+	if rec, age, err := readClaim(claimPath(r.opt.Dir, sft.ID())); err == nil {
+		holder = fmt.Sprintf("claimed by %s, heartbeat %s ago", rec, age.Round(time.Second))
+	}
+	return fmt.Errorf("experiment: unit %s starts from the SFT base of unit %s, which has not finished after waiting %s (%s): run unit %s first, or let this one wait for it longer (--wait)",
+		u.ID(), sft.ID(), r.opt.Wait, holder, sft.ID())
 }
 
 // runner is Run's state: the plan, the options and the current seed's setup (prepared once
@@ -173,6 +269,23 @@ type runner struct {
 	plan   *Plan
 	opt    Options
 	setups map[uint64]*pipeline.Setup
+}
+
+// newRunner returns the runner of plan p with opt's defaults filled in.
+func newRunner(p *Plan, opt Options) *runner {
+	if opt.Rates == (Rates{}) {
+		opt.Rates = DefaultRates
+	}
+	if opt.OnEvent == nil {
+		opt.OnEvent = func(Event) {}
+	}
+	if opt.StaleAfter <= 0 {
+		opt.StaleAfter = DefaultStaleAfter
+	}
+	if opt.poll <= 0 {
+		opt.poll = 2 * time.Second
+	}
+	return &runner{plan: p, opt: opt, setups: map[uint64]*pipeline.Setup{}}
 }
 
 func (r *runner) seedDir(seed uint64) string {

@@ -35,7 +35,7 @@ type Config struct {
 	TrainWorld world.Config
 	EvalWorld  world.Config
 	// Worlds is how many training worlds the demonstrations and RL questions are drawn from:
-	// TrainWorld and Worlds-1 more of the same size and split with other seeds (0 or 1: only
+	// TrainWorld and Worlds-1 more of the same size and split with other seeds (1: only
 	// TrainWorld). A policy trained on one small world memorises its facts instead of reading
 	// the search results, and answers nothing about a world it never saw; across many worlds
 	// only reading answers the questions. With the default 20 (and the default warm start)
@@ -101,6 +101,10 @@ type Config struct {
 	// SFTCheckpointEvery is the number of SFT steps between SFT checkpoints (in CheckpointDir;
 	// 0: only when interrupted).
 	SFTCheckpointEvery int
+	// StopOnDivergence stops the run at the first SFT or RL step flagged as diverging (the SFT
+	// loss or the RL update's KL exploding against its running level: trainer.Divergence),
+	// keeping the last checkpoint; otherwise such steps are warned of and the run goes on.
+	StopOnDivergence bool
 
 	// Real data instead of the generated world (`agentr1 train --data D --model DIR`). The
 	// pipeline records them (config.json, --resume) and the command line interprets them.
@@ -143,6 +147,15 @@ func (c *Config) Validate() error {
 	}
 	if c.SFTCheckpointEvery < 0 {
 		return fmt.Errorf("config: SFTCheckpointEvery = %d, want >= 0", c.SFTCheckpointEvery)
+	}
+	if c.CheckpointEvery < 0 {
+		return fmt.Errorf("config: CheckpointEvery = %d, want >= 0", c.CheckpointEvery)
+	}
+	if c.EvalEvery < 0 {
+		return fmt.Errorf("config: EvalEvery = %d, want >= 0", c.EvalEvery)
+	}
+	if c.Worlds < 1 {
+		return fmt.Errorf("config: Worlds = %d, want >= 1 (1: only TrainWorld)", c.Worlds)
 	}
 	if c.Data != "" && c.Data != "world" && c.InitModel == "" {
 		return fmt.Errorf("config: Data = %q needs InitModel (a pretrained policy): a policy trained from scratch here cannot learn real QA", c.Data)

@@ -13,6 +13,9 @@ type SFTMetrics struct {
 	AgentTokens  trainer.Num `json:"agent_tokens"` // mean agent tokens per demonstration
 	TokensPerSec trainer.Num `json:"tokens_per_s"` // real tokens (prompt + response) per second
 	TimeTotal    trainer.Num `json:"time_total"`   // seconds
+	// Diverging says why the loss exploded against its running level
+	// (trainer.SFTLossDivergence), or is empty.
+	Diverging string `json:"diverging,omitempty"`
 }
 
 // EvalMetrics are the figures of an evaluation (greedy rollouts on a split), overall and per

@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"agentr1/internal/atomicfile"
 	"agentr1/model"
 	"agentr1/rl/trainer"
 	"agentr1/tensor"
@@ -15,18 +18,42 @@ import (
 )
 
 // Logger receives a run's records: kind "info" with a string, "warn" with a string (something
-// went wrong but the run goes on), "setup" with the *Setup once it is prepared, "sft" with an
+// went wrong but the run goes on), "setup" with the *Setup once it is prepared, "save" and
+// "resume" with a *RunState around checkpoints, "sft" with an
 // SFTMetrics, "batch" with each RL step's *StepBatch before its update (masks, rewards and
 // advantages, for report samples; it must not be modified), "rl" with a StepMetrics, "eval"
 // with an *EvalMetrics, "checkpoint" with the path written.
 type Logger func(kind string, record any)
+
+// RunState carries a Logger's own state through checkpoints, so that a resumed run can put its
+// output files back as they were at the checkpoint (an uninterrupted run's, before the steps it
+// redoes). Before each checkpoint is written the Logger receives kind "save" with a *RunState
+// whose State it may set; a run resumed from that checkpoint logs kind "resume" with a
+// *RunState holding the same State, before any record of the part it redoes.
+type RunState struct {
+	State json.RawMessage
+}
+
+// callerState asks log for its state to save with a checkpoint.
+func callerState(log Logger) json.RawMessage {
+	rs := &RunState{}
+	log("save", rs)
+	return rs.State
+}
+
+// rlRunState is the pipeline's part of an RL checkpoint (trainer.Trainer.RunState): what a
+// resumed run cannot recompute.
+type rlRunState struct {
+	StartEval []*EvalMetrics  `json:"start_eval,omitempty"` // Result.SFTEval
+	Caller    json.RawMessage `json:"caller,omitempty"`     // the Logger's RunState
+}
 
 // Result is what a run produced.
 type Result struct {
 	Setup    *Setup
 	Policy   *model.Model
 	Trainer  *trainer.Trainer
-	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when resumed or not asked for)
+	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
 	Final    []*EvalMetrics // figures after RL on each evaluation set
 	Duration time.Duration
 }
@@ -103,6 +130,8 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	if cfg.Workers > 0 {
 		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
 	}
+	var watch divergenceCount
+	log = watch.logger(log)
 	setup, policy := st.Setup, st.Policy
 	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers", policy.NumParams(), tensor.KernelName(), tensor.Workers()))
 	res := &Result{Setup: setup, Policy: policy}
@@ -149,32 +178,113 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 		// also stretches the learning-rate decay).
 		tr.Config.Steps = cfg.RL.Steps
 		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
+		if len(tr.RunState) > 0 {
+			var rs rlRunState
+			if err := json.Unmarshal(tr.RunState, &rs); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: run state: %w", ckpt, err)
+			}
+			res.SFTEval = rs.StartEval
+			if rs.Caller != nil {
+				log("resume", &RunState{State: rs.Caller})
+			}
+		}
 	}
-	if err := rlLoop(ctx, cfg, tr, setup, evalCfg, log); err != nil {
+	if err := rlLoop(ctx, cfg, tr, ckpt, res.SFTEval, setup, evalCfg, log); err != nil {
 		return nil, err
 	}
 	if res.Final, err = EvaluateSets(ctx, policy, setup, evalCfg, "rl", tr.StepsDone, log); err != nil {
 		return nil, err
 	}
+	if msg := watch.summary(); msg != "" {
+		log("warn", msg)
+	}
 	res.Duration = time.Since(start)
 	return res, nil
 }
 
+// divergenceCount counts the steps of this process flagged as diverging (SFTMetrics and
+// StepMetrics.Diverging), to warn of each and say so again at the end of the run.
+type divergenceCount struct {
+	sft, rl     int
+	first, what string
+}
+
+// logger returns log with a warning after each record of a diverging step.
+func (d *divergenceCount) logger(log Logger) Logger {
+	return func(kind string, rec any) {
+		log(kind, rec)
+		var step int
+		var why, phase string
+		switch v := rec.(type) {
+		case SFTMetrics:
+			step, why, phase = v.Step, v.Diverging, "SFT"
+			if why != "" {
+				d.sft++
+			}
+		case trainer.StepMetrics:
+			step, why, phase = v.Step, v.Diverging, "RL"
+			if why != "" {
+				d.rl++
+			}
+		}
+		if why == "" {
+			return
+		}
+		where := fmt.Sprintf("%s step %d", phase, step)
+		if d.first == "" {
+			d.first, d.what = where, why
+		}
+		log("warn", fmt.Sprintf("diverging at %s: %s", where, why))
+	}
+}
+
+// summary is the end-of-run warning, or "" when no step diverged.
+func (d *divergenceCount) summary() string {
+	if d.sft+d.rl == 0 {
+		return ""
+	}
+	return fmt.Sprintf("this run diverged: %d SFT and %d RL steps flagged, the first at %s (%s); its figures are suspect: lower the learning rate, or stop at the first with --stop-on-divergence",
+		d.sft, d.rl, d.first, d.what)
+}
+
 // rlLoop takes tr from its StepsDone to its Config.Steps, evaluating and checkpointing as cfg
-// says, and saves a final checkpoint.
-func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, evalCfg EvalConfig, log Logger) error {
-	saved := -1 // the step whose checkpoint was written last
+// says, and saves a final checkpoint. resumed is the checkpoint tr was loaded from ("" for
+// none); startEval, the starting policy's evaluations, is saved with each checkpoint. A policy that diverges (trainer.ErrDiverged) stops the run without a checkpoint of
+// it, naming the step and the last checkpoint written before it.
+func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string, startEval []*EvalMetrics, setup *Setup, evalCfg EvalConfig, log Logger) error {
+	saved := -1         // the step whose checkpoint was written last
+	lastGood := resumed // the latest checkpoint written or resumed from
 	save := func() (string, error) {
 		if cfg.CheckpointDir == "" {
 			return "", nil
 		}
+		// A broken policy is never checkpointed: resuming it could only fail again.
+		if err := tr.CheckPolicy(); err != nil {
+			return "", fmt.Errorf("after RL step %d: %w", tr.StepsDone, err)
+		}
+		rs, err := json.Marshal(rlRunState{StartEval: startEval, Caller: callerState(log)})
+		if err != nil {
+			return "", fmt.Errorf("checkpoint run state: %w", err)
+		}
+		tr.RunState = rs
 		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
 		if err != nil {
 			return "", err
 		}
-		saved = tr.StepsDone
+		saved, lastGood = tr.StepsDone, path
 		log("checkpoint", path)
 		return path, nil
+	}
+	// diverged turns a trainer.ErrDiverged into the run's closing message.
+	diverged := func(err error) error {
+		if !errors.Is(err, trainer.ErrDiverged) {
+			return err
+		}
+		msg := "stopped: " + err.Error() + "; no checkpoint of the diverged policy was written"
+		if lastGood != "" {
+			msg += "; the last checkpoint is " + lastGood
+		}
+		return errors.New(msg + " (a lower learning rate may train where this one diverged)")
 	}
 	for tr.StepsDone < tr.Config.Steps {
 		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
@@ -184,7 +294,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
 			path, err := save()
 			if err != nil {
-				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
 			}
 			if path != "" {
 				msg += "; state saved to " + path
@@ -193,9 +303,16 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		}
 		m, err := tr.Step(context.WithoutCancel(ctx))
 		if err != nil {
-			return err
+			return diverged(err)
 		}
 		log("rl", m)
+		if m.Diverging != "" && cfg.StopOnDivergence {
+			msg := fmt.Sprintf("RL step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", m.Step, m.Diverging)
+			if lastGood != "" {
+				msg += "; the last checkpoint is " + lastGood
+			}
+			return errors.New(msg)
+		}
 		if m.SkippedUpdates > 0 {
 			log("warn", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
 		}
@@ -203,7 +320,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
 			path, err := save()
 			if err != nil {
-				return fmt.Errorf("%s; saving the state failed: %w", msg, err)
+				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
 			}
 			if path != "" {
 				msg += "; state saved to " + path
@@ -218,7 +335,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		}
 		if cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
 			if _, err := save(); err != nil {
-				return err
+				return diverged(err)
 			}
 		}
 	}
@@ -226,7 +343,7 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, setup *Setup, 
 		return nil
 	}
 	_, err := save()
-	return err
+	return diverged(err)
 }
 
 // SFTBase turns policy into the SFT base in place: it loads cfg.BasePolicy when that folder
@@ -260,6 +377,15 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 				return err
 			}
 			log("info", "loaded the SFT base from "+cfg.BasePolicy)
+			if resume && cfg.CheckpointDir != "" {
+				// This run trained the base and stopped before its first RL checkpoint.
+				state, err := os.ReadFile(filepath.Join(cfg.CheckpointDir, baseStateFile))
+				if err == nil {
+					log("resume", &RunState{State: state})
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
 			return nil
 		}
 	}
@@ -269,13 +395,26 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		OnResume: func(path string, step int) {
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
-		ActionWeights: mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		StopOnDivergence: cfg.StopOnDivergence,
+		SaveState:        func() json.RawMessage { return callerState(log) },
+		RestoreState:     func(state json.RawMessage) { log("resume", &RunState{State: state}) },
 	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {
 		return err
 	}
 	if cfg.BasePolicy != "" {
+		// The Logger's state once SFT is done, for a resume that finds the base saved and no
+		// RL checkpoint yet; written before the base, whose weights file marks SFT as done.
+		if state := callerState(log); cfg.CheckpointDir != "" && state != nil {
+			if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(cfg.CheckpointDir, baseStateFile), state); err != nil {
+				return err
+			}
+		}
 		// The tokenizer first: the weights file marks the base as done.
 		if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
 			return err
@@ -292,6 +431,9 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 	}
 	return nil
 }
+
+// baseStateFile, in the checkpoint folder, holds the Logger's RunState as SFT ended.
+const baseStateFile = "sft-base.state.json"
 
 // mistakeWeights turns each demonstration's mistake marks into its turns' action weights:
 // weight on a mistake, 1 elsewhere.

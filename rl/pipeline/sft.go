@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -77,6 +78,14 @@ type SFTOptions struct {
 	// ActionWeights holds, per demonstration and turn, the loss weight of that turn's action
 	// tokens (nil, or a short or nil entry: 1).
 	ActionWeights [][]float64
+	// StopOnDivergence stops SFT at a step whose loss explodes (SFTMetrics.Diverging) instead
+	// of going on; the state is not saved, so the last checkpoint stays the latest.
+	StopOnDivergence bool
+	// SaveState, when set, gives the caller's own state before each checkpoint, saved in it;
+	// RestoreState, when set, receives it back when SFT resumes from that checkpoint, before
+	// any step (a caller keeps there how far its output files had got: see RunState).
+	SaveState    func() json.RawMessage
+	RestoreState func(json.RawMessage)
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss
@@ -118,7 +127,8 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	}
 	st := &sftState{
 		cfg: cfg, seed: seed, policy: policy,
-		opt: tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+		opt:   tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+		watch: trainer.SFTLossDivergence(policy.Config.VocabSize),
 	}
 	if opt.Resume && opt.CheckpointDir != "" {
 		path, err := latestSFTCheckpoint(opt.CheckpointDir)
@@ -132,9 +142,21 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			if opt.OnResume != nil {
 				opt.OnResume(path, st.step)
 			}
+			if opt.RestoreState != nil && st.run != nil {
+				opt.RestoreState(st.run)
+			}
 		}
 	}
+	ws := model.NewWorkspace()
 	save := func() (string, error) {
+		// Finite weights can still be so large that the logits overflow: one forward pass over
+		// a demonstration proves the policy before it is checkpointed.
+		if err := finiteForward(ws, policy, rows[0].Tokens); err != nil {
+			return "", fmt.Errorf("sft checkpoint after step %d refused: %w", st.step, err)
+		}
+		if opt.SaveState != nil {
+			st.run = opt.SaveState()
+		}
 		path, err := st.save(opt.CheckpointDir)
 		if err == nil && opt.OnCheckpoint != nil {
 			opt.OnCheckpoint(path)
@@ -142,7 +164,13 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		return path, err
 	}
 	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
-	ws := model.NewWorkspace()
+	// fail adds the last checkpoint, the one a resume continues from, to a step's error.
+	fail := func(err error) error {
+		if last, _ := latestSFTCheckpoint(opt.CheckpointDir); opt.CheckpointDir != "" && last != "" {
+			err = fmt.Errorf("%w; the last SFT checkpoint is %s", err, last)
+		}
+		return err
+	}
 	for st.step < cfg.Steps {
 		if err := ctx.Err(); err != nil {
 			msg := fmt.Sprintf("interrupted after SFT step %d", st.step)
@@ -172,20 +200,29 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		st.batches = st.batches[1:]
 		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, sched.LR(step))
 		if err != nil {
-			return fmt.Errorf("sft step %d: %w", step+1, err)
+			return fail(fmt.Errorf("sft step %d: %w", step+1, err))
 		}
+		m.Diverging = st.watch.Observe(float64(m.Loss))
 		if onStep != nil {
 			m.Step = step + 1 // counted from 1, as RL steps are
 			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
 			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
 			onStep(m)
 		}
+		if m.Diverging != "" && opt.StopOnDivergence {
+			return fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step+1, m.Diverging))
+		}
 		st.step++
 		if opt.CheckpointDir != "" && opt.CheckpointEvery > 0 && st.step%opt.CheckpointEvery == 0 && st.step < cfg.Steps {
 			if _, err := save(); err != nil {
-				return err
+				return fail(fmt.Errorf("sft step %d: %w", step+1, err))
 			}
 		}
+	}
+	// The last step's weights are finite (sftStep checked them); so must be what they
+	// compute, before the caller saves the result as the SFT base.
+	if err := finiteForward(ws, policy, rows[0].Tokens); err != nil && st.step > 0 {
+		return fail(fmt.Errorf("after sft step %d: %w", st.step, err))
 	}
 	return nil
 }
@@ -216,16 +253,24 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 	}
 	loss := rl.MaskedMean(negLogp, mask)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return SFTMetrics{}, fmt.Errorf("loss is %v", loss)
+		return SFTMetrics{}, fmt.Errorf("the loss is not finite (%v)", loss)
 	}
 	for k := range grad.Data {
 		grad.Data[k] = -grad.Data[k] // dL/dlogp = −w
 	}
 	policy.ZeroGrad()
 	policy.Backward(ws, v.LogpGrad(grad), nil)
+	// A gradient that is not finite would poison the weights and the AdamW moments for good:
+	// the step is refused before it is applied.
+	if name := nonFiniteParam(policy.Params, func(p *model.Param) []float32 { return p.Grad }); name != "" {
+		return SFTMetrics{}, fmt.Errorf("the gradient of %s is not finite (loss %v)", name, loss)
+	}
 	gn := tensor.ClipGradNorm(policy.ParamGrads(), gradClip)
 	opt.LR = lr
 	opt.Update(policy.ParamData(), policy.ParamGrads())
+	if name := nonFiniteParam(policy.Params, func(p *model.Param) []float32 { return p.Data }); name != "" {
+		return SFTMetrics{}, fmt.Errorf("the update made weight %s non-finite (learning rate %g)", name, lr)
+	}
 	tokens := 0
 	for i := 0; i < b.B; i++ {
 		tokens += b.PromptLens[i] + b.ResponseLens[i]
@@ -234,6 +279,35 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 		Phase: "sft", Loss: trainer.Num(loss), GradNorm: trainer.Num(gn), LR: trainer.Num(lr), Entropy: trainer.Num(entropy),
 		AgentTokens: trainer.Num(rl.MaskedSum(mask, mask) / float64(b.B)), TokensPerSec: trainer.Num(tokens),
 	}, nil
+}
+
+// finiteForward reports an error when policy's log-probs or entropies over tokens are not
+// finite.
+func finiteForward(ws *model.Workspace, policy *model.Model, tokens []int) error {
+	attn := make([]float32, len(tokens))
+	for i := range attn {
+		attn[i] = 1
+	}
+	logp, ent := policy.Forward(ws, tokens, attn, 1, len(tokens)) // (1, T) each
+	for k := 1; k < len(tokens); k++ {
+		if x, h := float64(logp[k]), float64(ent[k]); math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(h) || math.IsInf(h, 0) {
+			return fmt.Errorf("the policy's log-probs over a demonstration are not finite (log p %v, entropy %v at position %d)", x, h, k)
+		}
+	}
+	return nil
+}
+
+// nonFiniteParam returns the name of the first parameter whose values (of) hold a NaN or an
+// infinity, or "".
+func nonFiniteParam(params []*model.Param, of func(*model.Param) []float32) string {
+	for _, p := range params {
+		for _, x := range of(p) {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // sftBatches cuts one pass over rows into batches of size: a seeded permutation is split into

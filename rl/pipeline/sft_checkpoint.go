@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,8 +25,10 @@ type sftState struct {
 	seed    uint64
 	policy  *model.Model
 	opt     tensor.AdamW
-	step    int     // SFT steps done (the next step's index)
-	batches [][]int // the current pass's remaining batches, as demonstration indices
+	step    int                // SFT steps done (the next step's index)
+	batches [][]int            // the current pass's remaining batches, as demonstration indices
+	watch   trainer.Divergence // the loss's divergence watch
+	run     json.RawMessage    // the caller's state (SFTOptions.SaveState), saved with the checkpoint
 }
 
 // sftMeta is the JSON meta of an SFT checkpoint.
@@ -36,6 +39,9 @@ type sftMeta struct {
 	StepsDone int       `json:"steps_done"`
 	OptStep   int       `json:"opt_step"`
 	Batches   [][]int   `json:"batches"` // the current pass's remaining batches (demonstration indices)
+	// LossWatch is the divergence watch's state (absent in checkpoints written before it).
+	LossWatch *trainer.Divergence `json:"loss_watch,omitempty"`
+	RunState  json.RawMessage     `json:"run_state,omitempty"` // the caller's state
 }
 
 // SFTCheckpointName is the file name of the SFT checkpoint after step s. It does not match
@@ -43,12 +49,27 @@ type sftMeta struct {
 func SFTCheckpointName(s int) string { return fmt.Sprintf("sft-%06d.ckpt", s) }
 
 // save writes the state to dir/SFTCheckpointName(step) atomically with a checksum, removes the
-// older SFT checkpoints of dir (only the latest is needed to resume) and returns the path.
+// older SFT checkpoints of dir (only the latest is needed to resume) and returns the path. A
+// state holding a value that is not finite is refused, and the older checkpoints are removed
+// only once the new one has been read back and verified: the last good checkpoint is never
+// deleted before its successor is known good.
 func (st *sftState) save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("sft checkpoint: %w", err)
 	}
-	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches})
+	if name := nonFiniteParam(st.policy.Params, func(p *model.Param) []float32 { return p.Data }); name != "" {
+		return "", fmt.Errorf("sft checkpoint after step %d refused: weight %s is not finite", st.step, name)
+	}
+	for _, moments := range [][][]float32{st.opt.M, st.opt.V} {
+		for i, m := range moments {
+			for _, x := range m {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return "", fmt.Errorf("sft checkpoint after step %d refused: an AdamW moment of %s is not finite", st.step, st.policy.Params[i].Name)
+				}
+			}
+		}
+	}
+	meta, err := json.Marshal(sftMeta{Kind: "sft", Config: st.cfg, Seed: st.seed, StepsDone: st.step, OptStep: st.opt.Step, Batches: st.batches, LossWatch: &st.watch, RunState: st.run})
 	if err != nil {
 		return "", fmt.Errorf("sft checkpoint meta: %w", err)
 	}
@@ -58,6 +79,9 @@ func (st *sftState) save(dir string) (string, error) {
 	path := filepath.Join(dir, SFTCheckpointName(st.step))
 	if err := trainer.WriteCheckpointFile(path, f); err != nil {
 		return "", err
+	}
+	if _, err := trainer.ReadCheckpointFile(path); err != nil {
+		return "", fmt.Errorf("sft checkpoint written but unreadable, the older ones kept: %w", err)
 	}
 	old, err := sftCheckpoints(dir)
 	if err != nil {
@@ -102,6 +126,10 @@ func (st *sftState) load(path string) error {
 		return err
 	}
 	st.step, st.batches = meta.StepsDone, meta.Batches
+	if meta.LossWatch != nil {
+		st.watch = *meta.LossWatch
+	}
+	st.run = meta.RunState
 	return nil
 }
 

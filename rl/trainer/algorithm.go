@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// Algorithm names an RL algorithm: an advantage estimator and whether it needs a critic or a
-// greedy baseline rollout. All share the PPO clipped policy loss on the same masks.
+// Algorithm names an RL algorithm: an advantage estimator, a policy loss (PolicyLoss) and
+// whether it needs a critic or a greedy baseline rollout. All train on the same masks.
 type Algorithm string
 
-// The algorithms of Agent-R1's Table 1 (plus Dr.GRPO and ReMax, which verl ships).
+// The algorithms of Agent-R1's Table 1, plus the other advantage estimators and policy losses
+// verl ships: Dr.GRPO, ReMax, GSPO, OPO, GPG and GRPO with pass@k advantages.
 const (
 	PPO             Algorithm = "ppo"                  // GAE with a learned critic (Schulman et al. 2017)
 	GRPO            Algorithm = "grpo"                 // group-normalised outcome (Shao et al. 2024)
@@ -18,12 +19,16 @@ const (
 	ReinforcePPBase Algorithm = "reinforce++-baseline" // group-mean baseline, then batch whitening (Hu 2025)
 	RLOO            Algorithm = "rloo"                 // leave-one-out baseline (Ahmadian et al. 2024)
 	ReMax           Algorithm = "remax"                // greedy-rollout baseline (Li et al. 2023)
+	GSPO            Algorithm = "gspo"                 // GRPO advantages, sequence-level ratio and clip (Zheng et al. 2025)
+	OPO             Algorithm = "opo"                  // length-weighted group-mean baseline (Hao et al. 2025)
+	GPG             Algorithm = "gpg"                  // rescaled group baseline, plain policy gradient without ratio (Chu et al. 2025)
+	GRPOPassK       Algorithm = "grpo-passk"           // pass@k: only a group's best response learns (Chen et al. 2025)
 )
 
-const algorithmListNames = "ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax"
+const algorithmListNames = "ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk"
 
-// Algorithms lists every algorithm, in the order of the paper's table.
-var Algorithms = []Algorithm{PPO, GRPO, DrGRPO, ReinforcePP, ReinforcePPBase, RLOO, ReMax}
+// Algorithms lists every algorithm: the paper's table first, then verl's other objectives.
+var Algorithms = []Algorithm{PPO, GRPO, DrGRPO, ReinforcePP, ReinforcePPBase, RLOO, ReMax, GSPO, OPO, GPG, GRPOPassK}
 
 // ParseAlgorithm returns the algorithm named s (case-insensitive; "reinforce_plus_plus" and
 // verl's other spellings accepted).
@@ -37,6 +42,8 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 		n = "reinforce++-baseline"
 	case "dr-grpo":
 		n = "drgrpo"
+	case "grpo-pass-k", "grpopassk", "passk": // verl's adv_estimator is "grpo_passk"
+		n = "grpo-passk"
 	}
 	for _, a := range Algorithms {
 		if string(a) == n {
@@ -70,7 +77,7 @@ func (a Algorithm) NeedsCritic() bool { return a == PPO }
 // group size above 1 to learn anything).
 func (a Algorithm) GroupBased() bool {
 	switch a {
-	case GRPO, DrGRPO, ReinforcePPBase, RLOO:
+	case GRPO, DrGRPO, ReinforcePPBase, RLOO, GSPO, OPO, GPG, GRPOPassK:
 		return true
 	}
 	return false
@@ -85,4 +92,31 @@ func (a Algorithm) DefaultKLPlacement() KLPlacement {
 		return KLInReward
 	}
 	return KLAsLoss
+}
+
+// PolicyLoss names the policy loss an algorithm trains with (verl's policy_loss.loss_mode).
+type PolicyLoss string
+
+const (
+	// LossPPOClip is PPO's clipped surrogate with dual clip, per token (rl.PPOClipLoss; verl
+	// "vanilla").
+	LossPPOClip PolicyLoss = "ppo-clip"
+	// LossGSPO clips the response's geometric-mean ratio instead of each token's (rl.GSPOLoss;
+	// verl "gspo").
+	LossGSPO PolicyLoss = "gspo"
+	// LossGPG is the plain policy gradient −A·logp, with no ratio and no clip (rl.GPGLoss; verl
+	// "gpg").
+	LossGPG PolicyLoss = "gpg"
+)
+
+// PolicyLoss returns the loss a trains with: GSPO's and GPG's own, PPO's clipped surrogate for
+// every other algorithm, as verl pairs them in its GSPO and GPG recipes.
+func (a Algorithm) PolicyLoss() PolicyLoss {
+	switch a {
+	case GSPO:
+		return LossGSPO
+	case GPG:
+		return LossGPG
+	}
+	return LossPPOClip
 }

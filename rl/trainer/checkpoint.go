@@ -24,7 +24,12 @@ type checkpointMeta struct {
 	CritStep   int      `json:"critic_opt_step"`
 	HasRef     bool     `json:"has_ref"`
 	HasCritic  bool     `json:"has_critic"`
+	KLBeta     *float64 `json:"kl_beta,omitempty"` // the adaptive KL controller's β (absent in older checkpoints)
 	RandomNote string   `json:"random"`
+	// KLWatch is the divergence watch's state (absent in checkpoints written before it).
+	KLWatch *Divergence `json:"kl_watch,omitempty"`
+	// RunState is Trainer.RunState.
+	RunState json.RawMessage `json:"run_state,omitempty"`
 }
 
 // randomNote documents the trainer's random state, which is a function of (seed, step).
@@ -42,7 +47,8 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	}
 	meta, err := json.Marshal(checkpointMeta{
 		Config: t.Config, Seed: t.Seed, StepsDone: t.StepsDone, OptStep: t.Opt.Step, CritStep: t.CritOpt.Step,
-		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, RandomNote: randomNote,
+		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, KLBeta: &t.KLBeta, RandomNote: randomNote, KLWatch: &t.KLWatch,
+		RunState: t.RunState,
 	})
 	if err != nil {
 		return "", fmt.Errorf("checkpoint meta: %w", err)
@@ -122,6 +128,14 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 		}
 	}
 	t.Config, t.Seed, t.StepsDone = meta.Config, meta.Seed, meta.StepsDone
+	t.KLBeta = t.Config.KLCoef // a checkpoint from before the adaptive controller: β never moved
+	if meta.KLBeta != nil {
+		t.KLBeta = *meta.KLBeta
+	}
+	if meta.KLWatch != nil {
+		t.KLWatch = *meta.KLWatch
+	}
+	t.RunState = meta.RunState
 	return nil
 }
 

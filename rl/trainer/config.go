@@ -12,7 +12,7 @@ import (
 // values (docs/PAPER.md §6) are quoted where ours differ, and docs/RESULTS.md holds the runs
 // that chose ours.
 type RLConfig struct {
-	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax
+	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk
 	// Steps is the number of RL steps (one rollout + update each). The default 40 (about 3
 	// minutes of GRPO) keeps the whole run near a quarter of an hour; twice as many gain little,
 	// since the policy levels off where its warm start lets it.
@@ -52,8 +52,8 @@ type RLConfig struct {
 	// PPO update.
 	Epochs      int        // passes over the step's batch (paper: 1)
 	MiniBatches int        // optimiser steps per epoch: the batch is split into this many (paper: 128/64 = 2)
-	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm, divided by MaxLen)
-	ClipLow     float64    // PPO ratio clip 1−ClipLow
+	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm, divided by MaxLen; GSPO's loss is always seq-mean-token-mean)
+	ClipLow     float64    // PPO ratio clip 1−ClipLow (GSPO: the sequence ratio's)
 	ClipHigh    float64    // PPO ratio clip 1+ClipHigh (> ClipLow is clip-higher)
 	ClipC       float64    // dual-clip constant (verl: 3)
 	EntropyCoef float64    // entropy bonus coefficient (subtracted from the loss)
@@ -63,8 +63,18 @@ type RLConfig struct {
 	// KLCoef is β (paper: 0.001; default 0: within a 15-minute run β = 0.001 barely acts, and
 	// the reference pass costs a quarter of a step on CPU). 0 disables the reference pass.
 	KLCoef      float64
-	KLPlacement KLPlacement    // reward (k1 in the token reward), loss (the estimator as a loss term), auto (per algorithm), none
-	KLEstimator rl.KLEstimator // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3)
+	KLPlacement KLPlacement    // reward (the reward estimator in the token reward), loss (the estimator as a loss term), auto (per algorithm), none
+	KLEstimator rl.KLEstimator // for the loss: k1, abs, k2/mse, k3/low_var_kl (paper: k3; verl actor.kl_loss_type)
+	// KLRewardEstimator is the estimator subtracted from the token reward when the KL is in the
+	// reward: k1 (verl's default algorithm.kl_penalty "kl"), abs, k2/mse or k3/low_var_kl. It is
+	// a setting apart from KLEstimator because verl keeps the two apart with different defaults.
+	KLRewardEstimator rl.KLEstimator
+	// KLCtrl chooses how β moves: fixed keeps KLCoef; adaptive is verl's AdaptiveKLController
+	// (Ziegler et al. 2019), which starts at KLCoef and after every step multiplies β by
+	// 1 + clip(KL/KLTarget − 1, ±0.2)·rows/KLHorizon (AdaptiveKLUpdate).
+	KLCtrl    KLController
+	KLTarget  float64 // adaptive: the KL per token the controller steers towards (verl target_kl: 0.1)
+	KLHorizon int     // adaptive: rows of rollout over which β may change by a factor e^{±0.2} (verl horizon: 10000)
 
 	// Advantages.
 	Gamma        float64 // discount (paper: 1)
@@ -128,6 +138,9 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		KLCoef:        0,
 		KLPlacement:   KLAuto,
 		KLEstimator:   rl.KLK3,
+		KLCtrl:        KLFixed,
+		KLTarget:      0.1,
+		KLHorizon:     10000,
 		Gamma:         1,
 		Lambda:        1,
 		NormByStd:     true,
@@ -143,12 +156,19 @@ func DefaultRLConfig(algo Algorithm) RLConfig {
 		ValueClip:     0.5,
 		CriticWarmup:  3,
 
+		KLRewardEstimator: rl.KLK1, // verl's algorithm.kl_penalty default, "kl"
 		MaxNonFiniteSteps: 3,
 	}
 	switch algo {
 	case DrGRPO:
 		c.NormByStd = false
 		c.AggMode = rl.SeqMeanTokenSumNorm
+	case GSPO:
+		// verl's GSPO recipe: the sequence ratio e^{mean log-ratio} moves far less than a
+		// token's, so its clip band is three orders of magnitude narrower than PPO's, and the
+		// loss is the mean over responses of their token means (GSPOLoss forces it).
+		c.ClipLow, c.ClipHigh = 3e-4, 4e-4
+		c.AggMode = rl.SeqMeanTokenMean
 	case ReinforcePP, ReMax:
 		// No groups: as many prompts, one sample each, as the grouped algorithms' rows.
 		c.Prompts *= c.N
@@ -186,6 +206,12 @@ func (c *RLConfig) Validate() error {
 	if _, err := ParseKLPlacement(string(c.KLPlacement)); err != nil {
 		return fmt.Errorf("rl config: KLPlacement: %w", err)
 	}
+	if _, err := rl.ParseKLEstimator(c.KLRewardEstimator.String()); err != nil {
+		return fmt.Errorf("rl config: KLRewardEstimator: %w", err)
+	}
+	if _, err := ParseKLController(string(c.KLCtrl)); err != nil {
+		return fmt.Errorf("rl config: KLCtrl: %w", err)
+	}
 	if _, err := ParseLRDecay(string(c.Decay)); err != nil {
 		return fmt.Errorf("rl config: Decay: %w", err)
 	}
@@ -208,6 +234,10 @@ func (c *RLConfig) Validate() error {
 		return fmt.Errorf("rl config: ClipC = %g, want > 1", c.ClipC)
 	case c.LR < 0 || c.CriticLR < 0 || c.KLCoef < 0:
 		return errors.New("rl config: negative learning rate or KL coefficient")
+	case c.KLCtrl == KLAdaptive && !(c.KLTarget > 0) && c.KLMode() != KLOff:
+		return fmt.Errorf("rl config: KLTarget = %g, the adaptive KL controller needs a target > 0", c.KLTarget)
+	case c.KLCtrl == KLAdaptive && c.KLHorizon < 1 && c.KLMode() != KLOff:
+		return fmt.Errorf("rl config: KLHorizon = %d, the adaptive KL controller needs a horizon >= 1", c.KLHorizon)
 	case c.Temperature <= 0:
 		return fmt.Errorf("rl config: Temperature = %g, want > 0 (evaluation is greedy)", c.Temperature)
 	}

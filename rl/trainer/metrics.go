@@ -65,6 +65,9 @@ type StepMetrics struct {
 	// finite, and what the first one was ("gradient of model.layers.1.mlp.up_proj.weight").
 	SkippedUpdates int    `json:"skipped_updates,omitempty"`
 	SkipReason     string `json:"skip_reason,omitempty"`
+	// Diverging says why the update's KL exploded against its running level
+	// (Trainer.KLWatch), or is empty.
+	Diverging string `json:"diverging,omitempty"`
 
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
 	// Entropy, approx_kl and ppo_kl are over the trajectories the update trained on, which
@@ -76,6 +79,7 @@ type StepMetrics struct {
 	PPOKL        Num `json:"ppo_kl"`                  // verl's masked mean of (old − new) log-probs
 	ClipFrac     Num `json:"clipfrac"`                // fraction of tokens where the clip was active
 	RefKL        Num `json:"ref_kl"`                  // mean KL penalty to the reference (the chosen estimator)
+	KLCoef       Num `json:"kl_coef,omitempty"`       // β of the step's KL term (moved by the adaptive controller); absent when off
 	ValueLoss    Num `json:"value_loss,omitempty"`    // clipped value loss (PPO)
 	ExplainedVar Num `json:"explained_var,omitempty"` // 1 − Var(R−V)/Var(R) of the critic (PPO)
 	GradNorm     Num `json:"grad_norm"`               // policy gradient norm before clipping

@@ -15,7 +15,8 @@ const (
 	// KLAuto places the KL where the paper's scripts do for the algorithm
 	// (Algorithm.DefaultKLPlacement).
 	KLAuto KLPlacement = "auto"
-	// KLInReward subtracts β·k1 from every agent token's reward (verl use_kl_in_reward).
+	// KLInReward subtracts β·KLRewardEstimator (k1 by default) from every agent token's reward
+	// (verl use_kl_in_reward).
 	KLInReward KLPlacement = "reward"
 	// KLAsLoss adds β·KLEstimator, aggregated like the policy loss, to the loss (verl
 	// use_kl_loss).
@@ -48,6 +49,44 @@ func (p *KLPlacement) UnmarshalText(b []byte) error {
 		return err
 	}
 	*p = v
+	return nil
+}
+
+// KLController says how the KL coefficient β moves during a run.
+type KLController string
+
+const (
+	// KLFixed keeps β = KLCoef (verl FixedKLController).
+	KLFixed KLController = "fixed"
+	// KLAdaptive steers β towards a target KL (verl AdaptiveKLController; Ziegler et al. 2019,
+	// arXiv 1909.08593): see AdaptiveKLUpdate.
+	KLAdaptive KLController = "adaptive"
+)
+
+// ParseKLController returns the controller named s; "" is KLFixed, as before the setting.
+func ParseKLController(s string) (KLController, error) {
+	switch k := KLController(s); k {
+	case KLFixed, KLAdaptive:
+		return k, nil
+	case "":
+		return KLFixed, nil
+	}
+	return "", fmt.Errorf("unknown KL controller %q (want %s or %s)", s, KLFixed, KLAdaptive)
+}
+
+// String returns the controller's name.
+func (k KLController) String() string { return string(k) }
+
+// MarshalText writes the controller's name.
+func (k KLController) MarshalText() ([]byte, error) { return []byte(k), nil }
+
+// UnmarshalText parses a controller's name (ParseKLController).
+func (k *KLController) UnmarshalText(b []byte) error {
+	v, err := ParseKLController(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
 	return nil
 }
 

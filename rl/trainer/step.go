@@ -2,10 +2,12 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/rl/rollout"
 )
@@ -18,6 +20,7 @@ type stepData struct {
 	advMask    rl.Matrix // advantage mask (or every response token with NoAdvantageMask)
 	oldLogp    rl.Matrix // recomputed by the policy before the update (verl old_log_prob)
 	refLogp    rl.Matrix // frozen reference's log-probs (zero when the KL term is off)
+	klBeta     float64   // β of this step's KL term (the adaptive controller moves it after the step's rewards)
 	values     rl.Matrix // critic values at rollout time (PPO)
 	rewards    rl.Matrix // token-level rewards (+ KL when in the reward)
 	advantages rl.Matrix
@@ -58,6 +61,9 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
+	if bad, n := nonFiniteSampled(col); bad > 0 {
+		return m, fmt.Errorf("step %d: %w: %d of %d sampled log-probs are not finite (its logits are NaN or infinite)", m.Step, ErrDiverged, bad, n)
+	}
 	d, err := t.prepare(col, baselines, &m)
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
@@ -82,6 +88,12 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if err := t.update(d, policyUpdate, &m); err != nil {
 		return m, fmt.Errorf("step %d: update: %w", m.Step, err)
 	}
+	if name := nonFiniteWeight(t.Policy.Params); name != "" {
+		return m, fmt.Errorf("step %d: %w: the update made weight %s non-finite", m.Step, ErrDiverged, name)
+	}
+	if policyUpdate && m.SkippedUpdates == 0 {
+		m.Diverging = t.KLWatch.Observe(float64(m.ApproxKL))
+	}
 	m.TimeUpdate = Num(time.Since(tUpd).Seconds())
 	m.TimeTotal = Num(time.Since(start).Seconds())
 	tokens := 0
@@ -91,6 +103,42 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	m.TokensPerSec = Num(float64(tokens) / float64(m.TimeTotal))
 	t.StepsDone++
 	return m, nil
+}
+
+// ErrDiverged is wrapped by Step's error when the policy itself is broken: the rollout
+// sampled from logits that are not finite, or an update left a weight that is not. Unlike a
+// non-finite loss or gradient (the guard skips that optimiser step and the policy stays as it
+// was), no later step can repair it: the weights are only ever changed by updates, and the
+// update of a NaN rollout would teach NaN. The caller stops the run and keeps the last
+// checkpoint written before it.
+var ErrDiverged = errors.New("the policy has diverged")
+
+// nonFiniteSampled counts the agent tokens of col whose sampled log-prob is NaN or infinite
+// (model.Sampler returns NaN when the logits hold no distribution), of n agent tokens.
+func nonFiniteSampled(col *Collated) (bad, n int) {
+	b := col.Batch
+	for k, a := range b.ActionMask {
+		if a == 0 {
+			continue
+		}
+		n++
+		if x := b.OldLogProbs[k]; math.IsNaN(x) || math.IsInf(x, 0) {
+			bad++
+		}
+	}
+	return bad, n
+}
+
+// nonFiniteWeight returns the name of the first parameter holding a NaN or an infinity, or "".
+func nonFiniteWeight(params []*model.Param) string {
+	for _, p := range params {
+		for _, x := range p.Data {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // greedySampler takes the argmax: ReMax's baseline.
@@ -149,16 +197,18 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	m.TimeOld = Num(time.Since(tOld).Seconds())
 
-	// Reference log-probs.
+	// Reference log-probs, and the KL estimate of the placement's estimator at the old
+	// log-probs (B, L), which the reward subtracts and the adaptive controller reads.
 	tRef := time.Now()
 	d.refLogp = rl.NewMatrix(b.B, b.L)
+	var kl rl.Matrix
 	if t.Ref != nil {
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := NewView(b, rows)
 			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.refLogp.Data, v.ResponseLogp(logp))
 		}
-		kl, _ := rl.KLPenalty(d.oldLogp, d.refLogp, t.Config.KLEstimator)
+		kl, _ = rl.KLPenalty(d.oldLogp, d.refLogp, c.klPlacementEstimator())
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
 	}
 	m.TimeRef = Num(time.Since(tRef).Seconds())
@@ -175,15 +225,24 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	m.TimeCritic = Num(time.Since(tCrit).Seconds())
 
-	// Token rewards, with the k1 KL penalty folded in when chosen (verl apply_kl_penalty:
-	// the penalty is masked by the response mask before it is subtracted).
+	// Token rewards, with the KL penalty β·kl folded in when chosen (verl apply_kl_penalty:
+	// the penalty is masked by the response mask before it is subtracted). The adaptive
+	// controller then moves β for the next step from this step's KL, as apply_kl_penalty
+	// does; verl adapts only the reward's β, ours moves the loss term's too.
 	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
+	d.klBeta = t.klBeta()
+	if c.KLMode() != KLOff {
+		m.KLCoef = Num(d.klBeta)
+	}
 	if c.KLMode() == KLInReward {
 		for k := range d.rewards.Data {
 			if d.lossMask.Data[k] != 0 {
-				d.rewards.Data[k] -= c.KLCoef * (d.oldLogp.Data[k] - d.refLogp.Data[k])
+				d.rewards.Data[k] -= d.klBeta * kl.Data[k]
 			}
 		}
+	}
+	if c.KLCtrl == KLAdaptive && c.KLMode() != KLOff {
+		t.KLBeta = AdaptiveKLUpdate(d.klBeta, stepKL(kl, d.lossMask), c.KLTarget, b.B, c.KLHorizon)
 	}
 	adv, ret, err := t.advantages(d, col.Groups, baselines)
 	if err != nil {
@@ -202,8 +261,17 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 	switch c.Algorithm {
 	case PPO:
 		return rl.GAE(r, d.values, mask, c.Gamma, c.Lambda)
-	case GRPO, DrGRPO:
+	case GRPO, DrGRPO, GSPO: // GSPO changes the loss, not the advantage (verl's recipe uses grpo's)
 		a := rl.GRPOAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
+		return a, a, nil
+	case GRPOPassK:
+		a, err := rl.GRPOPassKAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
+		return a, a, err
+	case OPO:
+		a := rl.OPOAdvantage(r, mask, groups)
+		return a, a, nil
+	case GPG:
+		a := rl.GPGAdvantage(r, mask, groups, gpgFNorm)
 		return a, a, nil
 	case ReinforcePP:
 		mode := rl.ReturnsOverAgentTokens
@@ -224,6 +292,18 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 	return rl.Matrix{}, rl.Matrix{}, fmt.Errorf("advantages: unknown algorithm %q", c.Algorithm)
 }
 
+// gpgFNorm is the f_norm of GPG's advantage, verl's default (its trainer passes none).
+const gpgFNorm = 1.0
+
+// klBeta returns the KL coefficient β of the next step: KLCoef, or the adaptive controller's
+// current value.
+func (t *Trainer) klBeta() float64 {
+	if t.Config.KLCtrl == KLAdaptive {
+		return t.KLBeta
+	}
+	return t.Config.KLCoef
+}
+
 // recomputeOld reports whether this step recomputes the old log-probs with a forward pass:
 // always with OldLogProbsRecompute; with OldLogProbsSampled when the sampled log-probs are not
 // the tempered policy's (a top-k/top-p filter truncates the distribution sampled from), when
@@ -235,4 +315,26 @@ func (t *Trainer) recomputeOld() bool {
 		return true
 	}
 	return c.CheckOldEvery > 0 && t.StepsDone%c.CheckOldEvery == 0
+}
+
+// CheckPolicy reports ErrDiverged when the policy is broken: a weight is not finite, or its
+// log-probs over the first training prompt are not (finite weights so large that the logits
+// overflow). It costs one forward pass of one prompt; the caller runs it before writing a
+// checkpoint, so that no checkpoint holds a policy known to be broken.
+func (t *Trainer) CheckPolicy() error {
+	if name := nonFiniteWeight(t.Policy.Params); name != "" {
+		return fmt.Errorf("%w: weight %s is not finite", ErrDiverged, name)
+	}
+	prompt := t.Train[0].Prompt
+	attn := make([]float32, len(prompt))
+	for i := range attn {
+		attn[i] = 1
+	}
+	logp, ent := t.Policy.Forward(t.ws, prompt, attn, 1, len(prompt)) // (1, T) each
+	for k := 1; k < len(prompt); k++ {
+		if x, h := float64(logp[k]), float64(ent[k]); math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(h) || math.IsInf(h, 0) {
+			return fmt.Errorf("%w: its log-probs over a training prompt are not finite (log p %v, entropy %v at position %d)", ErrDiverged, x, h, k)
+		}
+	}
+	return nil
 }

@@ -23,8 +23,9 @@ type PolicyTrace struct {
 	Advantages  rl.Matrix
 	Mask        rl.Matrix     // the loss mask
 	Agg         rl.AggOptions // the mini-batch's loss denominators (aggDenominators)
-	// Loss is rl.PPOClipLoss's result on these matrices: the loss, the per-token ratio and clip
-	// flags, and its dℓ/dlogp (GradLogProb).
+	// Loss is the algorithm's policy loss on these matrices (rl.PPOClipLoss, rl.GSPOLoss or
+	// rl.GPGLoss: Algorithm.PolicyLoss): the loss, the per-token ratio and clip flags (none
+	// from GPG) and its dℓ/dlogp (GradLogProb).
 	Loss rl.PolicyLoss
 	// GradLogProb is the dL/dlogp handed to the model's backward pass: Loss.GradLogProb plus
 	// β·dKL/dlogp when the KL is a loss term (the entropy bonus goes through its own gradient).
@@ -80,7 +81,7 @@ type TokenTrace struct {
 	Epoch        int
 	MiniBatch    int
 	NewLogProb   float64
-	Ratio        float64
+	Ratio        float64 // the importance ratio of the loss (GSPO's: the row's); NaN when it has none (GPG)
 	Clipped      bool    // the clipped branch won (its gradient is 0)
 	ClippedLower bool    // the dual clip won (A < 0; gradient 0)
 	GradLogProb  float64 // dL/dlogp handed to the backward pass
@@ -109,9 +110,12 @@ func (s *StepTrace) Tokens(r int) []TokenTrace {
 		t := &out[j]
 		t.Trained, t.Epoch, t.MiniBatch = true, p.Epoch, p.MiniBatch
 		t.NewLogProb = p.LogProbs.At(i, j)
-		t.Ratio = p.Loss.Ratio.At(i, j)
-		t.Clipped = p.Loss.Clipped.At(i, j) != 0
-		t.ClippedLower = p.Loss.ClippedLower.At(i, j) != 0
+		t.Ratio = math.NaN()
+		if p.Loss.Ratio.Data != nil { // GPG's loss has no ratio and no clip
+			t.Ratio = p.Loss.Ratio.At(i, j)
+			t.Clipped = p.Loss.Clipped.At(i, j) != 0
+			t.ClippedLower = p.Loss.ClippedLower.At(i, j) != 0
+		}
 		t.GradLogProb = p.GradLogProb.At(i, j)
 	}
 	return out

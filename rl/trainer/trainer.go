@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
@@ -42,9 +43,17 @@ type Trainer struct {
 	Train    []Problem
 
 	StepsDone int // RL steps completed (the next step's index)
+	// KLBeta is the adaptive KL controller's coefficient β for the next step (RLConfig.KLCtrl):
+	// KLCoef at the start, saved in checkpoints. The fixed controller reads KLCoef instead.
+	KLBeta float64
 	// NonFiniteRun counts the latest steps in a row whose update the numeric guard cut short
 	// (a non-finite loss or gradient); Run stops at RLConfig.MaxNonFiniteSteps.
 	NonFiniteRun int
+	// KLWatch flags the steps whose update's approx_kl explodes (StepMetrics.Diverging).
+	KLWatch Divergence
+	// RunState is the caller's own state, opaque here, saved with every checkpoint and
+	// restored by LoadCheckpoint (the pipeline keeps the evaluations before RL there).
+	RunState json.RawMessage
 
 	// OnBatch, when set, sees every step's prepared batch before the update (to dump sample
 	// trajectories with their masks and advantages for a report). It must not modify it.
@@ -86,9 +95,10 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 	// compares tempered policies, and the sampled log-probs are the old ones at any
 	// temperature.
 	t := &Trainer{
-		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train,
+		Config: cfg, Seed: seed, Policy: policy, Encoder: enc, Specials: sp, Train: train, KLBeta: cfg.KLCoef,
 		ws:    &model.Workspace{Temperature: float32(cfg.Temperature)},
 		wsRef: &model.Workspace{Temperature: float32(cfg.Temperature)}, wsCritic: model.NewWorkspace(),
+		KLWatch: RLKLDivergence(),
 	}
 	if cfg.KLMode() != KLOff {
 		t.Ref = policy.Clone()

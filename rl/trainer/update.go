@@ -102,7 +102,7 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 
 // policyMiniBatch takes one policy optimiser step on the rows of v:
 //
-//	L = PPOClipLoss(logp, old, A) − EntropyCoef·Agg(H) + KLCoef·KLLoss(logp, ref)   (KL loss when chosen)
+//	L = policyLoss(logp, old, A) − EntropyCoef·Agg(H) + β·KLLoss(logp, ref)   (KL loss when chosen)
 //
 // then dL/dlogp and dL/dH go through the model's backward pass, the gradient is clipped to
 // GradClip and AdamW steps. The loss is aggregated with the denominators of the whole
@@ -127,7 +127,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 	ent := v.ResponseLogp(entT)                                       // (B, L)
 	old := v.Gather(d.oldLogp.Data)
 	adv := v.Gather(d.advantages.Data)
-	pl, err := rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, agg)
+	pl, err := t.policyLoss(logp, old, adv, mask, agg)
 	if err != nil {
 		return err
 	}
@@ -154,9 +154,9 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 		if err != nil {
 			return err
 		}
-		loss += c.KLCoef * kl
+		loss += d.klBeta * kl
 		for k := range dlogp.Data {
-			dlogp.Data[k] += c.KLCoef * klGrad.Data[k]
+			dlogp.Data[k] += d.klBeta * klGrad.Data[k]
 		}
 	}
 	if t.OnPolicyLoss != nil {
@@ -203,6 +203,26 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 	return nil
 }
 
+// policyLoss returns the algorithm's policy loss (Algorithm.PolicyLoss) of a mini-batch's rows,
+// (B, L) each, aggregated with the mini-batch's denominators agg:
+//
+//	ppo-clip  PPOClipLoss: per-token ratio, clipped to [1−ClipLow, 1+ClipHigh], dual clip ClipC
+//	gspo      GSPOLoss: the response's geometric-mean ratio, clipped to [1−ClipLow, 1+ClipHigh],
+//	          always seq-mean-token-mean (verl forces it)
+//	gpg       GPGLoss: −A·logp, no ratio and no clip (old is not read)
+//
+// Source: verl core_algos.get_policy_loss_fn's "vanilla", "gspo" and "gpg" modes.
+func (t *Trainer) policyLoss(logp, old, adv, mask rl.Matrix, agg rl.AggOptions) (rl.PolicyLoss, error) {
+	c := &t.Config
+	switch c.Algorithm.PolicyLoss() {
+	case LossGSPO:
+		return rl.GSPOLoss(logp, old, adv, mask, c.ClipLow, c.ClipHigh, agg), nil
+	case LossGPG:
+		return rl.GPGLoss(logp, adv, mask, c.AggMode, agg)
+	}
+	return rl.PPOClipLoss(logp, old, adv, mask, rl.PPOClip{Low: c.ClipLow, High: c.ClipHigh, C: c.ClipC}, c.AggMode, agg)
+}
+
 // aggDenominators returns the loss denominators of a mini-batch with loss mask (B, L): its
 // token count (token-mean) and its rows holding a token (seq-mean modes), which are agg_loss's
 // defaults for this mask, and the constant width (seq-mean-token-sum-norm, Dr.GRPO's
@@ -224,7 +244,8 @@ func aggDenominators(mask rl.Matrix, width int) rl.AggOptions {
 
 // teachingRows returns v without the rows whose loss is identically zero: no loss-masked token
 // has a non-zero advantage (a tied GRPO or RLOO group, a row cut before generating). With no
-// entropy bonus and no KL loss such a row's PPO loss −A·ρ and its gradient are exactly 0, so
+// entropy bonus and no KL loss such a row's policy loss (PPO's and GSPO's −A·ρ, GPG's −A·logp)
+// and its gradient are exactly 0, so
 // leaving it out of the forward and backward passes changes neither (the denominators stay the
 // mini-batch's: aggDenominators). It returns v itself when every row teaches, when none does
 // (the optimiser still steps: AdamW moves on its moments) or when a loss term reads every row.
