@@ -25,7 +25,6 @@ type Critic struct {
 // drawn from a PCG stream seeded with seed, bias zero.
 func NewCritic(policy *Model, seed uint64) *Critic {
 	c := &Critic{Model: policy.Clone()}
-	c.Model.ZeroGrad()
 	C := policy.Config.HiddenSize
 	head := []*Param{{Name: "score.weight", Shape: []int{1, C}}, {Name: "score.bias", Shape: []int{1}}}
 	allocate(head)
@@ -35,6 +34,7 @@ func NewCritic(policy *Model, seed uint64) *Critic {
 		c.ScoreW.Data[i] = float32(rng.NormFloat64() * policy.Config.InitializerRange)
 	}
 	c.collectParams()
+	c.ZeroGrad() // a critic exists to train: its gradients, zero (the policy's are not copied)
 	return c
 }
 
@@ -49,8 +49,10 @@ func (c *Critic) collectParams() {
 	c.Params = append(c.Params, c.ScoreW, c.ScoreBias)
 }
 
-// ZeroGrad sets every parameter gradient of the critic to zero.
+// ZeroGrad sets every parameter gradient of the critic to zero, allocating the gradients the
+// critic does not have yet (enableGrads).
 func (c *Critic) ZeroGrad() {
+	enableGrads(c.Params)
 	for _, p := range c.Params {
 		clear(p.Grad)
 	}
@@ -60,7 +62,10 @@ func (c *Critic) ZeroGrad() {
 func (c *Critic) ParamData() [][]float32 { return paramData(c.Params) }
 
 // ParamGrads returns the critic's gradient slices in Params order.
-func (c *Critic) ParamGrads() [][]float32 { return paramGrads(c.Params) }
+func (c *Critic) ParamGrads() [][]float32 {
+	enableGrads(c.Params)
+	return paramGrads(c.Params)
+}
 
 // Forward returns the value estimate of every position of a left-padded batch (B, T):
 // values[b,t] = score(final hidden state of token t), a view into ws valid until its next
@@ -92,6 +97,7 @@ func (c *Critic) Backward(ws *Workspace, dvalues []float32) {
 	if N := ws.B * ws.T; len(dvalues) != N {
 		panic(fmt.Sprintf("model.Critic.Backward: dvalues has %d elements, want %d (B*T)", len(dvalues), N))
 	}
+	enableGrads(c.Params)
 	c.backwardInShards(ws, dvalues) // backward below, on each group of rows (shard.go)
 }
 
@@ -112,6 +118,9 @@ func (c *Critic) Clone() *Critic {
 	d := &Critic{Model: c.Model.Clone()}
 	head := []*Param{{Name: "score.weight", Shape: []int{1, c.Model.Config.HiddenSize}}, {Name: "score.bias", Shape: []int{1}}}
 	allocate(head)
+	if c.ScoreW.Grad != nil {
+		enableGrads(head)
+	}
 	d.ScoreW, d.ScoreBias = head[0], head[1]
 	copy(d.ScoreW.Data, c.ScoreW.Data)
 	copy(d.ScoreW.Grad, c.ScoreW.Grad)

@@ -62,6 +62,7 @@ func (m *Model) Backward(ws *Workspace, dlogp, dentropy []float32) {
 	if N := ws.B * ws.T; (dlogp != nil && len(dlogp) != N) || (dentropy != nil && len(dentropy) != N) {
 		panic(fmt.Sprintf("model.Backward: dlogp has %d and dentropy %d elements, want %d (B*T)", len(dlogp), len(dentropy), N))
 	}
+	m.EnableTraining()
 	m.backwardInShards(ws, dlogp, dentropy) // backward below, on each group of rows (shard.go)
 }
 
@@ -150,6 +151,7 @@ func (m *Model) BackwardLogits(ws *Workspace, dlogits []float32) {
 	if len(dlogits) != N*V {
 		panic(fmt.Sprintf("model.BackwardLogits: dlogits has %d elements, want %d (B*T*V)", len(dlogits), N*V))
 	}
+	m.EnableTraining()
 	m.recomputeActivations(ws)
 	ws.prepareBackward()
 	final, dfinal := ws.final[:N*C], ws.dfinal[:N*C]

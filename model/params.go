@@ -12,12 +12,14 @@ import (
 )
 
 // Param is one named parameter tensor: its Hugging Face name, shape, values and gradient.
-// Data and Grad are views into the model's single parameter and gradient allocations.
+// Data and Grad are views into the model's single parameter and gradient allocations. Grad is
+// nil until the model trains (EnableTraining, called by ZeroGrad, ParamGrads and every
+// Backward): a model loaded for inference never holds a gradient, as large as its weights.
 type Param struct {
 	Name  string
 	Shape []int
 	Data  []float32 // row-major, len = product of Shape
-	Grad  []float32 // same shape as Data; Backward accumulates into it
+	Grad  []float32 // same shape as Data, or nil before training; Backward accumulates into it
 }
 
 // Numel returns the number of elements of the parameter.
@@ -65,8 +67,8 @@ type Model struct {
 	weightsVersion atomic.Uint64
 }
 
-// newModel lays out the parameters of cfg in one data and one gradient allocation, with
-// Data zero; it does not initialise them.
+// newModel lays out the parameters of cfg in one data allocation, with Data zero and no
+// gradients; it does not initialise them.
 func newModel(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -135,29 +137,63 @@ func grad(p *Param) []float32 {
 	return p.Grad
 }
 
-// allocate gives each parameter its Data and Grad as views into two single allocations.
+// allocate gives each parameter its Data as a view into one single allocation (Grad stays
+// nil: see enableGrads).
 func allocate(params []*Param) {
 	total := 0
 	for _, p := range params {
-		n := 1
-		for _, d := range p.Shape {
-			n *= d
-		}
-		total += n
+		total += shapeSize(p.Shape)
 	}
 	data := make([]float32, total)
-	grad := make([]float32, total)
 	off := 0
 	for _, p := range params {
-		n := 1
-		for _, d := range p.Shape {
-			n *= d
-		}
+		n := shapeSize(p.Shape)
 		p.Data = data[off : off+n : off+n]
-		p.Grad = grad[off : off+n : off+n]
 		off += n
 	}
 }
+
+// shapeSize returns the number of elements of a tensor of the given shape.
+func shapeSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// enableGrads gives every parameter of params that has no gradient yet a zero one, as views
+// into one single allocation; parameters that have one keep it. It is the one place a
+// gradient is allocated, so that only a model that trains pays for it.
+func enableGrads(params []*Param) {
+	total := 0
+	for _, p := range params {
+		if p.Grad == nil {
+			total += len(p.Data)
+		}
+	}
+	if total == 0 {
+		return
+	}
+	grad := make([]float32, total)
+	off := 0
+	for _, p := range params {
+		if p.Grad == nil {
+			n := len(p.Data)
+			p.Grad = grad[off : off+n : off+n]
+			off += n
+		}
+	}
+}
+
+// EnableTraining allocates the parameter gradients (zero) if the model has none yet: a model
+// is built and loaded without them, for inference. ZeroGrad, ParamGrads, Backward and
+// BackwardLogits call it, so a training loop needs nothing more; it is exported for callers
+// that write Param.Grad themselves.
+func (m *Model) EnableTraining() { enableGrads(m.Params) }
+
+// Training reports whether the model holds gradients (EnableTraining has run).
+func (m *Model) Training() bool { return len(m.Params) > 0 && m.Params[0].Grad != nil }
 
 // New returns a model with parameters initialised deterministically from seed as Hugging Face
 // Qwen2PreTrainedModel._init_weights (and Qwen3's) does: linear and embedding weights from
@@ -206,19 +242,25 @@ func (m *Model) Param(name string) *Param {
 	return nil
 }
 
-// ZeroGrad sets every parameter gradient to zero.
+// ZeroGrad sets every parameter gradient to zero, allocating the gradients on the first call
+// (EnableTraining).
 func (m *Model) ZeroGrad() {
+	m.EnableTraining()
 	for _, p := range m.Params {
 		clear(p.Grad)
 	}
 }
 
 // Clone returns a deep copy of the model: same configuration, parameters and gradients, in new
-// allocations.
+// allocations. A model without gradients (not training) clones without them, so that a frozen
+// copy of a policy (a reference model) costs only its weights.
 func (m *Model) Clone() *Model {
 	c, err := newModel(m.Config)
 	if err != nil {
 		panic("model.Clone: " + err.Error()) // m was built from a valid config
+	}
+	if m.Training() {
+		c.EnableTraining()
 	}
 	for i, p := range m.Params {
 		copy(c.Params[i].Data, p.Data)
@@ -242,8 +284,11 @@ func (m *Model) ParamData() [][]float32 {
 func (m *Model) MarkWeightsChanged() { m.weightsVersion.Add(1) }
 
 // ParamGrads returns the gradient slices in Params order (for tensor.AdamW.Update and
-// tensor.ClipGradNorm).
-func (m *Model) ParamGrads() [][]float32 { return paramGrads(m.Params) }
+// tensor.ClipGradNorm), allocating them on the first call (EnableTraining).
+func (m *Model) ParamGrads() [][]float32 {
+	m.EnableTraining()
+	return paramGrads(m.Params)
+}
 
 func paramData(params []*Param) [][]float32 {
 	out := make([][]float32, len(params))

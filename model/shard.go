@@ -18,6 +18,17 @@ import "agentr1/tensor"
 // row's log-probability, entropy or value is the whole-batch pass's up to float32 rounding
 // (bit for bit where a product of fewer rows takes the same kernel path), and the gradient is
 // the same sum taken in S parts; both are the same from run to run for a given worker count.
+//
+// The shards' gradient buffers are S-1 more copies of the gradient, allocated at the first
+// Backward (a forward-only user, such as a frozen reference policy, never pays for them).
+// The rule: a model of at most shardGradLimit parameters takes them, since they are small
+// beside its activations; a larger model's Backward instead runs the shards one after
+// another, each with every core inside its kernels (which split well at that size), each
+// adding straight into Param.Grad, so that training holds one gradient whatever the cores.
+
+// shardGradLimit is the largest model, in parameters, whose Backward runs its shards at once,
+// each accumulating into its own gradient buffer: 2^26 floats, 256 MiB per extra shard.
+var shardGradLimit = 1 << 26
 
 // forwardInShards runs m.forward over the batch on ws: whole when ws does not split it (split),
 // else on each shard at once, gathering the shards' log-probs and entropies (B, T).
@@ -45,6 +56,14 @@ func (m *Model) backwardInShards(ws *Workspace, dlogp, dentropy []float32) {
 		m.backward(ws, dlogp, dentropy)
 		return
 	}
+	if gradsOneByOne(m.Params) {
+		for s := range ws.shards {
+			sh := &ws.shards[s]
+			m.backward(sh.ws, sh.rows(dlogp, ws.T), sh.rows(dentropy, ws.T))
+		}
+		return
+	}
+	ws.shardGrads(m.Params)
 	tensor.Shards(len(ws.shards), func(s int) {
 		sh := &ws.shards[s]
 		sh.m.backward(sh.ws, sh.rows(dlogp, ws.T), sh.rows(dentropy, ws.T))
@@ -73,6 +92,14 @@ func (c *Critic) backwardInShards(ws *Workspace, dvalues []float32) {
 		c.backward(ws, dvalues)
 		return
 	}
+	if gradsOneByOne(c.Params) {
+		for s := range ws.shards {
+			sh := &ws.shards[s]
+			c.backward(sh.ws, sh.rows(dvalues, ws.T))
+		}
+		return
+	}
+	ws.shardGrads(c.Params)
 	tensor.Shards(len(ws.shards), func(s int) {
 		sh := &ws.shards[s]
 		sh.c.backward(sh.ws, sh.rows(dvalues, ws.T))
@@ -82,11 +109,12 @@ func (c *Critic) backwardInShards(ws *Workspace, dvalues []float32) {
 
 // shard is one group of consecutive rows of a split batch.
 type shard struct {
-	lo, hi int        // rows [lo, hi) of the batch
-	ws     *Workspace // the shard's activations
-	m      *Model     // the model (shard 0) or a view of it accumulating into grad
-	c      *Critic    // likewise for a critic's pass (nil otherwise)
-	grad   []float32  // the view's gradient buffer (shard > 0), zero between passes
+	lo, hi int               // rows [lo, hi) of the batch
+	ws     *Workspace        // the shard's activations
+	m      *Model            // the model (shard 0) or a view of it accumulating into grad
+	c      *Critic           // likewise for a critic's pass (nil otherwise)
+	view   map[*Param]*Param // the view's parameter for each of the pass's (shard > 0)
+	grad   []float32         // the view's gradient buffer (shard > 0, from the first Backward), zero between passes
 }
 
 // split prepares ws to run a (B, T) batch in shards and reports whether it will: not for a
@@ -125,15 +153,8 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 			sh.m, sh.c = m, c
 			continue
 		}
-		n := 0
-		for _, p := range params {
-			n += len(p.Data)
-		}
-		if len(sh.grad) != n {
-			sh.grad = make([]float32, n)
-		}
-		view := gradView(params, sh.grad)
-		sh.m, sh.c = m.withParams(view), nil
+		view := gradView(params)
+		sh.m, sh.c, sh.view = m.withParams(view), nil, view
 		if c != nil {
 			sh.c = &Critic{Model: sh.m, ScoreW: view[c.ScoreW], ScoreBias: view[c.ScoreBias]}
 			sh.c.collectParams()
@@ -164,6 +185,38 @@ func (sh *shard) rows(x []float32, T int) []float32 {
 // tokens returns the part of tokens (B*T) that holds the shard's rows.
 func (sh *shard) tokens(tokens []int, T int) []int { return tokens[sh.lo*T : sh.hi*T] }
 
+// gradsOneByOne reports whether Backward runs the shards of a split pass over params one after
+// another, straight into their Param.Grad: for models above shardGradLimit (see the top of
+// this file).
+func gradsOneByOne(params []*Param) bool {
+	n := 0
+	for _, p := range params {
+		n += len(p.Data)
+	}
+	return n > shardGradLimit
+}
+
+// shardGrads gives the views of shards s > 0 their gradient buffers, zero, allocated on the
+// first Backward of a split pass and kept (a forward-only user never holds one).
+func (ws *Workspace) shardGrads(params []*Param) {
+	n := 0
+	for _, p := range params {
+		n += len(p.Data)
+	}
+	for s := 1; s < len(ws.shards); s++ {
+		sh := &ws.shards[s]
+		if len(sh.grad) != n {
+			sh.grad = make([]float32, n)
+		}
+		off := 0
+		for _, p := range params {
+			k := len(p.Data)
+			sh.view[p].Grad = sh.grad[off : off+k : off+k]
+			off += k
+		}
+	}
+}
+
 // mergeGrads adds the gradients the shards' views accumulated into params, in shard order,
 // and clears the views' buffers.
 func (ws *Workspace) mergeGrads(params []*Param) {
@@ -179,16 +232,13 @@ func (ws *Workspace) mergeGrads(params []*Param) {
 	}
 }
 
-// gradView returns, for each of params, a parameter with the same name, shape and values whose
-// gradient is the next stretch of grad (params in order): a copy of a model that reads the
-// same weights and accumulates its gradients apart.
-func gradView(params []*Param, grad []float32) map[*Param]*Param {
+// gradView returns, for each of params, a parameter with the same name, shape and values and
+// no gradient yet (shardGrads gives it one): a copy of a model that reads the same weights and
+// accumulates its gradients apart.
+func gradView(params []*Param) map[*Param]*Param {
 	view := make(map[*Param]*Param, len(params))
-	off := 0
 	for _, p := range params {
-		n := len(p.Data)
-		view[p] = &Param{Name: p.Name, Shape: p.Shape, Data: p.Data, Grad: grad[off : off+n : off+n]}
-		off += n
+		view[p] = &Param{Name: p.Name, Shape: p.Shape, Data: p.Data}
 	}
 	return view
 }

@@ -15,21 +15,30 @@ import (
 // the whole-batch pass and Backward its gradients, up to float32 rounding (closeToSum: each
 // gradient is a sum over every row, split in a different order), accumulating over
 // repeated calls; the shards' own gradient buffers are left zero, and the
-// critic's values and gradients agree in the same way.
+// critic's values and gradients agree in the same way. With oneByOne (a model above
+// shardGradLimit) Backward runs the shards one after another into Param.Grad and the shards
+// hold no gradient buffer.
 func TestShardedPass(t *testing.T) {
 	for _, tc := range []struct {
-		shards int
-		tied   bool
-		temp   float32
-		lens   []int
-		qwen3  bool
+		shards   int
+		tied     bool
+		temp     float32
+		lens     []int
+		qwen3    bool
+		oneByOne bool
 	}{
-		{2, true, 0, []int{20, 7, 13, 20}, false},
-		{2, false, 0.7, []int{20, 7, 13}, false}, // rows 1 and 2 in one shard
-		{3, true, 1.3, []int{9, 20, 20, 4, 11}, false},
-		{2, false, 0, []int{20, 7, 13}, true},
+		{2, true, 0, []int{20, 7, 13, 20}, false, false},
+		{2, false, 0.7, []int{20, 7, 13}, false, false}, // rows 1 and 2 in one shard
+		{3, true, 1.3, []int{9, 20, 20, 4, 11}, false, false},
+		{2, false, 0, []int{20, 7, 13}, true, false},
+		{3, true, 1.3, []int{9, 20, 20, 4, 11}, false, true},
+		{2, false, 0, []int{20, 7, 13}, true, true},
 	} {
-		t.Run(fmt.Sprintf("shards=%d/tied=%v/B=%d/qwen3=%v", tc.shards, tc.tied, len(tc.lens), tc.qwen3), func(t *testing.T) {
+		t.Run(fmt.Sprintf("shards=%d/tied=%v/B=%d/qwen3=%v/oneByOne=%v", tc.shards, tc.tied, len(tc.lens), tc.qwen3, tc.oneByOne), func(t *testing.T) {
+			if tc.oneByOne {
+				defer func(limit int) { shardGradLimit = limit }(shardGradLimit)
+				shardGradLimit = 0
+			}
 			cfg := tinyConfig(tc.tied)
 			if tc.qwen3 {
 				cfg = tinyQwen3Config(tc.tied)
@@ -56,6 +65,9 @@ func TestShardedPass(t *testing.T) {
 					r.grads = append(r.grads, append([]float32(nil), p.Grad...))
 				}
 				for s, sh := range ws.shards {
+					if tc.oneByOne && sh.grad != nil {
+						t.Fatalf("shard %d holds a gradient buffer of %d floats above shardGradLimit", s, len(sh.grad))
+					}
 					for i, g := range sh.grad {
 						if g != 0 {
 							t.Fatalf("shard %d's gradient buffer holds %v at %d after Backward", s, g, i)
