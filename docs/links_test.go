@@ -51,30 +51,41 @@ func TestLinks(t *testing.T) {
 	}
 }
 
-// TestCodeNames checks that every code name a link of TOUR.md or PAPER.md shows
+// TestCodeNames checks that every code name a link of the README, TOUR.md or PAPER.md shows
 // ([`rl.GRPOAdvantage`](../rl/group.go)) is declared in the Go file the link points to, and
-// that the tour has its stops.
+// that the tour has its stops and the README links the functions a new reader comes for.
 func TestCodeNames(t *testing.T) {
-	for _, name := range []string{"TOUR.md", "PAPER.md"} {
-		doc := filepath.Join(repoRoot, "docs", name)
+	for _, name := range []string{"README.md", "docs/TOUR.md", "docs/PAPER.md"} {
+		doc := filepath.Join(repoRoot, name)
 		text, err := os.ReadFile(doc)
 		if err != nil {
 			t.Error(err)
 			continue
 		}
 		checked := 0
+		var linked []string
 		for _, l := range markdownLinks(string(text)) {
 			code, ok := codeName(l.text)
 			if !ok || !strings.HasSuffix(stripFragment(l.target), ".go") {
 				continue
 			}
 			checked++
+			linked = append(linked, code)
 			if err := declares(resolve(doc, l.target), code); err != nil {
 				t.Errorf("%s line %d: [%s](%s): %v", name, l.line, l.text, l.target, err)
 			}
 		}
-		if name == "TOUR.md" && checked < 10 {
+		if name == "docs/TOUR.md" && checked < 10 {
 			t.Errorf("TOUR.md links %d code names to Go files; a tour of one GRPO step needs at least 10 stops", checked)
+		}
+		// The README's front door: the action mask, the group advantage and the policy loss,
+		// each one link away.
+		if name == "README.md" {
+			for _, want := range []string{"mdp.Flatten", "rl.GRPOAdvantage", "rl.PPOClipLoss"} {
+				if !slices.Contains(linked, want) {
+					t.Errorf("README.md does not link [`%s`](...go): a new reader should reach it from the README", want)
+				}
+			}
 		}
 	}
 }
