@@ -23,7 +23,7 @@ type agentFlags struct {
 
 // declareAgentFlags declares the shared flags; topK is the default of --topk.
 func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp string) {
-	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5)")
+	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5/Qwen3)")
 	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
 	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
 	fs.IntVar(&a.topK, "topk", topK, topKHelp)

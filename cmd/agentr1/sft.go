@@ -44,7 +44,7 @@ type sftArgs struct {
 func declareSFTFlags(fs *flag.FlagSet, a *sftArgs) {
 	a.cfg = pipeline.DefaultSFTConfig()
 	fs.StringVar(&a.data, "data", "", "JSONL file of chat transcripts, one per line: {\"messages\": [...]} (OpenAI chat format, with tool_calls and tool messages) or {\"text\": \"...\"} (ChatML)")
-	fs.StringVar(&a.model, "model", "", "checkpoint folder to start from: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5)")
+	fs.StringVar(&a.model, "model", "", "checkpoint folder to start from: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5/Qwen3)")
 	fs.StringVar(&a.out, "out", "", "folder the trained model is written to (config.json, model.safetensors, tokenizer.json); must not hold a model already")
 	fs.Uint64Var(&a.seed, "seed", 1, "seed of the data order")
 	fs.IntVar(&a.cfg.Steps, "steps", a.cfg.Steps, "SFT optimiser steps (0: write the model unchanged)")

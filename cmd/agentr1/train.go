@@ -234,7 +234,7 @@ func checkTrainData(a *trainArgs) error {
 	switch {
 	case !world && a.model == "":
 		return fmt.Errorf("%w: --data %s needs --model DIR: a policy trained from scratch here learns only the generated world's words and cannot answer real questions; "+
-			"pass a pretrained Hugging Face Qwen2/Qwen2.5 folder (config.json, model.safetensors, tokenizer.json), e.g. --model ~/models/Qwen2.5-0.5B-Instruct, or one of our checkpoints (runs/X/final)", errUsage, a.data)
+			"pass a pretrained Hugging Face Qwen2/Qwen2.5/Qwen3 folder (config.json, model.safetensors, tokenizer.json), e.g. --model ~/models/Qwen2.5-0.5B-Instruct, or one of our checkpoints (runs/X/final)", errUsage, a.data)
 	case world && a.model != "":
 		return fmt.Errorf("%w: --model is for real --data (hotpotqa, 2wiki, musique or a FILE); on the generated world the policy starts from scratch and its SFT base is cached in the run's sft-base/", errUsage)
 	case !world:

@@ -29,7 +29,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"config":               {"run", "JSON file of settings (pipeline.Config field names), applied before the flags"},
 	"resume":               {"run", "continue the run in DIR from its latest checkpoint, RL or SFT (its config.json is reused)"},
 	"data":                 {"run", "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model"},
-	"model":                {"run", "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT"},
+	"model":                {"run", "pretrained policy for real --data: a Hugging Face Qwen2/Qwen2.5/Qwen3 folder (config.json, safetensors, tokenizer.json) or one of ours (runs/X/final); no SFT"},
 	"corpus":               {"run", "passages searched with real --data: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)"},
 	"log-format":           {"run", "log lines (setup, warnings, errors) on stderr as text or json (log/slog); progress and per-step lines stay on stdout"},
 	"seed":                 {"run", "seed of every random choice of the run (demonstrations, initialisation, sampling); the worlds have their own seeds"},
