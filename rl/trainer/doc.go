@@ -1,6 +1,6 @@
 // Package trainer is the RL step of Agent-R1 (arXiv 2511.14460, on verl): PPO, GRPO,
-// Dr.GRPO, REINFORCE++, REINFORCE++-baseline, RLOO or ReMax steps of one policy, all on the
-// same masks. It knows nothing of worlds, tokenizers or evaluation: it takes a policy, token
+// Dr.GRPO, GRPO pass@k, REINFORCE++, REINFORCE++-baseline, RLOO, ReMax, OPO, GPG or GSPO steps
+// of one policy (Algorithm), all on the same masks. It knows nothing of worlds, tokenizers or evaluation: it takes a policy, token
 // ids and Problems whose episodes score themselves (package pipeline builds those around it).
 //
 // Read step.go first (Trainer.Step, the order below), then update.go (the mini-batch loss and
@@ -14,8 +14,11 @@
 //  2. flatten and collate the trajectories (package mdp, trajectory.go): prompts left-padded,
 //     responses right-padded, the action mask (loss mask) on agent tokens, the advantage
 //     mask, token-level rewards;
-//  3. old log-probs recomputed by the policy (and compared with the sampled ones: the
-//     logp_diff_max metric catches token drift between rollout and training);
+//  3. old log-probs: by default the ones the rollout sampled with (the tempered policy's own);
+//     recomputed by a forward pass of the policy every CheckOldEvery steps, and at every step
+//     when a top-k/top-p filter or NoLossMask makes the sampled ones differ, and then
+//     compared with the sampled ones (the logp_diff_max metric catches token drift between
+//     rollout and training);
 //  4. reference log-probs from a frozen copy of the initial policy, when the KL term is on;
 //  5. critic values (PPO), read at the state before each response token as verl does;
 //  6. token rewards, minus β·(old − ref) on agent tokens when the KL is in the reward;
