@@ -62,11 +62,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	a := &benchArgs{}
 	fs := newFlagSet(commands["bench"], stderr)
 	declareBenchFlags(fs, a)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if (a.model == "") == (a.random == "") {
 		return fmt.Errorf("%w: give one of --model DIR and --random SHAPE", errUsage)

@@ -55,11 +55,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	a := &evalArgs{}
 	fs := newFlagSet(commands["eval"], stderr)
 	declareEvalFlags(fs, a)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if a.worldRun != "" {
 		return runWorldEval(fs, a, stdout, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -107,14 +106,8 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	a := &experimentArgs{cfg: pipeline.DefaultConfig()}
 	fs := newFlagSet(commands["experiment"], stderr)
 	declareExperimentFlags(fs, a)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, err
 	}
 	var overrides []string
 	var err error

@@ -32,11 +32,8 @@ func init() {
 		var a explainArgs
 		fs := newFlagSet(c, stderr)
 		explainFlags(&a)(fs)
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
 		return runExplain(context.Background(), a, stdout)
 	}

@@ -21,11 +21,8 @@ func init() {
 		var opt indexOptions
 		fs := newFlagSet(c, stderr)
 		indexFlags(&opt)(fs)
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
 		return runIndex(opt, stdout)
 	}

@@ -86,6 +86,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// parseFlags parses args into fs and refuses an argument left over, the same way for every
+// command: a bad flag or an extra argument is a usage error (status 2), -h is flag.ErrHelp
+// (status 0).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}
+
 // newFlagSet returns a flag set for command c that reports errors instead of exiting.
 func newFlagSet(c *command, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("agentr1 "+c.name, flag.ContinueOnError)

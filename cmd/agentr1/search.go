@@ -23,11 +23,8 @@ func init() {
 		var opt searchOptions
 		fs := newFlagSet(c, stderr)
 		searchFlags(&opt)(fs)
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
 		return runSearch(opt, stdout)
 	}

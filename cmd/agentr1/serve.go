@@ -32,11 +32,8 @@ func init() {
 		var opt serveOptions
 		fs := newFlagSet(c, stderr)
 		serveFlags(&opt)(fs)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
 		logger, err := newLogger(stderr, opt.logFormat)
 		if err != nil {

@@ -76,11 +76,8 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	a := &sftArgs{}
 	fs := newFlagSet(commands["sft"], stderr)
 	declareSFTFlags(fs, a)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	for _, f := range []struct{ name, val string }{{"data", a.data}, {"model", a.model}, {"out", a.out}} {
 		if f.val == "" {
