@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"agentr1/env"
 	"agentr1/env/qa"
@@ -197,10 +198,15 @@ func loadQuestions(name string) ([]qa.Question, error) {
 	}
 }
 
-// evalTools returns the search tool: a remote retriever when --retriever is set, else BM25
-// over --corpus.
+// evalTools returns the search tool: a remote retriever when --retriever is set (checked to
+// answer a query first), else BM25 over --corpus.
 func evalTools(a *agentFlags) ([]env.Tool, error) {
 	if a.retriever != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := search.NewRemote(a.retriever).Check(ctx); err != nil {
+			return nil, fmt.Errorf("--retriever %s: %w", a.retriever, err)
+		}
 		return []env.Tool{search.NewRemoteSearch(a.retriever, a.topK)}, nil
 	}
 	passages, err := search.LoadCorpus(a.corpus)

@@ -30,6 +30,16 @@ func NewRemote(url string) *Remote {
 	return &Remote{URL: url, Client: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// Check asks the service one query ("test", top 1) and returns its error: a command that will
+// search through r calls it first, so an unreachable or wrong URL stops it at once instead of
+// turning every tool call of a whole evaluation into an error observation.
+func (r *Remote) Check(ctx context.Context) error {
+	if _, err := r.Retrieve(ctx, "test", 1); err != nil {
+		return fmt.Errorf("the retrieval service does not answer: %w", err)
+	}
+	return nil
+}
+
 // remoteItem accepts one result in any of the forms servers send: {"document": {...},
 // "score": s} or the document alone, as {"id", "contents"} or {"id", "title", "text"}.
 type remoteItem struct {
