@@ -105,7 +105,7 @@ func TestCheckersFail(t *testing.T) {
 		{"link in a code span ignored", "`[x](nowhere.md)`", 0},
 		{"link in a code block ignored", "```\n[x](nowhere.md)\n```", 0},
 		{"missing file", "[x](../nowhere.md)", 1},
-		{"outside the repository", "[x](../../shared/PAPER.md)", 1},
+		{"outside the repository", "[x](../../elsewhere/NOTES.md)", 1},
 		{"missing heading", "[x](../DESIGN.md#no-such-heading)", 1},
 		{"two broken links on a line", "[a](a.md) and [b](b.md)", 2},
 	} {
