@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"agentr1/env/world"
+	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
@@ -18,6 +19,21 @@ import (
 
 // tinyConfig is the whole pipeline shrunk to seconds: a small world, a small vocabulary, a
 // 2-layer hidden-32 policy, a few SFT and RL steps.
+// tinySetupPolicy prepares cfg's worlds and a fresh policy sized for them, as a run does
+// before its warm start.
+func tinySetupPolicy(t *testing.T, cfg Config) (*Setup, *model.Model) {
+	t.Helper()
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
 func tinyConfig(t *testing.T) Config {
 	cfg := DefaultConfig()
 	small := func(seed uint64, split world.Split) world.Config {

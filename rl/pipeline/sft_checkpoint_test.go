@@ -79,14 +79,7 @@ func TestSFTInterruptResume(t *testing.T) {
 func TestSFTCheckpointEvery(t *testing.T) {
 	cfg := tinyConfig(t)
 	cfg.SFT.Steps = 5
-	s, err := Prepare(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p := tinySetupPolicy(t, cfg)
 	dir := t.TempDir()
 	var saved []string
 	opt := SFTOptions{CheckpointDir: dir, CheckpointEvery: 2, OnCheckpoint: func(path string) { saved = append(saved, filepath.Base(path)) }}

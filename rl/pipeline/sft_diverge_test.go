@@ -20,17 +20,10 @@ import (
 func TestSFTDivergenceStopsAtTheStep(t *testing.T) {
 	cfg := tinyConfig(t)
 	cfg.SFT.Steps, cfg.SFT.LR, cfg.SFT.WarmupSteps = 12, 1e4, 12
-	s, err := Prepare(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p := tinySetupPolicy(t, cfg)
 	dir := t.TempDir()
 	steps := 0
-	err = SFTWithOptions(context.Background(), p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed,
+	err := SFTWithOptions(context.Background(), p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed,
 		SFTOptions{CheckpointDir: dir, CheckpointEvery: 1}, func(SFTMetrics) { steps++ })
 	if err == nil {
 		t.Fatalf("SFT with learning rate %g finished its %d steps", cfg.SFT.LR, steps)
@@ -60,14 +53,7 @@ func TestSFTDivergenceStopsAtTheStep(t *testing.T) {
 // are not finite is not written, and the older checkpoint stays.
 func TestSFTCheckpointRefusesPoisonedState(t *testing.T) {
 	cfg := tinyConfig(t)
-	s, err := Prepare(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := tinySetupPolicy(t, cfg)
 	dir := t.TempDir()
 	st := &sftState{cfg: cfg.SFT, seed: cfg.Seed, policy: p, step: 1}
 	good, err := st.save(dir)
