@@ -257,20 +257,8 @@ func TestAdaptiveKLController(t *testing.T) {
 func TestResumeAdaptiveKL(t *testing.T) {
 	cfg := tinyRLConfig(GRPO)
 	cfg.KLPlacement, cfg.KLCtrl, cfg.KLTarget, cfg.KLHorizon, cfg.KLCoef = KLInReward, KLAdaptive, 1e-4, 10, 0.5
-	newTrainer := func() *Trainer {
-		tr, err := New(cfg, 11, tinyModel(t, 4), fakeEncoder{}, fakeSpecials, fakeProblems(6))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	steps := func(tr *Trainer, n int) {
-		for range n {
-			if _, err := tr.Step(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	newTrainer := func() *Trainer { return resumeTrainer(t, cfg) }
+	steps := func(tr *Trainer, n int) { runSteps(t, tr, n) }
 	full := newTrainer()
 	steps(full, 3)
 	first := newTrainer()

@@ -125,3 +125,24 @@ func tinyRLConfig(algo Algorithm) RLConfig {
 	c.CheckOldEvery = 1 // recompute (and check) the old log-probs every step
 	return c
 }
+
+// resumeTrainer is the trainer of the resume tests: cfg over a tiny model and six fake
+// problems, with the same seeds every time, so two of them run the same steps.
+func resumeTrainer(t *testing.T, cfg RLConfig) *Trainer {
+	t.Helper()
+	tr, err := New(cfg, 11, tinyModel(t, 4), fakeEncoder{}, fakeSpecials, fakeProblems(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// runSteps runs n RL steps of tr.
+func runSteps(t *testing.T, tr *Trainer, n int) {
+	t.Helper()
+	for range n {
+		if _, err := tr.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -228,20 +228,8 @@ func TestSampledOldLogProbs(t *testing.T) {
 func TestResume(t *testing.T) {
 	cfg := tinyRLConfig(PPO)
 	cfg.CriticWarmup = 1
-	newTrainer := func() *Trainer {
-		tr, err := New(cfg, 11, tinyModel(t, 4), fakeEncoder{}, fakeSpecials, fakeProblems(6))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	steps := func(tr *Trainer, n int) {
-		for range n {
-			if _, err := tr.Step(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	newTrainer := func() *Trainer { return resumeTrainer(t, cfg) }
+	steps := func(tr *Trainer, n int) { runSteps(t, tr, n) }
 	full := newTrainer()
 	steps(full, 3)
 
