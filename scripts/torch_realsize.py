@@ -30,6 +30,9 @@ import time
 import torch
 import torch.nn.functional as F
 
+# The RMSNorm (eps 1e-6, as every Qwen2.5 checkpoint) and RoPE rotation of the bench-s script.
+from torch_bench import RMSNorm, rotate_half
+
 # The shapes of package bench's Shapes: (vocab, hidden, intermediate, layers, heads, kv heads,
 # rope theta), from the Qwen2.5 Instruct config.json files.
 SHAPES = {
@@ -37,21 +40,6 @@ SHAPES = {
     "qwen2.5-1.5b": (151936, 1536, 8960, 28, 12, 2, 1e6),
     "qwen2.5-3b": (151936, 2048, 11008, 36, 16, 2, 1e6),
 }
-EPS = 1e-6
-
-
-class RMSNorm(torch.nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(n))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * self.weight
-
-
-def rotate_half(x):
-    a, b = x.chunk(2, dim=-1)
-    return torch.cat([-b, a], dim=-1)
 
 
 class Layer(torch.nn.Module):
