@@ -61,14 +61,7 @@ func (a Algorithm) MarshalText() ([]byte, error) { return []byte(a), nil }
 
 // UnmarshalText parses an algorithm's name, any spelling ParseAlgorithm accepts, to its
 // canonical one.
-func (a *Algorithm) UnmarshalText(b []byte) error {
-	v, err := ParseAlgorithm(string(b))
-	if err != nil {
-		return err
-	}
-	*a = v
-	return nil
-}
+func (a *Algorithm) UnmarshalText(b []byte) error { return setFromText(a, b, ParseAlgorithm) }
 
 // NeedsCritic reports whether the algorithm trains a value model.
 func (a Algorithm) NeedsCritic() bool { return a == PPO }

@@ -8,6 +8,17 @@ import "fmt"
 // a misspelt value is refused where it is read, naming the accepted ones, and a config.json
 // written before the types existed still loads.
 
+// setFromText parses b with parse and stores the value in dst: the UnmarshalText of every
+// setting type, so each type's Parse is the one place its names are checked.
+func setFromText[T any](dst *T, b []byte, parse func(string) (T, error)) error {
+	v, err := parse(string(b))
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
 // KLPlacement says where the KL penalty to the reference policy enters the objective.
 type KLPlacement string
 
@@ -43,14 +54,7 @@ func (p KLPlacement) String() string { return string(p) }
 func (p KLPlacement) MarshalText() ([]byte, error) { return []byte(p), nil }
 
 // UnmarshalText parses a placement's name (ParseKLPlacement).
-func (p *KLPlacement) UnmarshalText(b []byte) error {
-	v, err := ParseKLPlacement(string(b))
-	if err != nil {
-		return err
-	}
-	*p = v
-	return nil
-}
+func (p *KLPlacement) UnmarshalText(b []byte) error { return setFromText(p, b, ParseKLPlacement) }
 
 // KLController says how the KL coefficient β moves during a run.
 type KLController string
@@ -81,14 +85,7 @@ func (k KLController) String() string { return string(k) }
 func (k KLController) MarshalText() ([]byte, error) { return []byte(k), nil }
 
 // UnmarshalText parses a controller's name (ParseKLController).
-func (k *KLController) UnmarshalText(b []byte) error {
-	v, err := ParseKLController(string(b))
-	if err != nil {
-		return err
-	}
-	*k = v
-	return nil
-}
+func (k *KLController) UnmarshalText(b []byte) error { return setFromText(k, b, ParseKLController) }
 
 // OldLogProbSource says where the "old" log-probs of the PPO ratio come from.
 type OldLogProbSource string
@@ -119,12 +116,7 @@ func (o OldLogProbSource) MarshalText() ([]byte, error) { return []byte(o), nil 
 
 // UnmarshalText parses a source's name (ParseOldLogProbSource).
 func (o *OldLogProbSource) UnmarshalText(b []byte) error {
-	v, err := ParseOldLogProbSource(string(b))
-	if err != nil {
-		return err
-	}
-	*o = v
-	return nil
+	return setFromText(o, b, ParseOldLogProbSource)
 }
 
 // LRDecay is the shape of a learning-rate schedule after its warm-up (Schedule.LR).
@@ -152,11 +144,4 @@ func (d LRDecay) String() string { return string(d) }
 func (d LRDecay) MarshalText() ([]byte, error) { return []byte(d), nil }
 
 // UnmarshalText parses a decay's name (ParseLRDecay).
-func (d *LRDecay) UnmarshalText(b []byte) error {
-	v, err := ParseLRDecay(string(b))
-	if err != nil {
-		return err
-	}
-	*d = v
-	return nil
-}
+func (d *LRDecay) UnmarshalText(b []byte) error { return setFromText(d, b, ParseLRDecay) }
