@@ -35,11 +35,9 @@ type worldSet struct {
 	questions []qa.Question
 }
 
-// worldSets rebuilds the run's two evaluation sets from its settings, drawn as pipeline.Prepare
-// draws them: heldout is the last HeldOut questions of the training world (never demonstrated
-// nor trained on; its names were seen in training), unseen the first EvalQuestions of the
-// evaluation world (every name new). TestWorldSetsMatchPrepare holds the two to the same
-// questions.
+// worldSets rebuilds the run's two evaluation sets from its settings with
+// pipeline.EvalQuestions, the function pipeline.Prepare draws them with.
+// TestWorldSetsMatchPrepare holds the two to the same questions.
 func worldSets(cfg pipeline.Config) ([]worldSet, error) {
 	train, err := world.New(cfg.TrainWorld)
 	if err != nil {
@@ -49,14 +47,9 @@ func worldSets(cfg pipeline.Config) ([]worldSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluation world: %w", err)
 	}
-	trainQs := train.Questions()
-	held := min(max(cfg.HeldOut, 0), len(trainQs)-1)
-	unseen := eval.Questions()
-	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseen) {
-		unseen = unseen[:cfg.EvalQuestions]
-	}
+	heldout, unseen := pipeline.EvalQuestions(cfg, train, eval)
 	return []worldSet{
-		{name: "heldout", world: train, questions: trainQs[len(trainQs)-held:]},
+		{name: "heldout", world: train, questions: heldout},
 		{name: "unseen", world: eval, questions: unseen},
 	}, nil
 }

@@ -88,7 +88,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	var demos []world.Demo
 	var sums []world.Summary
 	demoQs := make([]int, nw) // per world, how many of its first questions are demonstrated
-	held := min(max(cfg.HeldOut, 0), len(s.TrainWorld.Tasks)-1)
+	held := heldOutCount(cfg, len(s.TrainWorld.Tasks))
 	for k, w := range s.Worlds {
 		n := cfg.Demos / nw
 		if k < cfg.Demos%nw {
@@ -137,7 +137,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	// RL questions: the training worlds' questions but world 0's held-out tail and, unless
 	// RLOnDemoQuestions, the demonstrated ones.
 	trainQs := s.TrainWorld.Questions()
-	heldQs := trainQs[len(trainQs)-held:]
+	heldQs, unseenQs := EvalQuestions(cfg, s.TrainWorld, s.EvalWorld)
 	for k, w := range s.Worlds {
 		qs := w.Questions()
 		if k == 0 {
@@ -156,10 +156,6 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		return nil, fmt.Errorf("no RL questions: the training world's %d questions are all demonstrated (Demos %d) or held out (HeldOut %d); raise --train-world.questions or set --rl-on-demo-questions",
 			len(trainQs), cfg.Demos, held)
 	}
-	unseenQs := s.EvalWorld.Questions()
-	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseenQs) {
-		unseenQs = unseenQs[:cfg.EvalQuestions]
-	}
 	for _, set := range []EvalSet{{Name: "heldout", Questions: heldQs, Tools: s.TrainTools}, {Name: "unseen", Questions: unseenQs, Tools: s.EvalTools}} {
 		if len(set.Questions) == 0 {
 			continue
@@ -170,6 +166,24 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		s.EvalSets = append(s.EvalSets, set)
 	}
 	return s, nil
+}
+
+// heldOutCount is how many of the training world's n last questions are held out: HeldOut, at
+// most all but one (at least one question must remain to train on).
+func heldOutCount(cfg Config, n int) int { return min(max(cfg.HeldOut, 0), n-1) }
+
+// EvalQuestions returns a run's two evaluation sets as Prepare draws them, from its first
+// training world and its evaluation world: heldout, the training world's last HeldOut
+// questions (never demonstrated nor trained on; their names were seen in training), and unseen,
+// the evaluation world's first EvalQuestions (every name new; all of them when 0).
+func EvalQuestions(cfg Config, train, eval *world.World) (heldout, unseen []qa.Question) {
+	trainQs := train.Questions()
+	heldout = trainQs[len(trainQs)-heldOutCount(cfg, len(trainQs)):]
+	unseen = eval.Questions()
+	if cfg.EvalQuestions > 0 && cfg.EvalQuestions < len(unseen) {
+		unseen = unseen[:cfg.EvalQuestions]
+	}
+	return heldout, unseen
 }
 
 // Describe summarises the setup in one line for logs.
