@@ -134,6 +134,13 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if err := checkTrainData(a); err != nil {
 		return nil, err
 	}
+	// A run offered the calculator gets the questions that need it, in each world whose numeric
+	// share neither a flag nor the --config file gives; a resumed run keeps the shares its
+	// config.json recorded.
+	if a.resume == "" && pipeline.IsWorldData(a.cfg.Data) {
+		given := func(flag, field string) bool { return set[flag] || a.config != "" && configFileSets(a.config, field) }
+		a.cfg.NumericForCalculator(given("train-world.numeric", "TrainWorld.Numeric"), given("eval-world.numeric", "EvalWorld.Numeric"))
+	}
 	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
 		return nil, err
 	}
