@@ -23,7 +23,7 @@ func init() {
 	c := &command{
 		name:    "export",
 		summary: "write questions as a verl RL dataset (train.parquet, validation.parquet) to train a large model on GPUs",
-		usage: "agentr1 export verl --data hotpotqa|2wiki|musique|world|FILE --out DIR [--held-out N] [--topk K]\n" +
+		usage: "agentr1 export verl --data hotpotqa|2wiki|musique|world|FILE --out DIR [--held-out N] [--topk K] [--tool-schema=false]\n" +
 			"  e.g. agentr1 export verl --data hotpotqa --out data/verl/hotpotqa\n" +
 			"       agentr1 export verl --data world --out data/verl/world   (also writes the world's corpus.jsonl)\n" +
 			"  The last --held-out questions form validation.parquet, the others train.parquet, as\n" +
@@ -49,7 +49,8 @@ func init() {
 type exportOptions struct {
 	data, out string
 	heldOut   int
-	topK      int // 0: the default of the data (see exportFlags)
+	topK      int  // 0: the default of the data (see exportFlags)
+	schema    bool // the system message holds the tool schema
 }
 
 func exportFlags(opt *exportOptions) func(fs *flag.FlagSet) {
@@ -59,6 +60,7 @@ func exportFlags(opt *exportOptions) func(fs *flag.FlagSet) {
 		fs.IntVar(&opt.heldOut, "held-out", pipeline.DefaultConfig().HeldOut, "the last N questions form the validation file (at least one question stays in train)")
 		fs.IntVar(&opt.topK, "topk", 0, fmt.Sprintf("passages per search, as the tool's description in the system prompt states it (0: %d for real data as Agent-R1, the default run's %d for world)",
 			search.DefaultTopK, pipeline.DefaultConfig().SearchTopK))
+		fs.BoolVar(&opt.schema, "tool-schema", true, "end the system message with the search tool's schema in Qwen2.5's <tools> block, as agentr1 does (false: the instructions alone, for a rollout that renders its tools' schemas through the chat template, as verl's tool agent loop does)")
 	}
 }
 
@@ -90,9 +92,11 @@ func runExportVerl(opt exportOptions, stdout io.Writer) error {
 
 	// The system message agentr1 gives a pretrained model (qa.Env's default): the instructions
 	// and the search tool's schema in Qwen2.5's <tools> block. The schema needs only top-k.
-	searchTool := &search.Tool{TopK: topK}
-	tools := []env.Tool{searchTool}
-	system := qa.SystemPrompt(qa.InstructionsFor(tools), tools)
+	tools := []env.Tool{&search.Tool{TopK: topK}}
+	system := qa.InstructionsFor(tools)
+	if opt.schema {
+		system = qa.SystemPrompt(system, tools)
+	}
 	source := strings.TrimSuffix(filepath.Base(opt.data), filepath.Ext(opt.data))
 
 	if err := os.MkdirAll(opt.out, 0o755); err != nil {

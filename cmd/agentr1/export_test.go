@@ -30,16 +30,21 @@ func readExport(t *testing.T, dir string) (train, validation []verlexport.Row) {
 
 // checkExportRows checks every column of rows, the split's file, against the questions qs it
 // must hold in order, the data source and the top-k the system prompt's tool states.
-func checkExportRows(t *testing.T, name, split string, rows []verlexport.Row, qs []qa.Question, dataSource string, topK int) {
+// With schema false the system message must be the instructions alone.
+func checkExportRows(t *testing.T, name, split string, rows []verlexport.Row, qs []qa.Question, dataSource string, topK int, schema bool) {
 	t.Helper()
 	if len(rows) != len(qs) {
 		t.Fatalf("%s %s: %d rows, want %d questions", name, split, len(rows), len(qs))
 	}
 	tools := []env.Tool{&search.Tool{TopK: topK}}
 	system := qa.SystemPrompt(qa.DefaultInstructions, tools)
+	cfg := qa.DefaultConfig()
+	if !schema {
+		system, cfg.SystemPrompt = qa.DefaultInstructions, qa.DefaultInstructions
+	}
 	// The prompt agentr1 itself gives the question: verl's chat template renders the exported
 	// messages to exactly this text (ChatML, Qwen2.5's template without a tools argument).
-	e, err := qa.New(qa.DefaultConfig(), tools...)
+	e, err := qa.New(cfg, tools...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +96,11 @@ func TestExportVerl(t *testing.T) {
 		validation int
 		dataSource string
 		topK       int
+		schema     bool
 	}{
-		{"musique", []string{"--data", "musique", "--held-out", "33"}, musique, 33, "musique", search.DefaultTopK},
-		{"held-out above the questions", []string{"--data", flashRAG, "--held-out", "5", "--topk", "3"}, fileQs, 2, "nq_dev", 3},
+		{"musique", []string{"--data", "musique", "--held-out", "33"}, musique, 33, "musique", search.DefaultTopK, true},
+		{"held-out above the questions", []string{"--data", flashRAG, "--held-out", "5", "--topk", "3"}, fileQs, 2, "nq_dev", 3, true},
+		{"no tool schema", []string{"--data", flashRAG, "--held-out", "1", "--tool-schema=false"}, fileQs, 1, "nq_dev", search.DefaultTopK, false},
 	}
 	for _, tc := range cases {
 		dir := filepath.Join(t.TempDir(), "out")
@@ -106,8 +113,8 @@ func TestExportVerl(t *testing.T) {
 		}
 		train, validation := readExport(t, dir)
 		n := len(tc.qs) - tc.validation
-		checkExportRows(t, tc.name, "train", train, tc.qs[:n], tc.dataSource, tc.topK)
-		checkExportRows(t, tc.name, "validation", validation, tc.qs[n:], tc.dataSource, tc.topK)
+		checkExportRows(t, tc.name, "train", train, tc.qs[:n], tc.dataSource, tc.topK, tc.schema)
+		checkExportRows(t, tc.name, "validation", validation, tc.qs[n:], tc.dataSource, tc.topK, tc.schema)
 	}
 }
 
@@ -128,8 +135,8 @@ func TestExportVerlWorld(t *testing.T) {
 	heldout, _ := pipeline.EvalQuestions(cfg, w, w)
 	n := len(qs) - len(heldout)
 	train, validation := readExport(t, dir)
-	checkExportRows(t, "world", "train", train, qs[:n], "world", cfg.SearchTopK)
-	checkExportRows(t, "world", "validation", validation, heldout, "world", cfg.SearchTopK)
+	checkExportRows(t, "world", "train", train, qs[:n], "world", cfg.SearchTopK, true)
+	checkExportRows(t, "world", "validation", validation, heldout, "world", cfg.SearchTopK, true)
 	corpus := filepath.Join(dir, "corpus.jsonl")
 	passages, err := search.LoadCorpus(corpus)
 	if err != nil {
