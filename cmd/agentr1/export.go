@@ -26,6 +26,7 @@ func init() {
 		usage: "agentr1 export verl --data hotpotqa|2wiki|musique|world|FILE --out DIR [--held-out N] [--topk K] [--tool-schema=false]\n" +
 			"  e.g. agentr1 export verl --data hotpotqa --out data/verl/hotpotqa\n" +
 			"       agentr1 export verl --data world --out data/verl/world   (also writes the world's corpus.jsonl)\n" +
+			"       agentr1 export verl --data 2wiki --tool-schema=false --out data/verl/2wiki   (for verl's tool agent loop, which adds the schema)\n" +
 			"  The last --held-out questions form validation.parquet, the others train.parquet, as\n" +
 			"  `agentr1 train --data` splits them. docs/SCALING.md says how verl takes them.",
 	}
