@@ -169,7 +169,7 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "%d requests in flight, the most this server answers at once; retry", s.limits.MaxInFlight)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.limits.MaxBodyBytes))
+	body, err := readBody(w, req, s.limits.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -225,35 +225,42 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 }
 
 // writeResults writes the 200 answer {"result": [[...], ...]} one query's list at a time, the
-// same bytes as encoding the whole answer at once, so a large answer is never whole in memory.
+// same bytes as encoding the whole answer at once with encoding/json, so a large answer is
+// never whole in memory; the lists are encoded into one reused buffer (json.go).
 func (s *service) writeResults(w http.ResponseWriter, found [][]Retrieved, scores bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	var list []any
 	io.WriteString(w, `{"result":[`)
+	var list []byte
 	for i, fs := range found {
-		var b []byte
-		var err error
 		s.compute(func() {
 			list = list[:0]
-			for _, f := range fs {
-				doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
-				if scores {
-					list = append(list, ScoredDocument{Document: doc, Score: f.Score})
-				} else {
-					list = append(list, doc)
-				}
+			if i > 0 {
+				list = append(list, ',')
 			}
-			b, err = json.Marshal(list) // strings and finite scores (checked): cannot fail
+			list = append(list, '[')
+			for j, f := range fs {
+				if j > 0 {
+					list = append(list, ',')
+				}
+				list = appendResult(list, f, scores)
+			}
+			list = append(list, ']')
 		})
-		if i > 0 {
-			io.WriteString(w, ",")
-		}
-		if _, werr := w.Write(b); err != nil || werr != nil {
+		if _, err := w.Write(list); err != nil {
 			return // the client left; nothing to tell it
 		}
 	}
 	io.WriteString(w, "]}\n")
+}
+
+// readBody reads a request body of at most limit bytes into a buffer sized by its
+// Content-Length, instead of growing one by doubling (which allocates twice the body).
+func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
+	size := min(max(req.ContentLength, 0), limit) + bytes.MinRead // ReadFrom wants MinRead spare
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, limit))
+	return buf.Bytes(), err
 }
 
 // invalidUTF8At returns the offset of the first byte of b that does not begin a valid UTF-8
