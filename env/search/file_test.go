@@ -177,6 +177,13 @@ func TestIndexFileCorrupt(t *testing.T) {
 	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("ReadFile of a damaged file: error %v does not name the file", err)
 	}
+	empty := filepath.Join(t.TempDir(), "empty.bm25") // nothing to map
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(empty); err == nil || !strings.Contains(err.Error(), empty) || !strings.Contains(err.Error(), "bad magic") {
+		t.Errorf("ReadFile of an empty file: error %v, want bad magic naming the file", err)
+	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("ReadFile of a missing file succeeded")
 	}
