@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +127,7 @@ func TestServeSearchCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	procs := runtime.GOMAXPROCS(0)
 	done := make(chan error, 1)
 	go func() { done <- runServeSearch(ctx, opt, logger) }()
 	var started string
@@ -152,9 +154,16 @@ func TestServeSearchCommand(t *testing.T) {
 	if err != nil || len(answer.Result) != 1 || len(answer.Result[0]) != 1 || answer.Result[0][0].ID != "p2" {
 		t.Errorf("retrieve answer %+v, %v", answer, err)
 	}
+	// One compute token per core, and one P more for the network and /healthz.
+	if got := runtime.GOMAXPROCS(0); got != procs+1 {
+		t.Errorf("serving with GOMAXPROCS %d, want %d (one per core and one for the network)", got, procs+1)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("serve after cancel: %v", err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after serve returned, want %d as before", got, procs)
 	}
 	if stopped := <-log.lines; !strings.Contains(stopped, `msg="search service stopped"`) {
 		t.Errorf("stop line %q", stopped)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -72,7 +73,7 @@ func serveFlags(opt *serveOptions) func(fs *flag.FlagSet) {
 		fs.IntVar(&opt.limits.MaxTopK, "max-topk", def.MaxTopK, "largest topk a request may ask for")
 		fs.IntVar(&opt.limits.DefaultTopK, "topk", def.DefaultTopK, "topk when a request gives none")
 		fs.IntVar(&opt.limits.MaxResults, "max-results", def.MaxResults, "most passages one answer may hold (queries x topk); more is refused with 413")
-		fs.IntVar(&opt.limits.Compute, "compute", 0, "queries searched at once (0: one per core); one less than the cores keeps /healthz quick under overload at some throughput")
+		fs.IntVar(&opt.limits.Compute, "compute", 0, "requests decoded, queries searched or answers encoded at once (0: one per core); the service runs one more P (GOMAXPROCS) than this, for the network and /healthz")
 		fs.IntVar(&opt.limits.MaxInFlight, "max-in-flight", def.MaxInFlight, "most /retrieve requests answered at once; more are refused with 429 and Retry-After")
 		fs.DurationVar(&opt.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may take to finish")
 		declareLogFlag(fs, &opt.logFormat)
@@ -90,6 +91,13 @@ func runServeSearch(ctx context.Context, opt serveOptions, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	// Every core computes (--compute, one per core by default), and one P more than that is
+	// left for the network: new connections and /healthz are then answered at once, not after
+	// the runtime's next 10 ms look for network events behind a queue of searches.
+	if lim.Compute == 0 {
+		lim.Compute = runtime.GOMAXPROCS(0)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(lim.Compute + 1)) // restored for in-process callers (tests)
 	h := search.NewHandler(ix, lim)
 	err = search.ListenAndServe(ctx, opt.addr, h, opt.drain, func(a net.Addr) {
 		log.Info(fmt.Sprintf("serving %d passages (index ready in %.2f s) on http://%s/retrieve", ix.Len(), took.Seconds(), a),

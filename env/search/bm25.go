@@ -21,7 +21,7 @@ func (ix *Index) getScratch() *searchScratch {
 	if s, ok := ix.scratch.Get().(*searchScratch); ok {
 		return s
 	}
-	return &searchScratch{analyzer: ix.analyzer.Clone(), acc: make([]float32, len(ix.passages))}
+	return &searchScratch{analyzer: ix.analyzer.Clone(), acc: make([]float32, ix.Len())}
 }
 
 // Search returns the k passages with the highest BM25 score for query, best first (ties go
@@ -44,7 +44,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	defer ix.scratch.Put(s)
 	s.terms = s.analyzer.Terms(s.terms[:0], query)
 	for _, term := range s.terms {
-		t, ok := ix.terms[term]
+		t, ok := ix.terms.find(term)
 		if !ok {
 			continue
 		}

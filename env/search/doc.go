@@ -7,12 +7,15 @@
 //     English possessive, drops stop words and stems with Porter2 (porter2.go, the Snowball
 //     English stemmer, checked word for word against libstemmer 2.2 on the corpus's 79,466-word
 //     vocabulary).
-//   - Index (index.go, bm25.go) is an in-memory inverted index: term ids in a sorted dictionary,
-//     postings as flat slices of passage numbers and term frequencies, titles counted
-//     TitleWeight times (a BM25F field weight). Build analyses passages on every core. Search
-//     scores with BM25 (k1, b settable) and keeps the top k in a heap.
+//   - Index (index.go, bm25.go) is an inverted index: passages and a sorted dictionary of terms
+//     as string tables (table.go), postings as flat slices of passage numbers and term
+//     frequencies, titles counted TitleWeight times (a BM25F field weight). Build analyses
+//     passages on every core. Search scores with BM25 (k1, b settable) and keeps the top k in
+//     a heap.
 //   - The index file (file.go): one versioned binary file with a CRC-32C checksum, holding the
-//     passages too, so a server starts from it alone; a damaged file is a clear error.
+//     passages too, so a server starts from it alone; a damaged file is a clear error. Its
+//     arrays are aligned so that ReadFile maps it (mmap_unix.go) and searches it in place:
+//     server replicas on one host share one copy of the index.
 //   - Tool (tool.go) is the "search" env.Tool (and env.PassageTool: it reports the ids of the
 //     passages it showed) over any Retriever: the local *Index, or *Remote (remote.go), a
 //     client of any Search-R1-compatible server such as Search-R1's own e5/FAISS retriever.

@@ -117,8 +117,8 @@ func Evaluate(ix *Index, qs []EvalQuestion, ks []int) (EvalResult, error) {
 		return EvalResult{}, fmt.Errorf("search: evaluate needs questions and cutoffs")
 	}
 	byID := make(map[string]int, ix.Len())
-	for d, p := range ix.passages {
-		byID[p.ID] = d
+	for d := range ix.Len() {
+		byID[ix.Passage(d).ID] = d
 	}
 	supporting := make([][]int, len(qs)) // question -> passage numbers
 	for i, q := range qs {

@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestIndexFileRoundTrip(t *testing.T) {
@@ -75,8 +77,29 @@ func TestIndexFileCorrupt(t *testing.T) {
 	}
 	good := buf.Bytes()
 	headerEnd := len(indexMagic) + 4 + 8 + 8 + 4 + 4 // magic, version, k1, b, title weight, flags
-	// Offsets of the structures near the end of the file: docLen (7 uint32) before the checksum.
-	docLenAt := len(good) - 4 - 4*7
+	// Where the last posting's passage number, term frequency and impact are: Decode reads the
+	// file in place, so its slices point into good.
+	inPlace, err := Decode(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ix.Stats().Postings
+	at := func(ptr unsafe.Pointer) int { return int(uintptr(ptr) - uintptr(unsafe.Pointer(&good[0]))) }
+	lastDocAt, lastTFAt := at(unsafe.Pointer(&inPlace.docs[p-1])), at(unsafe.Pointer(&inPlace.tfs[p-1]))
+	lastImpactAt := at(unsafe.Pointer(&inPlace.impact[p-1]))
+	countsAt := headerEnd + 4 // N, T and P follow the stop words
+	for w := range ix.analyzer.StopWords {
+		countsAt += len(binary.AppendUvarint(nil, uint64(len(w)))) + len(w)
+	}
+	padAt := -1 // a padding byte: after the impacts, the term frequencies or the passage numbers
+	for _, end := range []int{lastImpactAt + 4, lastTFAt + 2, lastDocAt + 4} {
+		if end%8 != 0 {
+			padAt = end
+		}
+	}
+	if padAt < 0 {
+		t.Fatal("no padding in the test index; change the corpus")
+	}
 	cases := []struct {
 		name string
 		file func() []byte
@@ -107,18 +130,35 @@ func TestIndexFileCorrupt(t *testing.T) {
 			return reseal(b)
 		}, "k1"},
 		{"posting out of range", func() []byte {
-			// The last posting's passage number sits just before the tfs and docLen.
 			b := bytes.Clone(good)
-			p := ix.Stats().Postings
-			at := docLenAt - 2*p - 4
-			binary.LittleEndian.PutUint32(b[at:], 1000)
+			binary.LittleEndian.PutUint32(b[lastDocAt:], 1000)
 			return reseal(b)
 		}, "bad posting"},
 		{"zero term frequency", func() []byte {
 			b := bytes.Clone(good)
-			binary.LittleEndian.PutUint16(b[docLenAt-2:], 0)
+			binary.LittleEndian.PutUint16(b[lastTFAt:], 0)
 			return reseal(b)
 		}, "bad posting"},
+		{"NaN impact", func() []byte {
+			b := bytes.Clone(good)
+			binary.LittleEndian.PutUint32(b[lastImpactAt:], math.Float32bits(float32(math.NaN())))
+			return reseal(b)
+		}, "impact NaN"},
+		{"huge posting count", func() []byte {
+			b := bytes.Clone(good)
+			binary.LittleEndian.PutUint64(b[countsAt+8:], 1<<62)
+			return reseal(b)
+		}, "offsets end at posting"},
+		{"huge passage count", func() []byte {
+			b := bytes.Clone(good)
+			binary.LittleEndian.PutUint32(b[countsAt:], 1<<31)
+			return reseal(b)
+		}, "truncated"},
+		{"non-zero padding", func() []byte {
+			b := bytes.Clone(good)
+			b[padAt] = 1
+			return reseal(b)
+		}, "padding"},
 	}
 	for _, c := range cases {
 		_, err := Decode(c.file())
@@ -137,7 +177,58 @@ func TestIndexFileCorrupt(t *testing.T) {
 	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("ReadFile of a damaged file: error %v does not name the file", err)
 	}
+	empty := filepath.Join(t.TempDir(), "empty.bm25") // nothing to map
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(empty); err == nil || !strings.Contains(err.Error(), empty) || !strings.Contains(err.Error(), "bad magic") {
+		t.Errorf("ReadFile of an empty file: error %v, want bad magic naming the file", err)
+	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("ReadFile of a missing file succeeded")
+	}
+}
+
+// TestDecodeInPlace checks that Decode uses the file's bytes for the passages and postings
+// instead of copying them (what lets server replicas share one mapped index), and that a
+// buffer that is not aligned, where the numbers must be copied, gives the same index.
+func TestDecodeInPlace(t *testing.T) {
+	ix, err := Build(append(smallCorpus(), randomCorpus(rand.New(rand.NewPCG(7, 8)), 50)...), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ix.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	within := func(p unsafe.Pointer) bool {
+		return uintptr(p) >= uintptr(unsafe.Pointer(&file[0])) && uintptr(p) < uintptr(unsafe.Pointer(&file[0]))+uintptr(len(file))
+	}
+	inPlace, err := Decode(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !within(unsafe.Pointer(unsafe.StringData(inPlace.Passage(3).Text))) || !within(unsafe.Pointer(&inPlace.docs[0])) ||
+		!within(unsafe.Pointer(&inPlace.impact[0])) || !within(unsafe.Pointer(unsafe.StringData(inPlace.terms.at(0)))) {
+		t.Error("the decoded index copied the file's passages, terms or postings")
+	}
+	shifted := make([]byte, len(file)+1)[1:] // misaligned by one byte
+	copy(shifted, file)
+	copied, err := Decode(shifted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"Menotti's operas", "river lake", "American architect"} {
+		want := ix.Search(q, 10)
+		if got := inPlace.Search(q, 10); !reflect.DeepEqual(got, want) {
+			t.Errorf("in place: query %q gives %v, want %v", q, got, want)
+		}
+		if got := copied.Search(q, 10); !reflect.DeepEqual(got, want) {
+			t.Errorf("misaligned: query %q gives %v, want %v", q, got, want)
+		}
+	}
+	if !reflect.DeepEqual(copied.Passages(), ix.Passages()) || !reflect.DeepEqual(copied.impact, ix.impact) {
+		t.Error("the misaligned copy's passages or impacts differ")
 	}
 }

@@ -29,23 +29,24 @@ func DefaultOptions() Options {
 	return Options{K1: 1.2, B: 0.75, TitleWeight: 4}
 }
 
-// Index is an in-memory inverted index over passages with BM25 scoring.
+// Index is an inverted index over passages with BM25 scoring, built in memory (Build) or
+// read in place from an index file (ReadFile).
 //
 // The postings of term t are docs[offsets[t]:offsets[t+1]] (passage numbers, increasing) and
 // the matching tfs (its weighted term frequency in each). Search is safe for concurrent use;
 // SetBM25 is not safe to call concurrently with Search.
 type Index struct {
-	passages    []Passage
 	analyzer    *Analyzer // settings only; each search clones it
 	titleWeight int
 	k1, b       float64
 
-	terms   map[string]uint32 // term -> term id; ids follow the sorted order of the terms
-	offsets []uint32          // (T+1) start of each term's postings
-	docs    []uint32          // (P) passage numbers
-	tfs     []uint16          // (P) weighted term frequencies
-	docLen  []uint32          // (N) weighted passage lengths in terms
-	avgLen  float64
+	passages stringTable // (3N) the id, title and text of each passage
+	terms    stringTable // (T) the terms in increasing order; a term's id is its place here
+	offsets  []uint32    // (T+1) start of each term's postings
+	docs     []uint32    // (P) passage numbers
+	tfs      []uint16    // (P) weighted term frequencies
+	docLen   []uint32    // (N) weighted passage lengths in terms
+	avgLen   float64
 
 	idf    []float32 // (T) BM25 idf of each term
 	impact []float32 // (P) tf * (k1 + 1) / (tf + k1 * (1 - b + b * docLen / avgLen)) of each posting
@@ -97,8 +98,13 @@ func Build(passages []Passage, opt Options) (*Index, error) {
 	}
 	wg.Wait()
 
-	ix := &Index{passages: passages, analyzer: an.Clone(), titleWeight: opt.TitleWeight}
+	ix := &Index{analyzer: an.Clone(), titleWeight: opt.TitleWeight}
+	ix.passages = newStringTable(3*len(passages), func(i int) string {
+		p := &passages[i/3]
+		return [...]string{p.ID, p.Title, p.Text}[i%3]
+	})
 	ix.invert(parts)
+	ix.setIDF()
 	if err := ix.SetBM25(opt.K1, opt.B); err != nil {
 		return nil, err
 	}
@@ -169,25 +175,26 @@ func analyzeRange(passages []Passage, an *Analyzer, titleWeight int) docTerms {
 // invert merges the workers' dictionaries and lays the postings out term by term.
 func (ix *Index) invert(parts []docTerms) {
 	// One sorted dictionary over every worker's terms.
-	ix.terms = make(map[string]uint32, len(parts[0].terms)*3/2)
+	ids := make(map[string]uint32, len(parts[0].terms)*3/2) // term -> global id
 	for _, p := range parts {
 		for _, t := range p.terms {
-			ix.terms[t] = 0
+			ids[t] = 0
 		}
 	}
-	all := make([]string, 0, len(ix.terms))
-	for t := range ix.terms {
+	all := make([]string, 0, len(ids))
+	for t := range ids {
 		all = append(all, t)
 	}
 	slices.Sort(all)
 	for id, t := range all {
-		ix.terms[t] = uint32(id)
+		ids[t] = uint32(id)
 	}
+	ix.terms = newStringTable(len(all), func(i int) string { return all[i] })
 	remap := make([][]uint32, len(parts)) // worker -> local id -> global id
 	for w, p := range parts {
 		remap[w] = make([]uint32, len(p.terms))
 		for local, t := range p.terms {
-			remap[w][local] = ix.terms[t]
+			remap[w][local] = ids[t]
 		}
 	}
 
@@ -206,7 +213,7 @@ func (ix *Index) invert(parts []docTerms) {
 	ix.tfs = make([]uint16, total)
 	next := slices.Clone(ix.offsets[:len(all)])
 	doc := uint32(0)
-	ix.docLen = make([]uint32, 0, len(ix.passages))
+	ix.docLen = make([]uint32, 0, ix.Len())
 	for w, p := range parts {
 		for d := range p.length {
 			for i := p.start[d]; i < p.start[d+1]; i++ {
@@ -226,20 +233,29 @@ func (ix *Index) invert(parts []docTerms) {
 	ix.avgLen = max(sum/float64(len(ix.docLen)), 1)
 }
 
-// SetBM25 sets the BM25 parameters k1 >= 0 and 0 <= b <= 1 and recomputes the per-term idf and
-// per-passage length normalisation. It must not run concurrently with Search.
+// setIDF computes each term's BM25 idf from its document frequency, Lucene's BM25Similarity
+// idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative. It does not depend on k1 and b.
+func (ix *Index) setIDF() {
+	n := float64(ix.Len())
+	ix.idf = make([]float32, len(ix.offsets)-1)
+	for t := range ix.idf {
+		df := float64(ix.offsets[t+1] - ix.offsets[t])
+		ix.idf[t] = float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
+	}
+}
+
+// SetBM25 sets the BM25 parameters k1 >= 0 and 0 <= b <= 1 and recomputes the per-posting
+// length normalisation. It must not run concurrently with Search.
 func (ix *Index) SetBM25(k1, b float64) error {
 	if err := checkBM25(k1, b); err != nil {
 		return err
 	}
-	ix.k1, ix.b = k1, b
-	n := float64(len(ix.passages))
-	ix.idf = make([]float32, len(ix.offsets)-1)
-	for t := range ix.idf {
-		df := float64(ix.offsets[t+1] - ix.offsets[t])
-		// Lucene's BM25Similarity idf: ln(1 + (N - df + 0.5) / (df + 0.5)), never negative.
-		ix.idf[t] = float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
+	if ix.impact != nil && k1 == ix.k1 && b == ix.b {
+		// Unchanged: keep the impacts, which for an index read from a file are the file's,
+		// shared by every process that maps it.
+		return nil
 	}
+	ix.k1, ix.b = k1, b
 	norm := make([]float64, len(ix.docLen)) // (N) k1 * (1 - b + b * docLen / avgLen)
 	for d, l := range ix.docLen {
 		norm[d] = k1 * (1 - b + b*float64(l)/ix.avgLen)
@@ -264,25 +280,35 @@ func checkBM25(k1, b float64) error {
 // SameCorpus reports, as an error naming the first difference, whether the index was built
 // from exactly these passages in this order (to check an index file against its corpus).
 func SameCorpus(ix *Index, passages []Passage) error {
-	if len(passages) != len(ix.passages) {
-		return fmt.Errorf("index has %d passages, corpus %d", len(ix.passages), len(passages))
+	if len(passages) != ix.Len() {
+		return fmt.Errorf("index has %d passages, corpus %d", ix.Len(), len(passages))
 	}
 	for i, p := range passages {
-		if p != ix.passages[i] {
-			return fmt.Errorf("passage %d differs: index has id %q, corpus %q", i, ix.passages[i].ID, p.ID)
+		if have := ix.Passage(i); p != have {
+			return fmt.Errorf("passage %d differs: index has id %q, corpus %q", i, have.ID, p.ID)
 		}
 	}
 	return nil
 }
 
 // Len is the number of passages.
-func (ix *Index) Len() int { return len(ix.passages) }
+func (ix *Index) Len() int { return ix.passages.len() / 3 }
 
-// Passage returns passage number doc (as in Hit.Doc). It panics if doc is out of range.
-func (ix *Index) Passage(doc int) Passage { return ix.passages[doc] }
+// Passage returns passage number doc (as in Hit.Doc); its strings share the index's memory.
+// It panics if doc is out of range.
+func (ix *Index) Passage(doc int) Passage {
+	return Passage{ID: ix.passages.at(3 * doc), Title: ix.passages.at(3*doc + 1), Text: ix.passages.at(3*doc + 2)}
+}
 
-// Passages returns the indexed passages, in index order; the caller must not modify them.
-func (ix *Index) Passages() []Passage { return ix.passages }
+// Passages returns the indexed passages in index order, in a new slice whose strings share
+// the index's memory.
+func (ix *Index) Passages() []Passage {
+	out := make([]Passage, ix.Len())
+	for d := range out {
+		out[d] = ix.Passage(d)
+	}
+	return out
+}
 
 // Stats describes the index's size.
 type Stats struct {
@@ -295,7 +321,7 @@ type Stats struct {
 // Stats returns the index's size and parameters.
 func (ix *Index) Stats() Stats {
 	return Stats{
-		Passages: len(ix.passages), Terms: len(ix.offsets) - 1, Postings: len(ix.docs),
+		Passages: ix.Len(), Terms: len(ix.offsets) - 1, Postings: len(ix.docs),
 		AvgLength: ix.avgLen, K1: ix.k1, B: ix.b, TitleWeight: ix.titleWeight,
 	}
 }

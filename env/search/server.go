@@ -63,10 +63,11 @@ type Limits struct {
 	// MaxInFlight bounds the /retrieve requests being answered at once; one more is refused
 	// with 429 at once (and Retry-After), so memory stays bounded however many clients come.
 	MaxInFlight int
-	// Compute is how many queries are searched (or answers encoded) at once; 0 means
-	// GOMAXPROCS. One less than the cores leaves a core to the network and /healthz: with 64
-	// worst-case clients on the same two cores, /healthz's p99 fell from 165 ms to 50 ms, and
-	// the throughput of ordinary requests by about a fifth (FUZZING.md).
+	// Compute is how many requests are decoded, queries searched or answers encoded at once;
+	// 0 means GOMAXPROCS. Below GOMAXPROCS, a P is always left to the network and /healthz:
+	// with every P searching, the runtime looks for network events only every 10 ms (sysmon)
+	// and queues them behind the searches. `agentr1 serve search` runs GOMAXPROCS = Compute + 1
+	// for this, with Compute one per core.
 	Compute int
 }
 
@@ -169,7 +170,7 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "%d requests in flight, the most this server answers at once; retry", s.limits.MaxInFlight)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.limits.MaxBodyBytes))
+	body, err := readBody(w, req, s.limits.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -179,23 +180,10 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "reading request body: %v", err)
 		return
 	}
-	if !utf8.Valid(body) {
-		// encoding/json would quietly replace the bad bytes with U+FFFD and search for that.
-		writeError(w, http.StatusBadRequest, "request body is not valid UTF-8 (byte %d)", invalidUTF8At(body))
-		return
-	}
+	// Decoding a body of up to 1 MiB is work for a core like a search, so it holds a token too.
 	var r RetrieveRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		writeError(w, http.StatusBadRequest, "malformed request: %v", err)
-		return
-	}
-	if len(bytes.Trim(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON whitespace only
-		writeError(w, http.StatusBadRequest, "malformed request: data after the JSON object")
-		return
-	}
-	topK, err := s.check(&r)
+	var topK int
+	s.compute(func() { r, topK, err = s.parse(body) })
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -225,35 +213,42 @@ func (s *service) retrieve(w http.ResponseWriter, req *http.Request) {
 }
 
 // writeResults writes the 200 answer {"result": [[...], ...]} one query's list at a time, the
-// same bytes as encoding the whole answer at once, so a large answer is never whole in memory.
+// same bytes as encoding the whole answer at once with encoding/json, so a large answer is
+// never whole in memory; the lists are encoded into one reused buffer (json.go).
 func (s *service) writeResults(w http.ResponseWriter, found [][]Retrieved, scores bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	var list []any
 	io.WriteString(w, `{"result":[`)
+	var list []byte
 	for i, fs := range found {
-		var b []byte
-		var err error
 		s.compute(func() {
 			list = list[:0]
-			for _, f := range fs {
-				doc := Document{ID: f.ID, Contents: Contents(f.Passage)}
-				if scores {
-					list = append(list, ScoredDocument{Document: doc, Score: f.Score})
-				} else {
-					list = append(list, doc)
-				}
+			if i > 0 {
+				list = append(list, ',')
 			}
-			b, err = json.Marshal(list) // strings and finite scores (checked): cannot fail
+			list = append(list, '[')
+			for j, f := range fs {
+				if j > 0 {
+					list = append(list, ',')
+				}
+				list = appendResult(list, f, scores)
+			}
+			list = append(list, ']')
 		})
-		if i > 0 {
-			io.WriteString(w, ",")
-		}
-		if _, werr := w.Write(b); err != nil || werr != nil {
+		if _, err := w.Write(list); err != nil {
 			return // the client left; nothing to tell it
 		}
 	}
 	io.WriteString(w, "]}\n")
+}
+
+// readBody reads a request body of at most limit bytes into a buffer sized by its
+// Content-Length, instead of growing one by doubling (which allocates twice the body).
+func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
+	size := min(max(req.ContentLength, 0), limit) + bytes.MinRead // ReadFrom wants MinRead spare
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, req.Body, limit))
+	return buf.Bytes(), err
 }
 
 // invalidUTF8At returns the offset of the first byte of b that does not begin a valid UTF-8
@@ -267,6 +262,25 @@ func invalidUTF8At(b []byte) int {
 		i += size
 	}
 	return len(b)
+}
+
+// parse decodes and checks a request body and returns the request and the topk to use.
+func (s *service) parse(body []byte) (RetrieveRequest, int, error) {
+	var r RetrieveRequest
+	if !utf8.Valid(body) {
+		// encoding/json would quietly replace the bad bytes with U+FFFD and search for that.
+		return r, 0, fmt.Errorf("request body is not valid UTF-8 (byte %d)", invalidUTF8At(body))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, 0, fmt.Errorf("malformed request: %v", err)
+	}
+	if len(bytes.Trim(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON whitespace only
+		return r, 0, fmt.Errorf("malformed request: data after the JSON object")
+	}
+	topK, err := s.check(&r)
+	return r, topK, err
 }
 
 // check validates a request against the limits and returns the topk to use.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -417,4 +418,32 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
 	w.largest = max(w.largest, len(b))
 	return len(b), nil
+}
+
+// BenchmarkHandlerWorstCase answers the costliest valid request under the default limits (512
+// queries of about 2 KB, topk 16) into a writer that drops the answer, and reports the bytes
+// allocated per request: what the garbage collector must reclaim while 64 of them are in
+// flight.
+func BenchmarkHandlerWorstCase(b *testing.B) {
+	fx, err := loadIndex()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim := DefaultLimits()
+	h := NewHandler(fx.ix, lim)
+	queries := make([]string, lim.MaxQueries)
+	for i := range queries {
+		q := loadQueries[i%len(loadQueries)]
+		queries[i] = strings.Repeat(q+" ", int(lim.MaxBodyBytes/int64(lim.MaxQueries)-40)/(len(q)+1))
+	}
+	topK := lim.MaxResults / lim.MaxQueries
+	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		w := discardWriter{header: http.Header{}}
+		h.ServeHTTP(&w, httptest.NewRequest("POST", "/retrieve", bytes.NewReader(body)))
+		if w.status != 200 {
+			b.Fatalf("status %d", w.status)
+		}
+	}
 }

@@ -32,7 +32,7 @@ func (ix *Index) Retrieve(ctx context.Context, query string, k int) ([]Retrieved
 	hits := ix.Search(query, k)
 	out := make([]Retrieved, len(hits))
 	for i, h := range hits {
-		out[i] = Retrieved{Passage: ix.passages[h.Doc], Score: float64(h.Score)}
+		out[i] = Retrieved{Passage: ix.Passage(h.Doc), Score: float64(h.Score)}
 	}
 	return out, nil
 }
