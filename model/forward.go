@@ -37,8 +37,10 @@ import (
 // first real token of a row, which has no real context). The results are views into ws, valid
 // until its next Forward. With ws.Temperature set, both are those of softmax(logits/τ). It
 // panics if a length does not match B*T, a token is outside the vocabulary, T exceeds
-// max_position_embeddings or ws.Temperature is negative or not finite.
+// max_position_embeddings, ws.Temperature is negative or not finite, or the model is held for
+// inference (LoadForInference: it decodes, with NewDecoder).
 func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (logp, entropy []float32) {
+	m.checkTrainable("Forward")
 	checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
 	checkTemperature("model.Forward", ws.Temperature)
 	return m.forwardInShards(ws, tokens, attentionMask, B, T) // forward below, on each group of rows (shard.go)
@@ -131,6 +133,7 @@ func maskPositions(positions []int, attentionMask []float32, B, T int) {
 // logits (B, T, V) (a view into ws, valid until its next Forward), for supervised fine-tuning
 // and golden checks. It never splits the batch across cores. It panics as Forward does.
 func (m *Model) ForwardLogits(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
+	m.checkTrainable("ForwardLogits")
 	checkBatch("model.ForwardLogits", m.Config, tokens, attentionMask, B, T)
 	N, V, C := B*T, m.Config.VocabSize, m.Config.HiddenSize
 	final := m.trunkForward(ws, tokens, attentionMask, B, T) // (N, C)
