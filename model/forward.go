@@ -37,10 +37,8 @@ import (
 // first real token of a row, which has no real context). The results are views into ws, valid
 // until its next Forward. With ws.Temperature set, both are those of softmax(logits/τ). It
 // panics if a length does not match B*T, a token is outside the vocabulary, T exceeds
-// max_position_embeddings, ws.Temperature is negative or not finite, or the model is held for
-// inference (LoadForInference: it decodes, with NewDecoder).
+// max_position_embeddings or ws.Temperature is negative or not finite.
 func (m *Model) Forward(ws *Workspace, tokens []int, attentionMask []float32, B, T int) (logp, entropy []float32) {
-	m.checkTrainable("Forward")
 	checkBatch("model.Forward", m.Config, tokens, attentionMask, B, T)
 	checkTemperature("model.Forward", ws.Temperature)
 	return m.forwardInShards(ws, tokens, attentionMask, B, T) // forward below, on each group of rows (shard.go)
@@ -88,7 +86,7 @@ func (m *Model) trunkForward(ws *Workspace, tokens []int, attentionMask []float3
 	maskPositions(ws.positions, attentionMask, B, T)
 
 	x := ws.embedded[:N*C]
-	tensor.EmbeddingForward(x, m.embed.Data, ws.tokens, C) // x (N, C) = embed_tokens[tokens]
+	m.embedTokens(x, ws.tokens) // x (N, C) = embed_tokens[tokens]
 	for l := range m.layers {
 		x = m.layerForward(ws, l, x) // (N, C) the residual stream leaving layer l
 	}
@@ -133,13 +131,12 @@ func maskPositions(positions []int, attentionMask []float32, B, T int) {
 // logits (B, T, V) (a view into ws, valid until its next Forward), for supervised fine-tuning
 // and golden checks. It never splits the batch across cores. It panics as Forward does.
 func (m *Model) ForwardLogits(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
-	m.checkTrainable("ForwardLogits")
 	checkBatch("model.ForwardLogits", m.Config, tokens, attentionMask, B, T)
 	N, V, C := B*T, m.Config.VocabSize, m.Config.HiddenSize
 	final := m.trunkForward(ws, tokens, attentionMask, B, T) // (N, C)
 	ws.owner, ws.pass = m, passLogits
 	ws.logits = grow(ws.logits, N*V)
-	tensor.LinearForward(ws.logits, final, m.lmHead.Data, nil, N, C, V) // (N, V)
+	linearForward(ws.logits, final, m.lmHead, nil, N, C, V) // (N, V)
 	return ws.logits
 }
 

@@ -17,8 +17,10 @@ import (
 // from them (tensor.PackedB.Column). Norm weights and biases, a few thousand floats a layer,
 // stay float32 in Data.
 //
-// Such a model decodes (NewDecoder) and can be cloned; Forward, Backward, the optimiser's
-// hand-outs (ParamData, ParamGrads, EnableTraining) and Save are for a model loaded with Load.
+// Such a model decodes (NewDecoder), runs Forward and ForwardLogits (a frozen reference
+// policy's log-probabilities: the products read the same panels, linearForward below) and can
+// be cloned; Backward, the optimiser's hand-outs (ParamData, ParamGrads, EnableTraining) and
+// Save are for a model loaded with Load.
 
 // LoadForInference reads a Hugging Face checkpoint folder as Load does, into a model held for
 // inference: each weight matrix packed, BF16 tensors kept in bfloat16 (F32, F16 and F64 ones
@@ -115,7 +117,7 @@ func (m *Model) Inference() bool { return m.embed.Packed != nil }
 // checkTrainable panics, naming the method fn, if the model is held for inference.
 func (m *Model) checkTrainable(fn string) {
 	if m.Inference() {
-		panic(fmt.Sprintf("model.%s: the model is held for inference (LoadForInference), its matrices packed; load it with Load to train it or run Forward", fn))
+		panic(fmt.Sprintf("model.%s: the model is held for inference (LoadForInference), its matrices packed; load it with Load to train it", fn))
 	}
 }
 
@@ -146,4 +148,27 @@ func (m *Model) embedTokens(x []float32, tokens []int) {
 	for i, id := range tokens {
 		m.embed.Packed.Column(id, x[i*C:(i+1)*C])
 	}
+}
+
+// linearForward computes y (N, out) = x (N, in) @ W^T + bias (bias may be nil), W (out, in)
+// the parameter w: from its Data, or from its packed panels in a model held for inference.
+func linearForward(y, x []float32, w, bias *Param, N, in, out int) {
+	if w.Packed == nil {
+		tensor.LinearForward(y, x, w.Data, data(bias), N, in, out)
+		return
+	}
+	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 0, y, out)
+	if bias != nil {
+		addBias(y, bias.Data, N)
+	}
+}
+
+// linearAccumulate adds to y (N, out) the product x (N, in) @ W^T, W (out, in) the parameter
+// w, from its Data or its packed panels: a residual branch's output projection.
+func linearAccumulate(y, x []float32, w *Param, N, in, out int) {
+	if w.Packed == nil {
+		tensor.Gemm(false, true, N, out, in, 1, x, in, w.Data, in, 1, y, out)
+		return
+	}
+	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 1, y, out)
 }

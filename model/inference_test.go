@@ -89,10 +89,37 @@ func decodeTrace(a, b *Model, tol float64) string {
 	return ""
 }
 
+// forwardTrace runs Forward (on two workers, so that the batch is cut into shards) and
+// ForwardLogits of each model over the same left-padded batch and returns the first value
+// where they differ by more than tol*(1+|want|), described, or "".
+func forwardTrace(a, b *Model, tol float64) string {
+	defer tensor.SetWorkers(tensor.SetWorkers(2))
+	rng := rand.New(rand.NewPCG(8, 9))
+	const B, T = 4, 40
+	tokens, mask := leftPadded(rng, a.Config.VocabSize, T, []int{40, 13, 27, 2})
+	differ := func(what string, want, got []float32) string {
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > tol*(1+math.Abs(float64(want[i]))) || got[i] != got[i] {
+				return fmt.Sprintf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+		return ""
+	}
+	la, ea := a.Forward(NewWorkspace(), tokens, mask, B, T)
+	lb, eb := b.Forward(NewWorkspace(), tokens, mask, B, T)
+	if s := differ("Forward logp", la, lb); s != "" {
+		return s
+	}
+	if s := differ("Forward entropy", ea, eb); s != "" {
+		return s
+	}
+	return differ("ForwardLogits", a.ForwardLogits(NewWorkspace(), tokens, mask, B, T), b.ForwardLogits(NewWorkspace(), tokens, mask, B, T))
+}
+
 // TestLoadForInference checks that a model loaded for inference from a BF16 checkpoint (the
 // bfloat16 panels, read through the memory map) and from an F32 one (float32 panels) decodes
-// what the same checkpoint loaded with Load decodes, Qwen2 and Qwen3, tied and untied, and
-// that it holds no float32 matrix.
+// what the same checkpoint loaded with Load decodes, and computes the same Forward and
+// ForwardLogits, Qwen2 and Qwen3, tied and untied, and that it holds no float32 matrix.
 func TestLoadForInference(t *testing.T) {
 	for _, qwen3 := range []bool{false, true} {
 		for _, tied := range []bool{true, false} {
@@ -135,6 +162,9 @@ func TestLoadForInference(t *testing.T) {
 				if s := decodeTrace(want, got.Clone(), 1e-4); s != "" {
 					t.Errorf("%s: clone: %s", name, s)
 				}
+				if s := forwardTrace(want, got, 1e-4); s != "" {
+					t.Errorf("%s: %s", name, s)
+				}
 			}
 		}
 	}
@@ -167,7 +197,7 @@ func TestNewForInference(t *testing.T) {
 }
 
 // TestInferenceRefusesTraining checks that a model held for inference refuses what needs its
-// float32 matrices: training and Forward panic naming the method, Save returns an error.
+// float32 matrices: training panics naming the method, Save returns an error.
 func TestInferenceRefusesTraining(t *testing.T) {
 	m, err := NewForInference(tinyConfig(true), 1)
 	if err != nil {
@@ -180,8 +210,11 @@ func TestInferenceRefusesTraining(t *testing.T) {
 		{"EnableTraining", m.EnableTraining},
 		{"ParamData", func() { m.ParamData() }},
 		{"ZeroGrad", m.ZeroGrad},
-		{"Forward", func() { m.Forward(NewWorkspace(), []int{1, 2}, ones(2), 1, 2) }},
-		{"ForwardLogits", func() { m.ForwardLogits(NewWorkspace(), []int{1, 2}, ones(2), 1, 2) }},
+		{"Backward", func() {
+			ws := NewWorkspace()
+			m.Forward(ws, []int{1, 2}, ones(2), 1, 2)
+			m.Backward(ws, ones(2), nil)
+		}},
 	} {
 		func() {
 			defer func() {
