@@ -123,7 +123,8 @@ const gemmPackedTasksPerWorker = 4
 // the same sum, in the same order, as from gemmBlocked on the same kernel set, whatever the
 // number of workers. With fewer rows than one register tile (or than its part kernel's rows,
 // packedMinRows), where most of a tile would be padding, it runs gemmSmallRows on the B pb
-// was packed from instead, like Gemm.
+// was packed from instead, like Gemm, where pb keeps it (Pack; not PackCopy or PackBF16, whose
+// panels serve every row count).
 // It panics if pb is empty (never packed), a dimension is negative, a stride is smaller than its
 // row, or a slice is too short.
 func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
