@@ -12,7 +12,7 @@ import (
 // in one form only: packed once for tensor.GemmPacked, the form the decoder's products read,
 // in bfloat16 when the checkpoint stores it so (tensor.PackedB.PackBF16; the products widen a
 // micro-panel at a time). No float32 copy of a matrix is ever made: Qwen2.5-0.5B's weights take
-// 0.94 GiB instead of 1.84, and every decoding step reads packed panels instead of packing each
+// 0.92 GiB instead of 1.84, and every decoding step reads packed panels instead of packing each
 // matrix again. A tied embedding is the lm_head's panels; a token's embedding is read back
 // from them (tensor.PackedB.Column). Norm weights and biases, a few thousand floats a layer,
 // stay float32 in Data.
