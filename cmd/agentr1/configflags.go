@@ -206,6 +206,33 @@ func loadConfigFile(path string, cfg any) error {
 	return nil
 }
 
+// configFileSets reports whether the JSON object in path (a --config file, read before by
+// loadConfigFile) gives the setting field, a path of field names such as "TrainWorld.Numeric",
+// matched as encoding/json matches them (case-insensitively).
+func configFileSets(path, field string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, name := range strings.Split(field, ".") {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return false
+		}
+		found := false
+		for k, v := range obj {
+			if strings.EqualFold(k, name) {
+				raw, found = v, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
 func asSyntax(err error, target **json.SyntaxError) bool {
 	se, ok := err.(*json.SyntaxError)
 	if ok {

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 
+	"agentr1/env"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
@@ -103,4 +108,39 @@ func newEvalFile(rlSteps int, startingPolicy string, before, after, baselineEval
 		}
 	}
 	return ev
+}
+
+// printByType prints one set's EM and each tool's use rate by question type, before and after
+// RL, for a run offered several tools: whether the agent learned which questions need which
+// tool (the calculator on the numeric types, and not on the others) shows only type by type.
+// A set without both evaluations prints nothing.
+func printByType(w io.Writer, name string, s *setEval, tools env.ToolNames) {
+	if s == nil || s.BeforeRL == nil || s.AfterRL == nil {
+		return
+	}
+	header := fmt.Sprintf("%-24s %4s  %-15s", name+" by type", "n", "EM before/after")
+	for _, tool := range tools {
+		header += fmt.Sprintf("  %-15s", tool+" use")
+	}
+	fmt.Fprintln(w, strings.TrimRight(header, " "))
+	for _, key := range slices.Sorted(maps.Keys(s.AfterRL.Groups)) {
+		typ, ok := strings.CutPrefix(key, "type=")
+		before, after := s.BeforeRL.Groups[key], s.AfterRL.Groups[key]
+		if !ok || before == nil {
+			continue
+		}
+		line := fmt.Sprintf("  %-22s %4d  %.3f → %.3f  ", typ, after.N, float64(before.EM), float64(after.EM))
+		for _, tool := range tools {
+			line += fmt.Sprintf("  %.2f → %.2f   ", toolUse(before, tool), toolUse(after, tool))
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+// toolUse is the fraction of m's episodes that called tool (0 when none did).
+func toolUse(m *pipeline.EvalMetrics, tool string) float64 {
+	if t := m.Tools[tool]; t != nil {
+		return float64(t.UseRate)
+	}
+	return 0
 }

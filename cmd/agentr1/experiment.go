@@ -140,6 +140,11 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if err := applyOverrides(p, overrides); err != nil {
 		return nil, nil, err
 	}
+	// As train: runs offered the calculator get numeric questions unless the shares are given.
+	given := func(name string) bool {
+		return slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+name+"=") })
+	}
+	p.Config.NumericForCalculator(given("train-world.numeric"), given("eval-world.numeric"))
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agentr1/rl/experiment"
+	"agentr1/rl/pipeline"
 )
 
 // TestExperimentInterruptResume runs `agentr1 experiment --preset tiny` uninterrupted, then as a
@@ -192,6 +193,19 @@ func TestExperimentOverrides(t *testing.T) {
 	want := []string{"--rl.lr=0.5", "--rl.steps=3", "--sft.steps=9"}
 	if got := plan.Request.Overrides; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("recorded overrides %v, want %v", got, want)
+	}
+
+	if plan.Config.TrainWorld.Numeric != 0 || plan.Config.EvalWorld.Numeric != 0 {
+		t.Errorf("search alone: numeric shares %v, %v, want none", plan.Config.TrainWorld.Numeric, plan.Config.EvalWorld.Numeric)
+	}
+	// --tools with the calculator: numeric questions where the shares are not given, as train.
+	_, plan, err = parseExperimentArgs([]string{"--preset", "tiny", "--tools", "search,calculator", "--eval-world.numeric", "0.5"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Config.TrainWorld.Numeric != pipeline.NumericShare || plan.Config.EvalWorld.Numeric != 0.5 {
+		t.Errorf("--tools search,calculator --eval-world.numeric 0.5: shares %v, %v, want %v, 0.5",
+			plan.Config.TrainWorld.Numeric, plan.Config.EvalWorld.Numeric, pipeline.NumericShare)
 	}
 
 	// --methods: a comma-separated subset, recorded in the request; without it, every row.

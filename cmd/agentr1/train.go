@@ -27,6 +27,7 @@ func init() {
 		usage: "agentr1 train [--algo grpo] [--steps N] [--out DIR] [--config FILE] [--resume DIR] [--data D --model DIR] [--log-format text|json] [--<setting> V ...]\n" +
 			"  e.g. agentr1 train                       (GRPO on the generated world, 12-15 minutes on 2 cores)\n" +
 			"       agentr1 train --algo ppo --seed 2 --out runs/ppo-2\n" +
+			"       agentr1 train --tools search,calculator   (the calculator task: 0.3 of the questions need two searches and a calculation)\n" +
 			"       agentr1 train --rl.steps 5 --sft.steps 50 --out /tmp/smoke   (a quick smoke run)\n" +
 			"       agentr1 train --resume runs/ppo-2        (after Ctrl-C, during SFT or RL: continue where it stopped)\n" +
 			"       agentr1 train --data hotpotqa --model ~/models/Qwen2.5-0.5B-Instruct --held-out 50 \\\n" +
@@ -133,6 +134,13 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	}
 	if err := checkTrainData(a); err != nil {
 		return nil, err
+	}
+	// A run offered the calculator gets the questions that need it, in each world whose numeric
+	// share neither a flag nor the --config file gives; a resumed run keeps the shares its
+	// config.json recorded.
+	if a.resume == "" && pipeline.IsWorldData(a.cfg.Data) {
+		given := func(flag, field string) bool { return set[flag] || a.config != "" && configFileSets(a.config, field) }
+		a.cfg.NumericForCalculator(given("train-world.numeric", "TrainWorld.Numeric"), given("eval-world.numeric", "EvalWorld.Numeric"))
 	}
 	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
 
@@ -50,6 +51,48 @@ func TestTrainSettingsLayering(t *testing.T) {
 	a, err = parseTrainArgs([]string{"--out", dir, "--base-policy", shared}, &bytes.Buffer{})
 	if err != nil || a.cfg.BasePolicy != shared {
 		t.Errorf("--base-policy %s: got %q (%v), want it kept", shared, a.cfg.BasePolicy, err)
+	}
+}
+
+// TestTrainCalculatorNumeric checks that --tools with the calculator switches on numeric
+// questions in each world whose share no flag and no --config file gives, that search alone
+// (the default) leaves them off, and that a resumed run keeps the shares it recorded.
+func TestTrainCalculatorNumeric(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "c.json")
+	os.WriteFile(cfgPath, []byte(`{"TrainWorld": {"numeric": 0}}`), 0o644)
+	share := pipeline.NumericShare
+	for _, c := range []struct {
+		args        []string
+		train, eval float64
+	}{
+		{nil, 0, 0},
+		{[]string{"--tools", "search"}, 0, 0},
+		{[]string{"--tools", "search,calculator"}, share, share},
+		{[]string{"--tools", "search,calculator", "--train-world.numeric", "0.5"}, 0.5, share},
+		{[]string{"--tools", "search,calculator", "--eval-world.numeric", "0"}, share, 0},
+		{[]string{"--tools", "search,calculator", "--config", cfgPath}, 0, share},
+	} {
+		a, err := parseTrainArgs(append(c.args, "--out", dir), &bytes.Buffer{})
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		if a.cfg.TrainWorld.Numeric != c.train || a.cfg.EvalWorld.Numeric != c.eval {
+			t.Errorf("%v: numeric shares %v (train), %v (eval), want %v, %v", c.args, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, c.train, c.eval)
+		}
+	}
+	a, err := parseTrainArgs([]string{"--tools", "search,calculator", "--train-world.numeric", "0", "--eval-world.numeric", "0", "--out", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRunConfig(dir, a.cfg); err != nil {
+		t.Fatal(err)
+	}
+	a, err = parseTrainArgs([]string{"--resume", dir}, &bytes.Buffer{})
+	if err != nil || a.cfg.TrainWorld.Numeric != 0 || a.cfg.EvalWorld.Numeric != 0 || !a.cfg.Tools.Has("calculator") {
+		t.Errorf("--resume of a calculator run without numeric questions: %v, shares %v, %v, tools %s; want it as recorded",
+			err, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, a.cfg.Tools)
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"agentr1/rl/pipeline"
 )
 
 // flagDoc is the help of one `agentr1 train` flag: the section of `help train` it is listed
@@ -49,7 +52,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"train-world.bands":       {"environment", "bands in each training world"},
 	"train-world.distractors": {"environment", "distractor passages per training world: rivers and clubs named after cities, lexical near-misses (negative: none)"},
 	"train-world.questions":   {"environment", "questions generated per training world (demonstrations, RL questions and the held-out tail)"},
-	"train-world.numeric":     {"environment", "share in [0, 1] of the training worlds' questions that need two searches and a calculation (needs --tools with calculator; 0: none)"},
+	"train-world.numeric":     {"environment", "share in [0, 1] of the training worlds' questions that need two searches and a calculation (needs --tools with calculator, which sets it to " + numericShare + " unless given; 0: none)"},
 	"eval-world.seed":         {"environment", "seed of the evaluation world, whose names never occur in training (the unseen set)"},
 	"eval-world.countries":    {"environment", "countries in the evaluation world"},
 	"eval-world.cities":       {"environment", "cities in the evaluation world"},
@@ -58,9 +61,9 @@ var trainFlagDocs = map[string]flagDoc{
 	"eval-world.bands":        {"environment", "bands in the evaluation world"},
 	"eval-world.distractors":  {"environment", "distractor passages in the evaluation world (negative: none)"},
 	"eval-world.questions":    {"environment", "questions generated in the evaluation world (the unseen set takes the first --eval-questions)"},
-	"eval-world.numeric":      {"environment", "share in [0, 1] of the evaluation world's questions that need a calculation (needs --tools with calculator; 0: none)"},
+	"eval-world.numeric":      {"environment", "share in [0, 1] of the evaluation world's questions that need a calculation (needs --tools with calculator, which sets it to " + numericShare + " unless given; 0: none)"},
 	"search-top-k":            {"environment", "passages one search returns (paper: 5)"},
-	"tools":                   {"environment", "tools the agent is offered, by name, separated by commas: search, calculator (the system prompt lists exactly these)"},
+	"tools":                   {"environment", "tools the agent is offered, by name, separated by commas: search, calculator (the system prompt lists exactly these; with the calculator, both worlds get a share of " + numericShare + " numeric questions unless --train-world.numeric or --eval-world.numeric gives theirs)"},
 	"require-think":           {"environment", "the answer format requires <think>...</think> in every turn"},
 	"compact-prompt":          {"environment", "use the ~60-token system prompt stating the call format instead of Qwen2.5's ~200-token tool-schema block (a third cheaper steps on CPU)"},
 	"process-rew":             {"environment", "process reward per search that finds a new supporting passage, added to the outcome reward (0: off)"},
@@ -148,6 +151,9 @@ var trainFlagDocs = map[string]flagDoc{
 	"eval-every":     {"evaluation", "RL steps between evaluations of both sets (0: only before and after RL)"},
 	"eval-batch":     {"evaluation", "questions decoded together in an evaluation"},
 }
+
+// numericShare is pipeline.NumericShare as the help prints it.
+var numericShare = strconv.FormatFloat(pipeline.NumericShare, 'g', -1, 64)
 
 // trainFixedFields are pipeline.Config's settings that `train` does not bind as flags, with the
 // reason: each is decided by another flag, and a flag of its own would be silently overwritten.

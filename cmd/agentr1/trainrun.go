@@ -261,6 +261,12 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 		}
 		row(evalSetName(fin.Name), cells)
 	}
+	if len(r.args.cfg.Tools) > 1 {
+		for _, fin := range res.Final {
+			name := evalSetName(fin.Name)
+			printByType(w, name, ev.Sets[name], r.args.cfg.Tools)
+		}
+	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"agentr1/env"
@@ -16,7 +17,7 @@ var relNoun = map[Rel]string{
 	RelCapital: "capital", RelCountry: "country", RelPopulation: "population",
 	RelFounded: "founding year", RelBornIn: "birthplace", RelBorn: "birth year", RelJob: "job",
 	RelFather: "father", RelFounder: "founder", RelBase: "base city", RelSinger: "lead singer",
-	RelHome: "home city",
+	RelHome: "home city", RelEmployees: "number of employees", RelAlbums: "number of albums",
 }
 
 // Habits are how the scripted agent departs from a perfect solver.
@@ -153,7 +154,7 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 		return d
 	}
 	answer := ""
-	if t.Plan.Final == Difference {
+	if t.Plan.Final == Difference || t.Plan.Final == Sum {
 		answer, notes = a.calculate(e, t.Plan, values, notes, step)
 	}
 	if answer == "" {
@@ -172,37 +173,65 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 	return d
 }
 
-// calculate finishes a Difference plan: with both numbers read, and unless impatient (then it
-// answers from what it has, the last number read: conclude), it calls the calculator on
-// "x - y" until a result comes back or one turn is left for the answer, and returns the result
-// and the notes with it added. Noise makes a call malformed or swaps the operands (a negative
-// difference, which the agent notices and calculates again); both are marked as mistakes.
+// calculate finishes a Difference or Sum plan: with both numbers read, and unless impatient
+// (then it answers from what it has, the last number read: conclude), it calls the calculator
+// on "x - y" or "x + y" until a plausible result comes back or one turn is left for the answer,
+// and returns the result and the notes with it added. Noise makes a call malformed or gets the
+// expression wrong: the operands of a difference swapped (a negative result), a sum subtracted
+// (a total below one of its parts); the agent notices and calculates again. Both are marked
+// as mistakes.
 func (a *Agent) calculate(e *qa.Env, p Plan, values, notes []string, step func(string, bool) qa.Step) (string, []string) {
 	x, y := values[p.Compare[0]], values[p.Compare[1]]
 	if x == "" || y == "" || a.happens(a.Impatience) {
 		return "", notes
 	}
-	expr := x + " - " + y
+	expr, wrongExpr := x+" - "+y, y+" - "+x
+	if p.Final == Sum {
+		expr, wrongExpr = x+" + "+y, x+" - "+y
+	}
 	need := "I need " + expr + "."
 	think := strings.Join(notes, " ") + " " + need
 	for e.MaxTurns()-len(e.Turns()) > 1 {
 		written, mistake := expr, false
 		if a.happens(a.Noise) {
-			written, mistake = y+" - "+x, true
+			written, mistake = wrongExpr, true
 		}
 		call, malformed := a.toolCall("calculator", "expression", written)
 		s := step("<think>"+think+"</think>\n"+call, mistake || malformed)
 		result, ok := ToolResult(s.Observation)
 		switch {
-		case ok && !strings.HasPrefix(result, "-") && !strings.HasPrefix(result, "Error"):
+		case ok && plausible(p.Final, result, x, y):
 			return result, append(notes, expr+" is "+result+".")
-		case ok && strings.HasPrefix(result, "-"):
-			think = "A difference of " + result + " cannot be right. " + need
+		case ok && !strings.HasPrefix(result, "Error"):
+			think = wrongResult(p.Final, result) + " " + need
 		default:
 			think = "My call was wrong. " + need
 		}
 	}
 	return "", notes
+}
+
+// plausible reports whether result can be the calculation final on x and y: a difference is not
+// negative, a sum is at least each of its parts.
+func plausible(final Final, result, x, y string) bool {
+	r, err := strconv.Atoi(result)
+	if err != nil {
+		return false
+	}
+	if final == Sum {
+		nx, _ := strconv.Atoi(x)
+		ny, _ := strconv.Atoi(y)
+		return r >= nx && r >= ny
+	}
+	return r >= 0
+}
+
+// wrongResult is the agent's thought on an implausible result.
+func wrongResult(final Final, result string) string {
+	if final == Sum {
+		return "A total of " + result + " cannot be right."
+	}
+	return "A difference of " + result + " cannot be right."
 }
 
 // ToolResult returns the text of the first <tool_response> block of an observation.

@@ -3,6 +3,7 @@ package world
 import (
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,17 @@ var templates = map[Kind][][]string{
 	},
 }
 
+// countTemplates are the sentence groups of the count facts, which only worlds with numeric
+// questions have (Config.Numeric). They follow a passage's other sentences and are chosen from
+// the counts' own random stream, so that a world without them draws as it always does.
+var countTemplates = map[Kind][][]string{
+	Company: {{"{S} has {employees} employees.", "{S} employs {employees} people."}},
+	Band:    {{"{S} has released {albums} albums.", "{S} made {albums} albums."}},
+}
+
+// sentenceGroups returns kind k's sentence groups: templates, then countTemplates.
+func sentenceGroups(k Kind) [][]string { return slices.Concat(templates[k], countTemplates[k]) }
+
 var slotRe = regexp.MustCompile(`\{([a-zA-Z_]+)\}`)
 
 // fill substitutes {S} and the entity's facts into a template; ok is false if a fact is missing.
@@ -54,12 +66,21 @@ func fill(tmpl string, e *Entity) (string, bool) {
 	return out, ok
 }
 
-// entityPassage writes the entity's passage, choosing one template of each group.
-func entityPassage(rng *rand.Rand, e *Entity) env.Passage {
+// entityPassage writes the entity's passage, choosing one template of each group with rng and,
+// in a world with counts (counts not nil), one of each count group with counts.
+func entityPassage(rng, counts *rand.Rand, e *Entity) env.Passage {
 	var sents []string
 	for _, group := range templates[e.Kind] {
 		s, ok := fill(group[rng.IntN(len(group))], e)
 		if ok {
+			sents = append(sents, s)
+		}
+	}
+	for _, group := range countTemplates[e.Kind] {
+		if counts == nil {
+			break
+		}
+		if s, ok := fill(group[counts.IntN(len(group))], e); ok {
 			sents = append(sents, s)
 		}
 	}
@@ -92,7 +113,7 @@ const (
 
 func objectPattern(r Rel) string {
 	switch r {
-	case RelPopulation, RelFounded, RelBorn:
+	case RelPopulation, RelFounded, RelBorn, RelEmployees, RelAlbums:
 		return numPat
 	case RelJob:
 		return wordPat
@@ -105,7 +126,7 @@ func objectPattern(r Rel) string {
 // agent reads: it knows what the sentences look like, not what the world holds.
 func ReadFact(text, subject string, rel Rel) (string, bool) {
 	for k := Country; k <= Band; k++ { // in kind order: deterministic
-		for _, group := range templates[k] {
+		for _, group := range sentenceGroups(k) {
 			for _, tmpl := range group {
 				if !strings.Contains(tmpl, "{"+string(rel)+"}") {
 					continue

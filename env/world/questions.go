@@ -26,6 +26,7 @@ const (
 	Smaller                 // the option whose compared hop value is smaller (born first, ...)
 	Same                    // "yes" if the compared hops' values are equal, else "no"
 	Difference              // the first compared hop's number minus the second's (a calculation)
+	Sum                     // the two compared hops' numbers added (a calculation)
 )
 
 // Plan is how a question is solved: the lookups in order and how the answer follows. The
@@ -33,7 +34,7 @@ const (
 type Plan struct {
 	Hops    []Hop
 	Final   Final
-	Compare [2]int    // hops compared (Larger, Smaller, Same) or subtracted (Difference)
+	Compare [2]int    // hops compared (Larger, Smaller, Same), subtracted (Difference) or added (Sum)
 	Options [2]string // the names the question offers (Larger, Smaller)
 }
 
@@ -107,38 +108,44 @@ var comparisons = []comparison{
 	{Company, "bridge_comparison", "Whose founder was born first, %s or %s?", RelFounder, RelBorn, Smaller},
 }
 
-// numeric is a question whose answer is the difference of a numeric fact of two entities: the
-// first option's rel minus the second's, drawn so that it is positive.
+// numeric is a question whose answer is a calculation on a numeric fact of two entities: a
+// difference drawn positive, or a sum.
 type numeric struct {
 	kinds [2]Kind
 	rels  [2]Rel
+	final Final // Difference or Sum
+	// later marks a Difference whose second option has the larger value ("how many years after
+	// X was founded was Y born": born(Y) - founded(X)); otherwise the first option's is larger
+	// ("by how much does A exceed B": A - B).
+	later bool
 	qtype string
 	text  string // fmt format with two %s, the options in order
 }
 
-// numerics are the calculation questions of Config.Numeric. The answer is the second hop's
-// value minus the first's in the question's wording ("how many years after X was founded was Y
-// born": born(Y) - founded(X)), so the plan reads the options in the question's order.
+// numerics are the calculation questions of Config.Numeric: differences of years and of
+// populations, and, over the counts of numeric worlds, a difference of employees and a sum of
+// albums. The plan reads the options in the question's order.
 var numerics = []numeric{
-	{[2]Kind{City, Person}, [2]Rel{RelFounded, RelBorn}, "year_difference", "How many years after %s was founded was %s born?"},
-	{[2]Kind{Company, Person}, [2]Rel{RelFounded, RelBorn}, "year_difference", "How many years after %s was founded was %s born?"},
-	{[2]Kind{City, City}, [2]Rel{RelPopulation, RelPopulation}, "population_difference", "By how many thousand people does the population of %s exceed that of %s?"},
+	{[2]Kind{City, Person}, [2]Rel{RelFounded, RelBorn}, Difference, true, "year_difference", "How many years after %s was founded was %s born?"},
+	{[2]Kind{Company, Person}, [2]Rel{RelFounded, RelBorn}, Difference, true, "year_difference", "How many years after %s was founded was %s born?"},
+	{[2]Kind{City, City}, [2]Rel{RelPopulation, RelPopulation}, Difference, false, "population_difference", "By how many thousand people does the population of %s exceed that of %s?"},
+	{[2]Kind{Company, Company}, [2]Rel{RelEmployees, RelEmployees}, Difference, false, "count_difference", "How many more employees does %s have than %s?"},
+	{[2]Kind{Band, Band}, [2]Rel{RelAlbums, RelAlbums}, Sum, false, "count_sum", "How many albums did %s and %s release in all?"},
 }
 
-// makeNumeric draws a numeric question: two entities whose facts' difference (second minus
-// first for the year questions, first minus second for populations) is positive.
+// makeNumeric draws a numeric question: two entities with the facts, whose difference, for a
+// Difference, is positive.
 func makeNumeric(rng *rand.Rand, w *World, byKind map[Kind][]*Entity, c numeric) (Task, bool) {
 	a := pick(rng, byKind, c.kinds[0], has(c.rels[0]))
 	if a == nil {
 		return Task{}, false
 	}
-	later := c.rels[0] != c.rels[1] // "how many years after": the second value is the larger
 	b := pick(rng, byKind, c.kinds[1], func(e *Entity) bool {
 		if e == a || !has(c.rels[1])(e) {
 			return false
 		}
 		d := e.Num(c.rels[1]) - a.Num(c.rels[0])
-		return (later && d > 0) || (!later && d < 0)
+		return c.final == Sum || (c.later && d > 0) || (!c.later && d < 0)
 	})
 	if b == nil {
 		return Task{}, false
@@ -147,12 +154,16 @@ func makeNumeric(rng *rand.Rand, w *World, byKind map[Kind][]*Entity, c numeric)
 	w.support(&t.Question, []*Entity{a, b})
 	p := &t.Plan
 	p.Hops = []Hop{{Subject: a.Name, From: -1, Rel: c.rels[0]}, {Subject: b.Name, From: -1, Rel: c.rels[1]}}
-	p.Final, p.Options, p.Compare = Difference, [2]string{a.Name, b.Name}, [2]int{1, 0}
-	if !later {
-		p.Compare = [2]int{0, 1}
+	p.Final, p.Options, p.Compare = c.final, [2]string{a.Name, b.Name}, [2]int{0, 1}
+	if c.later {
+		p.Compare = [2]int{1, 0}
 	}
-	diff := b.Num(c.rels[1]) - a.Num(c.rels[0])
-	t.Answers = []string{strconv.Itoa(max(diff, -diff))}
+	x, y := a.Num(c.rels[0]), b.Num(c.rels[1])
+	answer := x + y
+	if c.final == Difference {
+		answer = max(x-y, y-x)
+	}
+	t.Answers = []string{strconv.Itoa(answer)}
 	return t, true
 }
 

@@ -3,7 +3,9 @@
 // relations (a city lies in a country, a person was born in a city, a company was founded by
 // a person, ...), one wiki-style passage per entity plus distractor passages, and questions
 // of the HotpotQA and 2WikiMultihopQA kinds (bridge, compositional, inference, comparison,
-// bridge-comparison) whose answers need 2 to 4 searches. Training and evaluation worlds draw
+// bridge-comparison) whose answers need 2 to 4 searches. With Config.Numeric, a share of the
+// questions need two searches and one calculation (a difference of years, populations or
+// employee counts, a sum of album counts), answered with the calculator tool. Training and evaluation worlds draw
 // their names from disjoint halves of the name space, so an agent can only score on an
 // evaluation world by searching. The vocabulary is small and the texts short, so that a tiny
 // BPE model can learn the format.
@@ -43,7 +45,8 @@ func (k Kind) String() string {
 type Rel string
 
 // The relations and the kinds they belong to. Objects are entity names, years, numbers of
-// thousands of people, or occupation words.
+// thousands of people, counts, or occupation words. The two counts exist only in worlds with
+// numeric questions (Config.Numeric).
 const (
 	RelCapital    Rel = "capital"    // country -> city
 	RelCountry    Rel = "country"    // city -> country it lies in
@@ -57,6 +60,8 @@ const (
 	RelBase       Rel = "base"       // company -> city it is based in
 	RelSinger     Rel = "singer"     // band -> person
 	RelHome       Rel = "home"       // band -> city it was formed in
+	RelEmployees  Rel = "employees"  // company -> number of employees (numeric worlds only)
+	RelAlbums     Rel = "albums"     // band -> number of albums released (numeric worlds only)
 )
 
 // Entity is one thing the encyclopedia describes.
@@ -66,7 +71,7 @@ type Entity struct {
 	Facts map[Rel]string // relation -> object (a name, or a number as decimal digits)
 }
 
-// Num returns a numeric fact (year, population). It panics if the fact is not a number.
+// Num returns a numeric fact (year, population, count). It panics if the fact is not a number.
 func (e *Entity) Num(r Rel) int {
 	n, err := strconv.Atoi(e.Facts[r])
 	if err != nil {
@@ -88,8 +93,10 @@ type Config struct {
 	Distractors int // passages about rivers and clubs named after cities: lexical near-misses
 	Questions   int
 	// Numeric is the share of questions that need two searches and one calculation (the
-	// difference of two years or two populations; calculator tool), in [0, 1]; 0: none, and
-	// the questions are those of a world without the setting.
+	// difference of two years, two populations or two companies' employees, the sum of two
+	// bands' albums; calculator tool), in [0, 1]. A world with numeric questions also states
+	// the counts (employees, albums) in its passages. 0: none, and the world (passages and
+	// questions) is exactly that of a configuration without the setting.
 	Numeric float64
 }
 
@@ -213,8 +220,15 @@ func New(cfg Config) (*World, error) {
 		b.Facts[RelHome] = cities[rng.IntN(len(cities))].Name
 		b.Facts[RelFounded] = strconv.Itoa(min(2020, singer.Num(RelBorn)+16+rng.IntN(30)))
 	}
+	// The count facts and their sentences draw from a stream of their own, so that the rest of
+	// the world's draws stay those of a world without numeric questions.
+	var counts *rand.Rand
+	if cfg.Numeric > 0 {
+		counts = rand.New(rand.NewPCG(cfg.Seed, 0xc0_0a75))
+		addCounts(counts, w.Entities)
+	}
 	for _, e := range w.Entities {
-		p := entityPassage(rng, e)
+		p := entityPassage(rng, counts, e)
 		w.pidOf[e.Name] = p.ID
 		w.Passages = append(w.Passages, p)
 	}
@@ -227,6 +241,18 @@ func New(cfg Config) (*World, error) {
 			len(w.Tasks), len(w.Entities), cfg.Questions)
 	}
 	return w, nil
+}
+
+// addCounts gives every company its number of employees and every band its number of albums.
+func addCounts(rng *rand.Rand, entities []*Entity) {
+	for _, e := range entities {
+		switch e.Kind {
+		case Company:
+			e.Facts[RelEmployees] = strconv.Itoa(100 + rng.IntN(900))
+		case Band:
+			e.Facts[RelAlbums] = strconv.Itoa(2 + rng.IntN(28))
+		}
+	}
 }
 
 // orDefault replaces a zero count by its default and a negative one by zero.

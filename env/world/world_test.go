@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -86,7 +87,18 @@ func TestTrainEvalDisjoint(t *testing.T) {
 func isNumber(s string) bool { return strings.Trim(s, "0123456789") == "" }
 
 func TestWorldConsistency(t *testing.T) {
-	w := mustWorld(t, DefaultConfig(11, Train))
+	numeric := DefaultConfig(11, Train)
+	numeric.Numeric = 0.3
+	for _, cfg := range []Config{DefaultConfig(11, Train), numeric} {
+		t.Run(fmt.Sprintf("numeric=%v", cfg.Numeric), func(t *testing.T) { checkWorldConsistency(t, cfg) })
+	}
+}
+
+// checkWorldConsistency checks that cfg's world has its questions, unique passage ids, every
+// fact readable from its entity's passage, supporting passages in the corpus, and enough
+// questions of each type.
+func checkWorldConsistency(t *testing.T, cfg Config) {
+	w := mustWorld(t, cfg)
 	if len(w.Tasks) != 1000 {
 		t.Errorf("%d tasks, want 1000", len(w.Tasks))
 	}
@@ -125,7 +137,11 @@ func TestWorldConsistency(t *testing.T) {
 			t.Errorf("%s: answers %v", task.ID, task.Answers)
 		}
 	}
-	for _, typ := range []string{"bridge", "compositional", "inference", "comparison", "bridge_comparison"} {
+	want := []string{"bridge", "compositional", "inference", "comparison", "bridge_comparison"}
+	if cfg.Numeric > 0 {
+		want = append(want, "year_difference", "population_difference", "count_difference", "count_sum")
+	}
+	for _, typ := range want {
 		if types[typ] < 20 {
 			t.Errorf("only %d %s questions: %v", types[typ], typ, types)
 		}
@@ -374,26 +390,39 @@ func TestImpatientAgent(t *testing.T) {
 }
 
 // TestNumericQuestions checks the calculation questions of Config.Numeric: their share, their
-// answers (the positive difference of the two facts their plan reads), and the scripted agent
-// on them: patient and exact, two searches, one calculator call and the right number; noisy,
-// marked mistakes it recovers from; impatient, no calculator call and the last number read.
+// answers (the positive difference, or the sum, of the two facts their plan reads), and the
+// scripted agent on them: patient and exact, two searches, one calculator call and the right
+// number; noisy, marked mistakes it recovers from; impatient, no calculator call and the last
+// number read.
 func TestNumericQuestions(t *testing.T) {
 	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300, Numeric: 0.3})
 	var numeric []Task
+	sums := 0
 	for _, task := range w.Tasks {
 		p := task.Plan
-		if p.Final != Difference {
+		if p.Final != Difference && p.Final != Sum {
+			if task.Numeric {
+				t.Errorf("%s %q: marked numeric, plan ends %v", task.ID, task.Question.Question, p.Final)
+			}
 			continue
 		}
 		numeric = append(numeric, task)
 		x := w.ByName[p.Hops[p.Compare[0]].Subject].Num(p.Hops[p.Compare[0]].Rel)
 		y := w.ByName[p.Hops[p.Compare[1]].Subject].Num(p.Hops[p.Compare[1]].Rel)
-		if !task.Numeric || task.Answers[0] != fmt.Sprint(x-y) || x-y <= 0 || len(task.SupportingPIDs) != 2 {
-			t.Errorf("%s %q: answer %v, facts %d - %d, numeric %v", task.ID, task.Question.Question, task.Answers, x, y, task.Numeric)
+		want, op := x-y, "-"
+		if p.Final == Sum {
+			want, op = x+y, "+"
+			sums++
+		}
+		if !task.Numeric || task.Answers[0] != fmt.Sprint(want) || want <= 0 || len(task.SupportingPIDs) != 2 {
+			t.Errorf("%s %q: answer %v, facts %d %s %d, numeric %v", task.ID, task.Question.Question, task.Answers, x, op, y, task.Numeric)
 		}
 	}
 	if f := float64(len(numeric)) / float64(len(w.Tasks)); f < 0.2 || f > 0.4 {
 		t.Errorf("%d of %d questions numeric, want about 0.3", len(numeric), len(w.Tasks))
+	}
+	if sums == 0 || sums == len(numeric) {
+		t.Errorf("%d of %d numeric questions are sums, want some and not all", sums, len(numeric))
 	}
 	tools := []env.Tool{NewTitleSearch(w.Passages, 5), calc.Tool{}}
 	calcCalls := func(d Demo) int {
@@ -436,6 +465,48 @@ func TestNumericQuestions(t *testing.T) {
 		}
 		if (c.name == "noisy") != (mistakes > 0) {
 			t.Errorf("%s: %d calculator turns marked mistakes", c.name, mistakes)
+		}
+	}
+}
+
+// TestCountFacts checks that a world with numeric questions is the world without them plus the
+// counts: the same entities with the same other facts, each company's employees and each band's
+// albums, and the same passages with the count sentence added at the end of the companies' and
+// bands' ones (so the setting leaves the default world as it is).
+func TestCountFacts(t *testing.T) {
+	plain := mustWorld(t, DefaultConfig(3, Train))
+	cfg := DefaultConfig(3, Train)
+	cfg.Numeric = 0.2
+	counted := mustWorld(t, cfg)
+	if len(plain.Entities) != len(counted.Entities) || len(plain.Passages) != len(counted.Passages) {
+		t.Fatalf("%d entities and %d passages, want %d and %d", len(counted.Entities), len(counted.Passages), len(plain.Entities), len(plain.Passages))
+	}
+	for i, e := range counted.Entities {
+		facts := maps.Clone(e.Facts)
+		var count Rel
+		switch e.Kind {
+		case Company:
+			count = RelEmployees
+		case Band:
+			count = RelAlbums
+		}
+		if count != "" {
+			if n := e.Num(count); n < 1 {
+				t.Errorf("%s %q: %s = %d, want a positive count", e.Kind, e.Name, count, n)
+			}
+			delete(facts, count)
+		}
+		if !maps.Equal(facts, plain.Entities[i].Facts) {
+			t.Errorf("%s %q: facts %v, want %v and the count", e.Kind, e.Name, e.Facts, plain.Entities[i].Facts)
+		}
+		text, before := counted.Passages[i].Text, plain.Passages[i].Text
+		if count == "" && text != before || count != "" && !strings.HasPrefix(text, before+" ") {
+			t.Errorf("%s %q: passage %q, want %q with a count sentence added", e.Kind, e.Name, text, before)
+		}
+	}
+	for i := len(counted.Entities); i < len(counted.Passages); i++ {
+		if counted.Passages[i] != plain.Passages[i] {
+			t.Errorf("distractor %d: %+v, want %+v", i, counted.Passages[i], plain.Passages[i])
 		}
 	}
 }

@@ -45,6 +45,29 @@ func BuildTools(names env.ToolNames, passages []env.Passage, topK, workers int) 
 	return ToolRegistry().Build(names, env.ToolSetup{Passages: passages, TopK: topK, Workers: workers})
 }
 
+// NumericShare is the share of numeric questions (world.Config.Numeric) in each world of a run
+// offered the calculator whose settings leave that world's share unset (NumericForCalculator).
+// At 0.3, a held-out or unseen set of 100 questions holds about 30 that need the calculator,
+// and the other 70 keep the search-only task's mix of types.
+const NumericShare = 0.3
+
+// NumericForCalculator gives a run the task its tools are for: when the calculator is among
+// Tools, the training worlds (unless trainSet: the user gave TrainWorld.Numeric) and the
+// evaluation world (unless evalSet) get NumericShare numeric questions. A user who asks for
+// the calculator then trains and is evaluated on questions that need it. A run without the
+// calculator (the default, search alone) is left as it is.
+func (c *Config) NumericForCalculator(trainSet, evalSet bool) {
+	if !c.Tools.Has(calc.Name) {
+		return
+	}
+	if !trainSet {
+		c.TrainWorld.Numeric = NumericShare
+	}
+	if !evalSet {
+		c.EvalWorld.Numeric = NumericShare
+	}
+}
+
 // checkTools reports a Tools setting that names a tool ToolRegistry does not hold.
 func (c *Config) checkTools() error {
 	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.Tools.Has(calc.Name) {

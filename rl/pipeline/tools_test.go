@@ -108,6 +108,40 @@ func TestToolsSetting(t *testing.T) {
 	}
 }
 
+// TestNumericForCalculator checks that a run offered the calculator gets numeric questions in
+// each world whose share is not set, and that a search-only run is left as it is.
+func TestNumericForCalculator(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		tools             env.ToolNames
+		trainSet, evalSet bool
+		train, eval       float64 // the shares after; set ones start at 0.5
+	}{
+		{"search alone", env.ToolNames{"search"}, false, false, 0, 0},
+		{"search alone, set", env.ToolNames{"search"}, true, true, 0.5, 0.5},
+		{"calculator", env.ToolNames{"search", "calculator"}, false, false, NumericShare, NumericShare},
+		{"calculator, train set", env.ToolNames{"search", "calculator"}, true, false, 0.5, NumericShare},
+		{"calculator, eval set", env.ToolNames{"calculator", "search"}, false, true, NumericShare, 0.5},
+		{"calculator, both set", env.ToolNames{"search", "calculator"}, true, true, 0.5, 0.5},
+	} {
+		cfg := DefaultConfig()
+		cfg.Tools = c.tools
+		if c.trainSet {
+			cfg.TrainWorld.Numeric = 0.5
+		}
+		if c.evalSet {
+			cfg.EvalWorld.Numeric = 0.5
+		}
+		cfg.NumericForCalculator(c.trainSet, c.evalSet)
+		if cfg.TrainWorld.Numeric != c.train || cfg.EvalWorld.Numeric != c.eval {
+			t.Errorf("%s: shares %v (train), %v (eval), want %v, %v", c.name, cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric, c.train, c.eval)
+		}
+	}
+	if NumericShare <= 0 || NumericShare > 1 {
+		t.Errorf("NumericShare = %v, want a share in (0, 1]", NumericShare)
+	}
+}
+
 // TestPrepareWithTools checks that Prepare builds the chosen tools for every world and that the
 // demonstrations are made with them, whatever their order: their prompts are the training
 // prompts and the scripted agent still finds "search".
