@@ -148,30 +148,58 @@ func (r *Runner) Warmup() {
 	r.decode.Step([]int{0}, []int{0})
 }
 
-// Prefill runs one prefill repetition and returns its throughput in prompt tokens per second.
-func (r *Runner) Prefill() float64 {
-	start := time.Now()
+// Timing is one timed phase of a repetition: the tokens it processed, its wall-clock time and
+// the CPU time of the whole process meanwhile (all threads; 0 where the system does not say).
+// On a machine shared with other work the wall-clock rate falls with the share of the cores
+// the process gets; the CPU-time rate does not.
+type Timing struct {
+	Tokens              int
+	Seconds, CPUSeconds float64
+}
+
+// Rate returns the tokens per second of wall-clock time.
+func (t Timing) Rate() float64 { return float64(t.Tokens) / t.Seconds }
+
+// CPURate returns the tokens per second of CPU time, or 0 if it was not measured.
+func (t Timing) CPURate() float64 {
+	if t.CPUSeconds <= 0 {
+		return 0
+	}
+	return float64(t.Tokens) / t.CPUSeconds
+}
+
+// timing starts the clocks of a phase; the function it returns stops them.
+func timing() func(tokens int) Timing {
+	start, cpu := time.Now(), processCPUSeconds()
+	return func(tokens int) Timing {
+		return Timing{Tokens: tokens, Seconds: time.Since(start).Seconds(), CPUSeconds: processCPUSeconds() - cpu}
+	}
+}
+
+// Prefill runs one prefill repetition and returns its timing over the prompt tokens.
+func (r *Runner) Prefill() Timing {
+	stop := timing()
 	for row, p := range r.prefillPrompts {
 		r.prefill.Reset(row)
 		r.prefill.Append(row, p)
 	}
-	return float64(r.w.PrefillBatch*r.w.PrefillLen) / time.Since(start).Seconds()
+	return stop(r.w.PrefillBatch * r.w.PrefillLen)
 }
 
-// Decode runs one decoding repetition and returns its throughput in generated tokens per
-// second: the prompts are appended first, outside the timing, then DecodeNew greedy tokens
-// per row are generated (DecodeNew batched Steps, the last token fed too, as a rollout feeds
-// it before a tool observation).
-func (r *Runner) Decode() float64 {
+// Decode runs one decoding repetition and returns its timing over the generated tokens: the
+// prompts are appended first, outside the timing, then DecodeNew greedy tokens per row are
+// generated (DecodeNew batched Steps, the last token fed too, as a rollout feeds it before a
+// tool observation).
+func (r *Runner) Decode() Timing {
 	for row, p := range r.decodePrompts {
 		r.decode.Reset(row)
 		r.decode.Append(row, p)
 	}
-	start := time.Now()
+	stop := timing()
 	// No stop tokens: every row generates DecodeNew tokens. Greedy sampling draws nothing
 	// from the generator, so none is given.
 	r.decode.Generate(r.decodeRows, r.w.DecodeNew, model.Sampler{Greedy: true}, nil, nil)
-	return float64(r.w.DecodeBatch*r.w.DecodeNew) / time.Since(start).Seconds()
+	return stop(r.w.DecodeBatch * r.w.DecodeNew)
 }
 
 // Median returns the median of xs (the mean of the middle two for an even count), the figure

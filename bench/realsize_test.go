@@ -8,8 +8,9 @@ import (
 	"agentr1/model"
 )
 
-// realSize builds the model of a named shape with random weights (seed 1), skipping the
-// benchmark under -short: Qwen2.5-0.5B's shape takes 2 GB and seconds to build.
+// realSize builds the model of a named shape with random BF16 weights (seed 1) held for
+// inference, as `agentr1 bench --random` does, skipping the benchmark under -short:
+// Qwen2.5-0.5B's shape takes 1 GB and seconds to build.
 func realSize(b *testing.B, shape string) *model.Model {
 	b.Helper()
 	if testing.Short() {
@@ -19,7 +20,7 @@ func realSize(b *testing.B, shape string) *model.Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := model.New(cfg, 1)
+	m, err := model.NewForInference(cfg, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func BenchmarkRealSize(b *testing.B) {
 		r := runner(b)
 		var rates []float64
 		for b.Loop() {
-			rates = append(rates, r.Prefill())
+			rates = append(rates, r.Prefill().Rate())
 		}
 		b.ReportMetric(Median(rates), "tokens/s")
 	})
@@ -55,7 +56,7 @@ func BenchmarkRealSize(b *testing.B) {
 		r := runner(b)
 		var rates []float64
 		for b.Loop() {
-			rates = append(rates, r.Decode())
+			rates = append(rates, r.Decode().Rate())
 		}
 		b.ReportMetric(Median(rates), "tokens/s")
 	})
@@ -97,15 +98,19 @@ func TestWorkloadCheck(t *testing.T) {
 // figures are positive and the decoder generated every token.
 func TestRunner(t *testing.T) {
 	cfg, _ := ShapeNamed("default")
-	m, err := model.New(cfg, 1)
+	m, err := model.NewForInference(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := Workload{PrefillBatch: 2, PrefillLen: 40, DecodeBatch: 3, DecodePrompt: 10, DecodeNew: 5}
 	r := NewRunner(m, w, 1)
 	r.Warmup()
-	if p, d := r.Prefill(), r.Decode(); !(p > 0) || !(d > 0) {
-		t.Errorf("prefill %v tokens/s, decode %v tokens/s, want both > 0", p, d)
+	p, d := r.Prefill(), r.Decode()
+	if !(p.Rate() > 0) || !(d.Rate() > 0) || p.CPURate() < 0 || d.CPURate() < 0 {
+		t.Errorf("prefill %v tokens/s, decode %v tokens/s (per CPU-second %v and %v), want > 0", p.Rate(), d.Rate(), p.CPURate(), d.CPURate())
+	}
+	if p.Tokens != w.PrefillBatch*w.PrefillLen || d.Tokens != w.DecodeBatch*w.DecodeNew {
+		t.Errorf("timed %d prefill and %d decoding tokens, want %d and %d", p.Tokens, d.Tokens, w.PrefillBatch*w.PrefillLen, w.DecodeBatch*w.DecodeNew)
 	}
 	for row := range w.DecodeBatch {
 		if n := r.decode.Len(row); n != w.DecodePrompt+w.DecodeNew {

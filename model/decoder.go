@@ -15,9 +15,10 @@ import (
 // Token positions within a row are 0, 1, 2, ...: the logits equal those of Forward on the
 // row's tokens, whatever padding that batch had. A Decoder is not safe for concurrent use.
 //
-// Weights: each step multiplies a few rows by every weight matrix, so the decoder keeps a
-// copy of the matrices packed for tensor.GemmPacked (models up to decoderPackLimit parameters)
-// and repacks it before its next step whenever the weights may have changed: after
+// Weights: each step multiplies a few rows by every weight matrix, so the decoder reads them
+// packed for tensor.GemmPacked: a model held for inference (LoadForInference) has them packed
+// already; for one that can train (up to decoderPackLimit parameters) the decoder keeps a
+// packed copy and repacks it before its next step whenever the weights may have changed: after
 // Model.ParamData (the optimiser's hand-out) or Model.MarkWeightsChanged, and whenever it is fed
 // while every row is empty. Code that writes Param.Data directly between steps of a live
 // decoder must call MarkWeightsChanged (the KV caches then hold values of the old weights too:
@@ -282,8 +283,8 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 	if cfg.QKNorm() {
 		qProj, kProj = sc.qProj[:n*Q], sc.kProj[:n*K]
 	}
-	var none packedLayer // the layers' stand-in when nothing is packed
-	tensor.EmbeddingForward(x, m.embed.Data, tokens, C)
+	var none packedLayer     // the layers' stand-in when nothing is packed
+	m.embedTokens(x, tokens) // x (n, C) = embed_tokens[tokens]
 	for l := range m.layers {
 		p, pl := &m.layers[l], &none
 		if d.packed.valid {
@@ -291,9 +292,9 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 		}
 		tensor.RMSNormForward(norm, rstd, x, p.inputNorm.Data, n, C, eps)
 		d.project(sc, norm, n, C,
-			projection{y: qProj, w: p.q.Data, bias: data(p.qBias), packed: &pl.q, out: Q},
-			projection{y: kProj, w: p.k.Data, bias: data(p.kBias), packed: &pl.k, out: K},
-			projection{y: v, w: p.v.Data, bias: data(p.vBias), packed: &pl.v, out: K})
+			projection{y: qProj, w: p.q.Data, bias: data(p.qBias), packed: pl.q, out: Q},
+			projection{y: kProj, w: p.k.Data, bias: data(p.kBias), packed: pl.k, out: K},
+			projection{y: v, w: p.v.Data, bias: data(p.vBias), packed: pl.v, out: K})
 		if p.qNorm != nil { // Qwen3: an RMSNorm over each head vector, as layerForward
 			tensor.RMSNormForward(q, sc.rstdH[:n*Hq], qProj, p.qNorm.Data, n*Hq, D, eps)
 			tensor.RMSNormForward(k, sc.rstdH[:n*Hkv], kProj, p.kNorm.Data, n*Hkv, D, eps)
@@ -316,13 +317,13 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 			}
 		}
 		d.attention(sc, attn, q, d.kCache[l], d.vCache[l], n)
-		d.accumulate(x, attn, n, Q, p.o.Data, &pl.o) // x += attn (n, Q) @ o_proj (C, Q)^T
+		d.accumulate(x, attn, n, Q, p.o.Data, pl.o) // x += attn (n, Q) @ o_proj (C, Q)^T
 		tensor.RMSNormForward(norm, rstd, x, p.postNorm.Data, n, C, eps)
 		d.project(sc, norm, n, C,
-			projection{y: gate, w: p.gate.Data, packed: &pl.gate, out: I},
-			projection{y: up, w: p.up.Data, packed: &pl.up, out: I})
+			projection{y: gate, w: p.gate.Data, packed: pl.gate, out: I},
+			projection{y: up, w: p.up.Data, packed: pl.up, out: I})
 		tensor.SwiGLUForward(act, gate, up)
-		d.accumulate(x, act, n, I, p.down.Data, &pl.down) // x += act (n, I) @ down_proj (C, I)^T
+		d.accumulate(x, act, n, I, p.down.Data, pl.down) // x += act (n, I) @ down_proj (C, I)^T
 	}
 	r := len(sc.last)
 	hidden, hlog := sc.hidden[:r*C], sc.hlog[:r*V]
@@ -331,7 +332,7 @@ func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 	}
 	final := norm[:r*C] // (r, C)
 	tensor.RMSNormForward(final, rstd[:r], hidden, m.norm.Data, r, C, eps)
-	d.project(sc, final, r, C, projection{y: hlog, w: m.lmHead.Data, packed: &d.packed.lmHead, out: V})
+	d.project(sc, final, r, C, projection{y: hlog, w: m.lmHead.Data, packed: d.packed.lmHead, out: V})
 	for j, i := range sc.last {
 		row := sc.rowOf[i]
 		copy(d.logits[row*V:(row+1)*V], hlog[j*V:(j+1)*V])

@@ -86,7 +86,7 @@ func (m *Model) trunkForward(ws *Workspace, tokens []int, attentionMask []float3
 	maskPositions(ws.positions, attentionMask, B, T)
 
 	x := ws.embedded[:N*C]
-	tensor.EmbeddingForward(x, m.embed.Data, ws.tokens, C) // x (N, C) = embed_tokens[tokens]
+	m.embedTokens(x, ws.tokens) // x (N, C) = embed_tokens[tokens]
 	for l := range m.layers {
 		x = m.layerForward(ws, l, x) // (N, C) the residual stream leaving layer l
 	}
@@ -136,7 +136,7 @@ func (m *Model) ForwardLogits(ws *Workspace, tokens []int, attentionMask []float
 	final := m.trunkForward(ws, tokens, attentionMask, B, T) // (N, C)
 	ws.owner, ws.pass = m, passLogits
 	ws.logits = grow(ws.logits, N*V)
-	tensor.LinearForward(ws.logits, final, m.lmHead.Data, nil, N, C, V) // (N, V)
+	linearForward(ws.logits, final, m.lmHead, nil, N, C, V) // (N, V)
 	return ws.logits
 }
 

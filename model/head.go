@@ -195,7 +195,7 @@ func (m *Model) headProbs(ws *Workspace, rows, labels []int, probs []float32, re
 	n, V, C := len(rows), m.Config.VocabSize, m.Config.HiddenSize
 	hidden := ws.gatherFinal(rows) // (n, C)
 	z := h.z[:n*V]
-	tensor.LinearForward(z, hidden, m.lmHead.Data, nil, n, C, V)
+	linearForward(z, hidden, m.lmHead, nil, n, C, V) // (n, V)
 	if s := ws.logitScale(); s != 1 {
 		tensor.Scal(s, z) // z = logits / Temperature
 	}

@@ -29,11 +29,11 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) []float32 {
 
 	// Attention branch. In a lean pass x may be this slot's resid2: it is read for the last
 	// time by the copy into resid1, before resid2 is written.
-	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps)  // n1 (N, C)
-	tensor.LinearForward(a.qProj, norm, p.q.Data, data(p.qBias), N, C, Q) // (N, Hq, D)
-	tensor.LinearForward(a.kProj, norm, p.k.Data, data(p.kBias), N, C, K) // (N, Hkv, D)
-	tensor.LinearForward(a.v, norm, p.v.Data, data(p.vBias), N, C, K)     // (N, Hkv, D)
-	if p.qNorm != nil {                                                   // Qwen3: an RMSNorm over each head vector, rows (N*H, D)
+	tensor.RMSNormForward(norm, a.rstd1, x, p.inputNorm.Data, N, C, eps) // n1 (N, C)
+	linearForward(a.qProj, norm, p.q, p.qBias, N, C, Q)                  // (N, Hq, D)
+	linearForward(a.kProj, norm, p.k, p.kBias, N, C, K)                  // (N, Hkv, D)
+	linearForward(a.v, norm, p.v, p.vBias, N, C, K)                      // (N, Hkv, D)
+	if p.qNorm != nil {                                                  // Qwen3: an RMSNorm over each head vector, rows (N*H, D)
 		tensor.RMSNormForward(a.q, a.qRstd, a.qProj, p.qNorm.Data, N*Hq, D, eps)
 		tensor.RMSNormForward(a.k, a.kRstd, a.kProj, p.kNorm.Data, N*Hkv, D, eps)
 	}
@@ -42,12 +42,12 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) []float32 {
 	ws.attentionForward(a, B, T, Hq, Hkv, D) // a.attn (N, Hq, D), weights kept or recomputed (recompute.go)
 	// resid1 (N, C) = x + attn (N, Q) @ o_proj (C, Q)^T
 	copy(a.resid1, x)
-	tensor.Gemm(false, true, N, C, Q, 1, a.attn, Q, p.o.Data, Q, 1, a.resid1, C)
+	linearAccumulate(a.resid1, a.attn, p.o, N, Q, C)
 
 	// MLP branch.
 	tensor.RMSNormForward(norm, a.rstd2, a.resid1, p.postNorm.Data, N, C, eps) // n2 (N, C)
-	tensor.LinearForward(a.gate, norm, p.gate.Data, nil, N, C, I)              // (N, I)
-	tensor.LinearForward(a.up, norm, p.up.Data, nil, N, C, I)                  // (N, I)
+	linearForward(a.gate, norm, p.gate, nil, N, C, I)                          // (N, I)
+	linearForward(a.up, norm, p.up, nil, N, C, I)                              // (N, I)
 	// resid2 (N, C) = resid1 + act (N, I) @ down_proj (C, I)^T, act = silu(gate) * up formed
 	// mlpChunk rows at a time in a buffer shared by all layers.
 	copy(a.resid2, a.resid1)
@@ -55,7 +55,7 @@ func (m *Model) layerForward(ws *Workspace, l int, x []float32) []float32 {
 		n := min(mlpChunk, N-r0)
 		act := ws.act[:n*I] // (n, I)
 		tensor.SwiGLUForward(act, a.gate[r0*I:(r0+n)*I], a.up[r0*I:(r0+n)*I])
-		tensor.Gemm(false, true, n, C, I, 1, act, I, p.down.Data, I, 1, a.resid2[r0*C:], C)
+		linearAccumulate(a.resid2[r0*C:(r0+n)*C], act, p.down, n, I, C)
 	}
 	return a.resid2
 }

@@ -18,12 +18,18 @@ import (
 type Param struct {
 	Name  string
 	Shape []int
-	Data  []float32 // row-major, len = product of Shape
+	Data  []float32 // row-major, len = product of Shape; nil for a matrix held Packed
 	Grad  []float32 // same shape as Data, or nil before training; Backward accumulates into it
+
+	// Packed is a weight matrix W (out, in) of a model held for inference (LoadForInference,
+	// NewForInference) packed once as op(B) = W^T for tensor.GemmPacked, in bfloat16 when the
+	// checkpoint stores it so, in place of Data: the decoder's products read it (inference.go).
+	// nil for every parameter of a model that can train.
+	Packed *tensor.PackedB
 }
 
 // Numel returns the number of elements of the parameter.
-func (p *Param) Numel() int { return len(p.Data) }
+func (p *Param) Numel() int { return shapeSize(p.Shape) }
 
 // layerParams are the parameters of one decoder layer (HF Qwen2DecoderLayer or
 // Qwen3DecoderLayer), with C = hidden size, D = head size, Q = Hq*D, K = Hkv*D,
@@ -70,6 +76,16 @@ type Model struct {
 // newModel lays out the parameters of cfg in one data allocation, with Data zero and no
 // gradients; it does not initialise them.
 func newModel(cfg Config) (*Model, error) {
+	m, err := newLayout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	allocate(m.Params)
+	return m, nil
+}
+
+// newLayout returns a model of cfg whose parameters have their names and shapes but no Data.
+func newLayout(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -116,7 +132,6 @@ func newModel(cfg Config) (*Model, error) {
 	} else {
 		m.lmHead = add("lm_head.weight", V, C)
 	}
-	allocate(m.Params)
 	m.rope = tensor.NewRoPE(cfg.HeadSize(), cfg.MaxPositionEmbeddings, cfg.RopeTheta)
 	return m, nil
 }
@@ -190,7 +205,11 @@ func enableGrads(params []*Param) {
 // is built and loaded without them, for inference. ZeroGrad, ParamGrads, Backward and
 // BackwardLogits call it, so a training loop needs nothing more; it is exported for callers
 // that write Param.Grad themselves.
-func (m *Model) EnableTraining() { enableGrads(m.Params) }
+// It panics if the model is held for inference (LoadForInference, NewForInference).
+func (m *Model) EnableTraining() {
+	m.checkTrainable("EnableTraining")
+	enableGrads(m.Params)
+}
 
 // Training reports whether the model holds gradients (EnableTraining has run).
 func (m *Model) Training() bool { return len(m.Params) > 0 && m.Params[0].Grad != nil }
@@ -227,7 +246,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 func (m *Model) NumParams() int {
 	n := 0
 	for _, p := range m.Params {
-		n += len(p.Data)
+		n += p.Numel()
 	}
 	return n
 }
@@ -254,7 +273,12 @@ func (m *Model) ZeroGrad() {
 // Clone returns a deep copy of the model: same configuration, parameters and gradients, in new
 // allocations. A model without gradients (not training) clones without them, so that a frozen
 // copy of a policy (a reference model) costs only its weights.
+//
+// A model held for inference clones into one that shares its packed matrices (read-only).
 func (m *Model) Clone() *Model {
+	if m.Inference() {
+		return m.cloneInference()
+	}
 	c, err := newModel(m.Config)
 	if err != nil {
 		panic("model.Clone: " + err.Error()) // m was built from a valid config
@@ -271,8 +295,9 @@ func (m *Model) Clone() *Model {
 
 // ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update). The
 // caller may write to them: every call counts as a change of the weights for the model's
-// decoders (see MarkWeightsChanged).
+// decoders (see MarkWeightsChanged). It panics if the model is held for inference.
 func (m *Model) ParamData() [][]float32 {
+	m.checkTrainable("ParamData")
 	m.MarkWeightsChanged()
 	return paramData(m.Params)
 }
@@ -308,20 +333,31 @@ func paramGrads(params []*Param) [][]float32 {
 
 // Load reads a Hugging Face checkpoint folder: config.json and model.safetensors, or the shards
 // listed in model.safetensors.index.json.
+// It loads float32 weights that can train; LoadForInference loads a model for inference only.
 func Load(dir string) (*Model, error) {
+	cfg, weights, err := checkpointFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	return LoadWeights(cfg, weights)
+}
+
+// checkpointFiles reads the configuration of the checkpoint folder dir and returns it with the
+// path of its weights: model.safetensors, or the index of a sharded checkpoint.
+func checkpointFiles(dir string) (Config, string, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, fmt.Errorf("load model: %w", err)
+		return Config{}, "", fmt.Errorf("load model: %w", err)
 	}
 	weights := filepath.Join(dir, WeightsFile)
 	if _, err := os.Stat(weights); err != nil {
 		index := filepath.Join(dir, IndexFile)
 		if _, ierr := os.Stat(index); ierr != nil {
-			return nil, fmt.Errorf("load model: %s: neither %s nor %s found", dir, WeightsFile, IndexFile)
+			return Config{}, "", fmt.Errorf("load model: %s: neither %s nor %s found", dir, WeightsFile, IndexFile)
 		}
 		weights = index
 	}
-	return LoadWeights(cfg, weights)
+	return cfg, weights, nil
 }
 
 // LoadWeights builds a model of configuration cfg from a .safetensors file or a sharded
@@ -339,29 +375,44 @@ func LoadWeights(cfg Config, path string) (*Model, error) {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
 	defer ck.Close()
-	want := map[string]bool{}
 	for _, p := range m.Params {
-		want[p.Name] = true
 		if err := ck.read(p.Name, p.Shape, p.Data); err != nil {
 			return nil, fmt.Errorf("load model: %w", err)
 		}
 	}
+	if err := checkNoExtra(m, ck, path); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkNoExtra returns an error naming the first tensor of ck that is not a parameter of m,
+// except lm_head.weight of a tied model (a copy of the embedding) and the rotary inv_freq
+// buffers older checkpoints carry.
+func checkNoExtra(m *Model, ck *checkpoint, path string) error {
+	want := map[string]bool{}
+	for _, p := range m.Params {
+		want[p.Name] = true
+	}
 	for name := range ck.where {
 		switch {
 		case want[name]:
-		case name == "lm_head.weight" && cfg.TieWordEmbeddings:
+		case name == "lm_head.weight" && m.Config.TieWordEmbeddings:
 		case strings.HasSuffix(name, "rotary_emb.inv_freq"):
 		default:
-			return nil, fmt.Errorf("load model: %s: unexpected tensor %q (not a parameter of this configuration)", path, name)
+			return fmt.Errorf("load model: %s: unexpected tensor %q (not a parameter of this configuration)", path, name)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // Save writes the model to dir (created if needed) as a Hugging Face checkpoint:
 // config.json and model.safetensors in F32, which transformers' Qwen2ForCausalLM (or
 // Qwen3ForCausalLM) from_pretrained loads unchanged. A tied lm_head is not written, as save_pretrained does.
 func (m *Model) Save(dir string) error {
+	if m.Inference() {
+		return fmt.Errorf("save model: %s: the model is held for inference, its matrices packed; load it with Load to save it", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}

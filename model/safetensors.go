@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"agentr1/internal/atomicfile"
+	"agentr1/tensor"
 )
 
 // The safetensors format (https://github.com/huggingface/safetensors, "Format"): an 8-byte
@@ -46,6 +47,7 @@ type stFile struct {
 	dataStart int64               // byte offset of the data section: 8 + header length
 	tensors   map[string]stTensor // by tensor name
 	metadata  map[string]string   // "__metadata__"
+	mapped    []byte              // the whole file mapped read-only (mapFile), or nil
 }
 
 // openSafetensors opens path and validates its header: every tensor's dtype is known, its
@@ -165,8 +167,8 @@ func sizeString(size int64, ok bool) string {
 	return fmt.Sprint(size)
 }
 
-// Close closes the underlying file.
-func (st *stFile) Close() error { return st.f.Close() }
+// Close unmaps and closes the underlying file.
+func (st *stFile) Close() error { return errors.Join(st.unmap(), st.f.Close()) }
 
 // readFloat32 reads tensor name into dst, converting F32, F64, BF16 or F16 to float32.
 // The tensor must have exactly the given shape.
@@ -400,4 +402,61 @@ func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
 		return fmt.Errorf("%s: missing tensor %q", ck.path, name)
 	}
 	return st.readFloat32(name, shape, dst)
+}
+
+// readPacked packs tensor name, a weight matrix W (out, in) of the given shape, into dst as
+// op(B) = W^T for tensor.GemmPacked: a BF16 tensor's values as they are (PackBF16), read
+// through the file's memory map where there is one; any other float dtype converted to
+// float32 first (PackCopy), as read does.
+func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB) error {
+	st, ok := ck.where[name]
+	if !ok {
+		return fmt.Errorf("%s: missing tensor %q", ck.path, name)
+	}
+	t := st.tensors[name]
+	if !sameShape(t.Shape, shape) || len(shape) != 2 {
+		return fmt.Errorf("%s: tensor %q has shape %v, want %v", st.path, name, t.Shape, shape)
+	}
+	out, in := shape[0], shape[1]
+	if t.Dtype != "BF16" {
+		w := make([]float32, out*in)
+		if err := st.readFloat32(name, shape, w); err != nil {
+			return err
+		}
+		dst.PackCopy(true, in, out, w, in)
+		return nil
+	}
+	values, release, err := st.bf16Values(name, t)
+	if err != nil {
+		return err
+	}
+	defer release()
+	dst.PackBF16(true, in, out, values, in)
+	return nil
+}
+
+// bf16Values returns the values of the BF16 tensor t, named name: a view of the file's memory
+// map where there is one (and the data is 2-byte aligned on a little-endian machine), else a
+// copy read from the file. release ends the use of a view, its pages leaving the process's
+// resident memory (the page cache keeps them).
+func (st *stFile) bf16Values(name string, t stTensor) (values []uint16, release func(), err error) {
+	begin, end := st.dataStart+t.DataOffsets[0], st.dataStart+t.DataOffsets[1]
+	n := int((end - begin) / 2)
+	if n == 0 {
+		return nil, func() {}, nil
+	}
+	if mapped, err := st.mapFile(); err == nil && mapped != nil {
+		if v, ok := uint16View(mapped[begin:end]); ok {
+			return v, func() { dropPages(mapped, begin, end) }, nil
+		}
+	}
+	raw := make([]byte, end-begin)
+	if _, err := st.f.ReadAt(raw, begin); err != nil {
+		return nil, nil, fmt.Errorf("%s: tensor %q: %w", st.path, name, err)
+	}
+	values = make([]uint16, n)
+	for i := range values {
+		values[i] = binary.LittleEndian.Uint16(raw[2*i:])
+	}
+	return values, func() {}, nil
 }

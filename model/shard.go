@@ -238,7 +238,7 @@ func (ws *Workspace) mergeGrads(params []*Param) {
 func gradView(params []*Param) map[*Param]*Param {
 	view := make(map[*Param]*Param, len(params))
 	for _, p := range params {
-		view[p] = &Param{Name: p.Name, Shape: p.Shape, Data: p.Data}
+		view[p] = &Param{Name: p.Name, Shape: p.Shape, Data: p.Data, Packed: p.Packed}
 	}
 	return view
 }

@@ -137,25 +137,31 @@ def main():
     prefill_prompts = torch.randint(0, shape[0], (args.prefill_batch, args.prefill), generator=g)
     decode_prompts = torch.randint(0, shape[0], (args.batch, args.prompt), generator=g)
 
+    # Each phase returns (tokens per second, tokens per CPU-second): the process's CPU time,
+    # all threads, as agentr1 bench's prefill_cpu and decode_cpu count it.
     def prefill():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         for r in range(args.prefill_batch):
             model(prefill_prompts[r:r + 1], [[None, None] for _ in range(layers)], 0)
-        return args.prefill_batch * args.prefill / (time.perf_counter() - t)
+        n = args.prefill_batch * args.prefill
+        return n / (time.perf_counter() - t), n / (time.process_time() - c)
 
     def decode():
         caches = [[None, None] for _ in range(layers)]
         nxt = model(decode_prompts, caches, 0).argmax(-1, keepdim=True)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         for i in range(args.gen):
             nxt = model(nxt, caches, args.prompt + i).argmax(-1, keepdim=True)
-        return args.batch * args.gen / (time.perf_counter() - t)
+        n = args.batch * args.gen
+        return n / (time.perf_counter() - t), n / (time.process_time() - c)
 
     model(decode_prompts[:1], [[None, None] for _ in range(layers)], 0)  # warm-up
-    pp, tg = [], []
+    pp, tg, ppc, tgc = [], [], [], []
     for i in range(args.reps):
-        pp.append(prefill())
-        tg.append(decode())
+        for rates, cpu, phase in ((pp, ppc, prefill), (tg, tgc, decode)):
+            rate, cpu_rate = phase()
+            rates.append(rate)
+            cpu.append(cpu_rate)
         print(f"# rep {i + 1}: prefill {pp[-1]:.1f} tokens/s, decode {tg[-1]:.1f} tokens/s",
               file=sys.stderr, flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
@@ -165,7 +171,9 @@ def main():
         ("params", sum(p.numel() for p in model.parameters()), "-"),
         ("load_time", f"{load:.3f}", "s"),
         ("prefill", f"{statistics.median(pp):.1f}", "tokens/s"),
+        ("prefill_cpu", f"{statistics.median(ppc):.1f}", "tokens/cpu-s"),
         ("decode", f"{statistics.median(tg):.1f}", "tokens/s"),
+        ("decode_cpu", f"{statistics.median(tgc):.1f}", "tokens/cpu-s"),
         ("reps", args.reps, "-"),
         ("peak_rss", f"{peak:.1f}", "MiB"),
     ]:

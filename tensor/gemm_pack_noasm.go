@@ -27,3 +27,6 @@ var pack12 func(dst, src []float32, ld, blocks int, scale float32)
 
 // scatter12 is nil: without assembly, packA moves twelve-float runs with copyRuns.
 var scatter12 func(dst []float32, dstStride int, src []float32, chunks int, scale float32)
+
+// widenBF16Blocks is nil: without assembly, widenBF16 widens in Go.
+var widenBF16Blocks func(dst []float32, src []uint16)

@@ -23,7 +23,8 @@ type PackedB struct {
 	kc     int       // depth of every k slice but possibly the last (gemmBlocked's split)
 	panels int       // ceil(n/nr) micro-panels per slice
 	data   []float32 // the slice starting at depth pc is (panels, kb, nr) at data[panels*nr*pc:]
-	src    []float32 // the B packed, for the few-rows path (read only while not stale)
+	data16 []uint16  // instead of data after PackBF16: the same panels in bfloat16
+	src    []float32 // the B packed, for the few-rows path (read only while not stale); nil if not kept
 	transB bool
 	ldb    int
 }
@@ -54,6 +55,24 @@ func (p *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 	p.pack(active, transB, k, n, b, ldb)
 }
 
+// PackCopy packs op(B) (k, n) into p as Pack does, but p keeps no reference to b: products of
+// fewer rows than a register tile read the packed panels too (padding the tile with zero
+// rows). The packing then replaces b, which the caller may drop: a model held for inference
+// keeps its weight matrices only packed. It panics as Pack does.
+func (p *PackedB) PackCopy(transB bool, k, n int, b []float32, ldb int) {
+	p.Pack(transB, k, n, b, ldb)
+	p.dropSource()
+}
+
+// dropSource makes p forget the B it was packed from (see PackCopy).
+func (p *PackedB) dropSource() {
+	if p.ks.ref { // the ref set multiplies by src, unpacked: keep a copy of it instead
+		p.src = append([]float32(nil), p.src...)
+		return
+	}
+	p.src = nil
+}
+
 // pack is Pack for the kernel set ks.
 func (p *PackedB) pack(ks *kernels, transB bool, k, n int, b []float32, ldb int) {
 	nr := ks.nr
@@ -62,6 +81,7 @@ func (p *PackedB) pack(ks *kernels, transB bool, k, n int, b []float32, ldb int)
 	p.kc = (k + kSlices - 1) / kSlices
 	p.panels = (n + nr - 1) / nr
 	p.src, p.transB, p.ldb = b, transB, ldb
+	p.data16 = nil
 	if ks.ref { // the ref set multiplies by src, unpacked
 		return
 	}
@@ -103,7 +123,8 @@ const gemmPackedTasksPerWorker = 4
 // the same sum, in the same order, as from gemmBlocked on the same kernel set, whatever the
 // number of workers. With fewer rows than one register tile (or than its part kernel's rows,
 // packedMinRows), where most of a tile would be padding, it runs gemmSmallRows on the B pb
-// was packed from instead, like Gemm.
+// was packed from instead, like Gemm, where pb keeps it (Pack; not PackCopy or PackBF16, whose
+// panels serve every row count).
 // It panics if pb is empty (never packed), a dimension is negative, a stride is smaller than its
 // row, or a slice is too short.
 func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
@@ -153,7 +174,7 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		}
 		return
 	}
-	if m == 0 || alpha == 0 || k == 0 || m < ks.packedRowsMin() {
+	if m == 0 || alpha == 0 || k == 0 || (m < ks.packedRowsMin() && keepSources(prods)) {
 		for _, pr := range prods {
 			pb := pr.B
 			switch {
@@ -241,12 +262,43 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		if !overwrite {
 			scaleRows(pr.Beta, cblk, mb, sb, pr.Ldc)
 		}
+		tile, wide := tile[:mr*nr], tile[mr*nr:]
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			macroKernel(ks, mb, sb, kb, packedBlock(packedA[mPad*pc+ic*kb:], mr), pb.data[pb.panels*nr*pc+j0*kb:], cblk, pr.Ldc, tile, overwrite && pc == 0)
+			ab := packedBlock(packedA[mPad*pc+ic*kb:], mr)
+			if pb.data16 == nil {
+				macroKernel(ks, mb, sb, kb, ab, pb.data[pb.panels*nr*pc+j0*kb:], cblk, pr.Ldc, tile, overwrite && pc == 0)
+				continue
+			}
+			// BF16 panels: each micro-panel is widened into wide (kb x nr floats, which stays in
+			// L1 while every row tile of the block reads it), then multiplied as a float32 one.
+			panels16 := pb.data16[pb.panels*nr*pc+j0*kb:]
+			for jr := 0; jr < sb; jr += nr {
+				bp := wide[:nr*kb]
+				widenBF16(bp, panels16[jr*kb:])
+				macroKernel(ks, mb, min(nr, sb-jr), kb, ab, bp, cblk[jr:], pr.Ldc, tile, overwrite && pc == 0)
+			}
 		}
 	}
-	runTasks(w, tasks, mr*nr, task)
+	tileLen := mr * nr
+	for _, pr := range prods {
+		if pr.B.data16 != nil {
+			tileLen += nr * kc // room for one widened micro-panel
+			break
+		}
+	}
+	runTasks(w, tasks, tileLen, task)
+}
+
+// keepSources reports whether every product's PackedB keeps the B it was packed from, which
+// products of fewer rows than a register tile read instead of the panels.
+func keepSources(prods []PackedProduct) bool {
+	for _, pr := range prods {
+		if pr.B.src == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // tileBuffers holds one scratch tile per worker of runTasks, reused through tilePool.

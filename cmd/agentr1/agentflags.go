@@ -60,12 +60,13 @@ func (a *agentFlags) check(minTopK int, more ...flagMin) error {
 // turns of search results over the real corpora, and a decoder cache a laptop holds.
 const defaultMaxLen = 4096
 
-// loadAgent loads the checkpoint folder a.model with its tokenizer and special token ids. A
+// loadAgent loads the checkpoint folder a.model for inference (model.LoadForInference: BF16
+// weights stay BF16, packed once) with its tokenizer and special token ids. A
 // zero a.maxLen becomes the model's max_position_embeddings (at most defaultMaxLen); a larger
 // one given is lowered to it, saying so on stderr.
 func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokenizer, trainer.Specials, error) {
 	var sp trainer.Specials
-	policy, err := model.Load(a.model)
+	policy, err := model.LoadForInference(a.model)
 	if err != nil {
 		return nil, nil, sp, err
 	}

@@ -28,7 +28,9 @@ func init() {
 			"  Prints one figure a line as `name value unit`, after llama.cpp's llama-bench: prefill\n" +
 			"  (--prefill-batch rows of --prefill tokens) and greedy KV-cache decoding (--batch rows,\n" +
 			"  --prompt tokens each, --gen new tokens), the median of --reps repetitions after one\n" +
-			"  untimed warm-up; peak_rss is the process's VmHWM (n/a where /proc is not there).",
+			"  untimed warm-up; prefill_cpu and decode_cpu divide by the process's CPU time instead\n" +
+			"  of the wall clock, a rate other work on the machine does not lower; peak_rss is the\n" +
+			"  process's VmHWM (n/a where /proc is not there).",
 		flags: func(fs *flag.FlagSet) { declareBenchFlags(fs, &benchArgs{}) },
 		run:   runBench,
 	})
@@ -48,7 +50,7 @@ func declareBenchFlags(fs *flag.FlagSet, a *benchArgs) {
 		shapes = append(shapes, s.Name)
 	}
 	fs.StringVar(&a.model, "model", "", "checkpoint folder to load (config.json and safetensors; the tokenizer is not read)")
-	fs.StringVar(&a.random, "random", "", "instead of --model, build random weights of a named shape in memory: "+strings.Join(shapes, ", "))
+	fs.StringVar(&a.random, "random", "", "instead of --model, build random weights (BF16, as checkpoints are published) of a named shape in memory: "+strings.Join(shapes, ", "))
 	fs.IntVar(&a.work.PrefillBatch, "prefill-batch", w.PrefillBatch, "prefill: prompts appended, one after another")
 	fs.IntVar(&a.work.PrefillLen, "prefill", w.PrefillLen, "prefill: tokens per prompt")
 	fs.IntVar(&a.work.DecodeBatch, "batch", w.DecodeBatch, "decoding: rows generated together")
@@ -92,9 +94,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	var m *model.Model
 	if a.random != "" {
-		m, err = model.New(cfg, 1)
+		m, err = model.NewForInference(cfg, 1)
 	} else {
-		m, err = model.Load(a.model)
+		m, err = model.LoadForInference(a.model)
 	}
 	if err != nil {
 		return err
@@ -103,11 +105,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 
 	r := bench.NewRunner(m, a.work, 1)
 	r.Warmup()
-	prefill := make([]float64, a.reps)
-	decode := make([]float64, a.reps)
-	for i := range a.reps {
-		prefill[i] = r.Prefill()
-		decode[i] = r.Decode()
+	var prefill, prefillCPU, decode, decodeCPU []float64
+	for range a.reps {
+		p, d := r.Prefill(), r.Decode()
+		prefill, prefillCPU = append(prefill, p.Rate()), append(prefillCPU, p.CPURate())
+		decode, decodeCPU = append(decode, d.Rate()), append(decodeCPU, d.CPURate())
 	}
 
 	w := a.work
@@ -119,10 +121,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		{"prefill_batch", strconv.Itoa(w.PrefillBatch), "rows"},
 		{"prefill_len", strconv.Itoa(w.PrefillLen), "tokens"},
 		{"prefill", fmt.Sprintf("%.1f", bench.Median(prefill)), "tokens/s"},
+		{"prefill_cpu", cpuRate(prefillCPU), "tokens/cpu-s"},
 		{"decode_batch", strconv.Itoa(w.DecodeBatch), "rows"},
 		{"decode_prompt", strconv.Itoa(w.DecodePrompt), "tokens"},
 		{"decode_gen", strconv.Itoa(w.DecodeNew), "tokens"},
 		{"decode", fmt.Sprintf("%.1f", bench.Median(decode)), "tokens/s"},
+		{"decode_cpu", cpuRate(decodeCPU), "tokens/cpu-s"},
 		{"reps", strconv.Itoa(a.reps), "-"},
 		{"peak_rss", peakRSS(), "MiB"},
 	}
@@ -130,6 +134,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s %s %s\n", l.name, l.value, l.unit)
 	}
 	return nil
+}
+
+// cpuRate formats the median of rates in tokens per CPU-second, or "n/a" where the CPU time
+// was not measured (0).
+func cpuRate(rates []float64) string {
+	if m := bench.Median(rates); m > 0 {
+		return fmt.Sprintf("%.1f", m)
+	}
+	return "n/a"
 }
 
 // peakRSS returns the process's peak resident memory in MiB, from the VmHWM line of

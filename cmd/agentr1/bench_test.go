@@ -39,8 +39,8 @@ func TestBench(t *testing.T) {
 	}
 	want := map[string]string{ // name -> unit
 		"kernels": "-", "threads": "-", "params": "-", "load_time": "s",
-		"prefill_batch": "rows", "prefill_len": "tokens", "prefill": "tokens/s",
-		"decode_batch": "rows", "decode_prompt": "tokens", "decode_gen": "tokens", "decode": "tokens/s",
+		"prefill_batch": "rows", "prefill_len": "tokens", "prefill": "tokens/s", "prefill_cpu": "tokens/cpu-s",
+		"decode_batch": "rows", "decode_prompt": "tokens", "decode_gen": "tokens", "decode": "tokens/s", "decode_cpu": "tokens/cpu-s",
 		"reps": "-", "peak_rss": "MiB",
 	}
 	got := map[string]string{}

@@ -1,0 +1,174 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"agentr1/tensor"
+)
+
+// A model held for inference (eval, chat, bench) never trains, so it keeps each weight matrix
+// in one form only: packed once for tensor.GemmPacked, the form the decoder's products read,
+// in bfloat16 when the checkpoint stores it so (tensor.PackedB.PackBF16; the products widen a
+// micro-panel at a time). No float32 copy of a matrix is ever made: Qwen2.5-0.5B's weights take
+// 0.92 GiB instead of 1.84, and every decoding step reads packed panels instead of packing each
+// matrix again. A tied embedding is the lm_head's panels; a token's embedding is read back
+// from them (tensor.PackedB.Column). Norm weights and biases, a few thousand floats a layer,
+// stay float32 in Data.
+//
+// Such a model decodes (NewDecoder), runs Forward and ForwardLogits (a frozen reference
+// policy's log-probabilities: the products read the same panels, linearForward below) and can
+// be cloned; Backward, the optimiser's hand-outs (ParamData, ParamGrads, EnableTraining) and
+// Save are for a model loaded with Load.
+
+// LoadForInference reads a Hugging Face checkpoint folder as Load does, into a model held for
+// inference: each weight matrix packed, BF16 tensors kept in bfloat16 (F32, F16 and F64 ones
+// as float32), read through a memory map of the file where the system has one. The values are
+// those Load reads, so a decoder on either model computes the same logits up to float32
+// rounding.
+func LoadForInference(dir string) (*Model, error) {
+	cfg, weights, err := checkpointFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newInferenceLayout(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", weights, err)
+	}
+	ck, err := openCheckpoint(weights)
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	defer ck.Close()
+	for _, p := range m.Params {
+		if p.Data != nil {
+			err = ck.read(p.Name, p.Shape, p.Data)
+		} else {
+			err = ck.readPacked(p.Name, p.Shape, p.Packed)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load model: %w", err)
+		}
+	}
+	if err := checkNoExtra(m, ck, weights); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// NewForInference returns a model held for inference with the weights New(cfg, seed) draws,
+// each rounded to bfloat16 (to nearest, as a checkpoint saved in BF16 holds them) and packed:
+// a random model of a real checkpoint's shapes in the memory that checkpoint's takes.
+func NewForInference(cfg Config, seed uint64) (*Model, error) {
+	m, err := newInferenceLayout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) // New's stream, drawn in its order
+	std := cfg.InitializerRange
+	largest := 0
+	for _, p := range m.Params {
+		if p.Packed != nil {
+			largest = max(largest, p.Numel())
+		}
+	}
+	buf := make([]uint16, largest) // one matrix's values at a time
+	for _, p := range m.Params {
+		switch {
+		case p.Packed != nil:
+			values := buf[:p.Numel()] // W (out, in)
+			for i := range values {
+				values[i] = tensor.Float32ToBF16(float32(rng.NormFloat64() * std))
+			}
+			p.Packed.PackBF16(true, p.Shape[1], p.Shape[0], values, p.Shape[1])
+		case strings.HasSuffix(p.Name, "norm.weight"):
+			for i := range p.Data {
+				p.Data[i] = 1
+			}
+		}
+	}
+	return m, nil
+}
+
+// newInferenceLayout lays out the parameters of cfg for inference: every matrix with an empty
+// Packed, every vector (norm weights, biases) with Data, zero, in one allocation.
+func newInferenceLayout(cfg Config) (*Model, error) {
+	m, err := newLayout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var vectors []*Param
+	for _, p := range m.Params {
+		if len(p.Shape) == 2 {
+			p.Packed = new(tensor.PackedB)
+		} else {
+			vectors = append(vectors, p)
+		}
+	}
+	allocate(vectors)
+	return m, nil
+}
+
+// Inference reports whether the model is held for inference (LoadForInference,
+// NewForInference): its matrices packed, no float32 copy of them to train.
+func (m *Model) Inference() bool { return m.embed.Packed != nil }
+
+// checkTrainable panics, naming the method fn, if the model is held for inference.
+func (m *Model) checkTrainable(fn string) {
+	if m.Inference() {
+		panic(fmt.Sprintf("model.%s: the model is held for inference (LoadForInference), its matrices packed; load it with Load to train it", fn))
+	}
+}
+
+// cloneInference is Clone of a model held for inference: new vectors, the same packed
+// matrices, which nothing writes.
+func (m *Model) cloneInference() *Model {
+	c, err := newInferenceLayout(m.Config)
+	if err != nil {
+		panic("model.Clone: " + err.Error()) // m was built from a valid config
+	}
+	for i, p := range m.Params {
+		if p.Packed != nil {
+			c.Params[i].Packed = p.Packed
+		}
+		copy(c.Params[i].Data, p.Data)
+	}
+	return c
+}
+
+// embedTokens writes the embedding of each token into x (n, C): a row of embed_tokens, read
+// back from its packed form in a model held for inference.
+func (m *Model) embedTokens(x []float32, tokens []int) {
+	C := m.Config.HiddenSize
+	if m.embed.Packed == nil {
+		tensor.EmbeddingForward(x, m.embed.Data, tokens, C) // x (n, C) = embed_tokens[tokens]
+		return
+	}
+	for i, id := range tokens {
+		m.embed.Packed.Column(id, x[i*C:(i+1)*C])
+	}
+}
+
+// linearForward computes y (N, out) = x (N, in) @ W^T + bias (bias may be nil), W (out, in)
+// the parameter w: from its Data, or from its packed panels in a model held for inference.
+func linearForward(y, x []float32, w, bias *Param, N, in, out int) {
+	if w.Packed == nil {
+		tensor.LinearForward(y, x, w.Data, data(bias), N, in, out)
+		return
+	}
+	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 0, y, out)
+	if bias != nil {
+		addBias(y, bias.Data, N)
+	}
+}
+
+// linearAccumulate adds to y (N, out) the product x (N, in) @ W^T, W (out, in) the parameter
+// w, from its Data or its packed panels: a residual branch's output projection.
+func linearAccumulate(y, x []float32, w *Param, N, in, out int) {
+	if w.Packed == nil {
+		tensor.Gemm(false, true, N, out, in, 1, x, in, w.Data, in, 1, y, out)
+		return
+	}
+	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 1, y, out)
+}

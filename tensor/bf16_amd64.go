@@ -1,0 +1,21 @@
+//go:build amd64 && !purego
+
+package tensor
+
+import "github.com/klauspost/cpuid/v2"
+
+// widenBF16Blocks is widenBF16BlocksAVX2 where the CPU has AVX2 (for the 256-bit integer
+// widening and shift), else nil.
+var widenBF16Blocks = forCPU(widenBF16BlocksAVX2, nil, cpuid.AVX, cpuid.AVX2)
+
+// widenBF16BlocksAVX2 widens len(dst) (a multiple of 32) bfloat16 values of src to float32:
+// each is zero-extended to 32 bits and shifted up 16 (VPMOVZXWD, VPSLLD). It is equivalent to
+//
+//	for i := range dst {
+//		dst[i] = math.Float32frombits(uint32(src[i]) << 16)
+//	}
+//
+// src must hold at least len(dst) values (widenBF16 slices it; the assembly does not check).
+//
+//go:noescape
+func widenBF16BlocksAVX2(dst []float32, src []uint16)
