@@ -415,14 +415,18 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 				return err
 			}
 		}
-		// The tokenizer first: the weights file marks the base as done.
-		if err := setup.Tokenizer.Save(cfg.BasePolicy); err != nil {
+		dtype, err := SaveDtypeOf(cfg)
+		if err != nil {
 			return err
 		}
-		if err := policy.Save(cfg.BasePolicy); err != nil {
+		// The weights file, written last, marks the base as done.
+		if err := SaveModelFolder(cfg.BasePolicy, policy, setup.Tokenizer, dtype, ""); err != nil {
 			return err
 		}
-		log("info", "saved the SFT base to "+cfg.BasePolicy)
+		// RL goes on from the base as saved, as a resumed run or another run sharing the base
+		// does after loading it.
+		policy.RoundWeights(dtype)
+		log("info", fmt.Sprintf("saved the SFT base to %s (%s)", cfg.BasePolicy, dtype))
 		if cfg.CheckpointDir != "" {
 			if err := RemoveSFTCheckpoints(cfg.CheckpointDir); err != nil {
 				log("warn", err.Error())
