@@ -204,6 +204,7 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	if err := pipeline.SaveModelFolder(final, res.Policy, res.Setup.Tokenizer, dtype, from); err != nil {
 		return err
 	}
+	res.ReleaseTraining() // the run is over: room for the starting policy beside the trained one
 	baselines := []*pipeline.EvalMetrics{}
 	if basePolicy, err := model.Load(base); err == nil {
 		fmt.Fprintf(r.stdout, "evaluating the baselines with %s ...\n", base)
