@@ -330,12 +330,12 @@ func (c Config) Validate() error {
 }
 
 // MarshalJSON writes the configuration as a Hugging Face config.json for Qwen2ForCausalLM (or
-// Qwen3ForCausalLM), including the keys held in Extra.
-func (c Config) MarshalJSON() ([]byte, error) { return c.marshal("ForCausalLM", nil) }
+// Qwen3ForCausalLM) of float32 weights, including the keys held in Extra.
+func (c Config) MarshalJSON() ([]byte, error) { return c.marshal("ForCausalLM", F32, nil) }
 
 // marshal writes config.json for the architecture of the model type with the given suffix
-// (ForCausalLM, ForTokenClassification), with extra keys added.
-func (c Config) marshal(archSuffix string, extra map[string]any) ([]byte, error) {
+// (ForCausalLM, ForTokenClassification) and weights stored as dtype, with extra keys added.
+func (c Config) marshal(archSuffix string, dtype DType, extra map[string]any) ([]byte, error) {
 	out := map[string]any{}
 	for k, v := range c.Extra {
 		out[k] = v
@@ -351,7 +351,12 @@ func (c Config) marshal(archSuffix string, extra map[string]any) ([]byte, error)
 	out["architectures"] = []string{archPrefix(modelType) + archSuffix}
 	out["model_type"] = modelType
 	out["hidden_act"] = "silu"
-	out["torch_dtype"] = "float32"
+	// torch_dtype names the weights' storage type; transformers 4.56 and later write it as
+	// "dtype", which Extra then holds and which must say the same.
+	out["torch_dtype"] = dtype.torchName()
+	if _, ok := out["dtype"]; ok {
+		out["dtype"] = dtype.torchName()
+	}
 	out["use_sliding_window"] = false
 	out["rope_scaling"] = nil
 	out["attention_dropout"] = 0.0
@@ -401,9 +406,12 @@ func (c Config) marshal(archSuffix string, extra map[string]any) ([]byte, error)
 	return buf.Bytes(), nil
 }
 
-// Save writes the configuration as config.json at path.
-func (c Config) Save(path string) error {
-	raw, err := c.MarshalJSON()
+// Save writes the configuration as config.json at path, for float32 weights.
+func (c Config) Save(path string) error { return c.save(path, F32) }
+
+// save writes the configuration as config.json at path, for weights stored as dtype.
+func (c Config) save(path string, dtype DType) error {
+	raw, err := c.marshal("ForCausalLM", dtype, nil)
 	if err != nil {
 		return err
 	}

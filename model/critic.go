@@ -138,7 +138,7 @@ func (c *Critic) Save(dir string) error {
 		return fmt.Errorf("save critic: %w", err)
 	}
 	cfg := c.Model.Config
-	raw, err := cfg.marshal("ForTokenClassification", map[string]any{
+	raw, err := cfg.marshal("ForTokenClassification", F32, map[string]any{
 		"id2label": map[string]string{"0": "LABEL_0"}, "label2id": map[string]int{"LABEL_0": 0},
 	})
 	if err != nil {
@@ -151,7 +151,7 @@ func (c *Critic) Save(dir string) error {
 	for _, p := range c.Params {
 		entries = append(entries, stEntry{name: p.Name, shape: p.Shape, data: p.Data})
 	}
-	return writeSafetensors(filepath.Join(dir, WeightsFile), entries)
+	return writeSafetensors(filepath.Join(dir, WeightsFile), entries, F32)
 }
 
 // LoadCritic reads a critic saved by Critic.Save.

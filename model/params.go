@@ -406,22 +406,31 @@ func checkNoExtra(m *Model, ck *checkpoint, path string) error {
 	return nil
 }
 
-// Save writes the model to dir (created if needed) as a Hugging Face checkpoint:
-// config.json and model.safetensors in F32, which transformers' Qwen2ForCausalLM (or
-// Qwen3ForCausalLM) from_pretrained loads unchanged. A tied lm_head is not written, as save_pretrained does.
-func (m *Model) Save(dir string) error {
+// Save writes the model to dir (created if needed) as a Hugging Face checkpoint in float32:
+// SaveAs(dir, F32).
+func (m *Model) Save(dir string) error { return m.SaveAs(dir, F32) }
+
+// SaveAs writes the model to dir (created if needed) as a Hugging Face checkpoint whose
+// weights are stored as dtype: config.json (its torch_dtype naming dtype) and
+// model.safetensors, which transformers' Qwen2ForCausalLM (or Qwen3ForCausalLM)
+// from_pretrained loads unchanged. BF16 rounds each weight to nearest even; F32 is exact. A
+// tied lm_head is not written, as save_pretrained does.
+func (m *Model) SaveAs(dir string, dtype DType) error {
 	if m.Inference() {
 		return fmt.Errorf("save model: %s: the model is held for inference, its matrices packed; load it with Load to save it", dir)
+	}
+	if err := dtype.check(); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
-	if err := m.Config.Save(filepath.Join(dir, "config.json")); err != nil {
+	if err := m.Config.save(filepath.Join(dir, "config.json"), dtype); err != nil {
 		return err
 	}
 	entries := make([]stEntry, len(m.Params))
 	for i, p := range m.Params {
 		entries[i] = stEntry{name: p.Name, shape: p.Shape, data: p.Data}
 	}
-	return writeSafetensors(filepath.Join(dir, WeightsFile), entries)
+	return writeSafetensors(filepath.Join(dir, WeightsFile), entries, dtype)
 }

@@ -266,23 +266,28 @@ type stEntry struct {
 	data  []float32
 }
 
-// writeSafetensors writes the tensors, in order, as F32 to path with the metadata
-// {"format": "pt"} that transformers' save_pretrained writes and from_pretrained expects. The
-// data sections are contiguous and the header is padded with spaces to a multiple of 8 bytes,
-// as the reference writer does. The file is written beside path and renamed into place.
-func writeSafetensors(path string, entries []stEntry) error {
+// writeSafetensors writes the tensors, in order, to path in dtype (F32, or BF16 rounded to
+// nearest even) with the metadata {"format": "pt"} that transformers' save_pretrained writes
+// and from_pretrained expects. The data sections are contiguous and the header is padded with
+// spaces to a multiple of 8 bytes, as the reference writer does. The file is written beside
+// path and renamed into place.
+func writeSafetensors(path string, entries []stEntry, dtype DType) error {
+	if err := dtype.check(); err != nil {
+		return err
+	}
+	width := int64(dtype.width())
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	var off int64
 	for _, e := range entries {
 		if _, dup := header[e.name]; dup {
 			return fmt.Errorf("write %s: tensor %q twice", path, e.name)
 		}
-		n := int64(len(e.data)) * 4
+		n := int64(len(e.data)) * width
 		shape := e.shape
 		if shape == nil {
 			shape = []int{} // a scalar: "shape": [] (null is rejected by readers)
 		}
-		header[e.name] = stTensor{Dtype: "F32", Shape: shape, DataOffsets: [2]int64{off, off + n}}
+		header[e.name] = stTensor{Dtype: string(dtype), Shape: shape, DataOffsets: [2]int64{off, off + n}}
 		off += n
 	}
 	hj, err := json.Marshal(header)
@@ -301,11 +306,21 @@ func writeSafetensors(path string, entries []stEntry) error {
 		if _, err := w.Write(hj); err != nil {
 			return err
 		}
-		var b [4]byte
+		// Each tensor is encoded a chunk of elements at a time into one buffer.
+		const chunk = 1 << 16
+		buf := make([]byte, chunk*width)
 		for _, e := range entries {
-			for _, x := range e.data {
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
-				if _, err := w.Write(b[:]); err != nil {
+			for lo := 0; lo < len(e.data); lo += chunk {
+				part := e.data[lo:min(lo+chunk, len(e.data))]
+				b := buf[:int64(len(part))*width]
+				for i, x := range part {
+					if dtype == BF16 {
+						binary.LittleEndian.PutUint16(b[2*i:], float32ToBF16(x))
+					} else {
+						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+					}
+				}
+				if _, err := w.Write(b); err != nil {
 					return err
 				}
 			}

@@ -198,7 +198,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 		{"unexpected", entries("", "", true), "model.layers.9.mlp.up_proj.weight"},
 	} {
 		path := filepath.Join(t.TempDir(), "model.safetensors")
-		if err := writeSafetensors(path, tc.entries); err != nil {
+		if err := writeSafetensors(path, tc.entries, F32); err != nil {
 			t.Fatal(err)
 		}
 		_, err := LoadWeights(cfg, path)
@@ -220,7 +220,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	weightMap := map[string]string{}
 	for i, part := range [][]stEntry{all[:half], all[half:]} {
 		name := []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}[i]
-		if err := writeSafetensors(filepath.Join(dir, name), part); err != nil {
+		if err := writeSafetensors(filepath.Join(dir, name), part, F32); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range part {

@@ -40,6 +40,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"base-policy":          {"run", "folder caching the SFT base: loaded when it holds a model, else SFT runs and saves there (share one warm start between runs; default OUT/sft-base)"},
 	"checkpoint-every":     {"run", "RL steps between checkpoints in OUT/checkpoints (0: every max(10, steps/4) steps); the last step and an interrupt always save"},
 	"sft-checkpoint-every": {"run", "SFT steps between SFT checkpoints in OUT/checkpoints (0: every max(100, sft.steps/10) steps); an interrupt always saves"},
+	"save-dtype":           {"run", "storage type of the weights in final/ and sft-base/: f32 or bf16 (default: a pretrained --model's own, f32 on the generated world); training computes in float32 either way"},
 	"stop-on-divergence":   {"run", "stop at the first SFT or RL step whose loss or KL explodes against its running level (warned of in the log and metrics.jsonl either way), keeping the last checkpoint"},
 
 	// environment: the generated worlds, the search tool and the QA episode.

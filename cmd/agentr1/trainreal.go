@@ -28,6 +28,12 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	if limit := policy.Config.MaxPositionEmbeddings; cfg.RL.MaxLen > limit {
 		return nil, fmt.Errorf("--rl.max-len %d exceeds the model's max_position_embeddings %d (%s)", cfg.RL.MaxLen, limit, cfg.InitModel)
 	}
+	// The checkpoints' storage type is settled before the run, so a folder whose weights
+	// cannot be read for it fails now rather than after training.
+	dtype, err := pipeline.SaveDtypeOf(cfg)
+	if err != nil {
+		return nil, err
+	}
 	tok, err := tokenizer.Load(filepath.Join(cfg.InitModel, tokenizer.FileName))
 	if err != nil {
 		return nil, err
@@ -47,7 +53,7 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	if err != nil {
 		return nil, err
 	}
-	run.log("info", fmt.Sprintf("%s; corpus %s: %d passages, top-%d BM25", setup.DescribeData(), cfg.Corpus, len(passages), cfg.SearchTopK))
+	run.log("info", fmt.Sprintf("%s; corpus %s: %d passages, top-%d BM25; final/ saved as %s", setup.DescribeData(), cfg.Corpus, len(passages), cfg.SearchTopK, dtype))
 	run.log("setup", setup)
 	start := pipeline.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != ""}
 	return pipeline.RunFrom(ctx, cfg, start, run.log)

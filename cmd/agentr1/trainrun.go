@@ -189,18 +189,22 @@ func (r *trainRun) writeMetric(v any) {
 func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	out := r.args.out
 	// The final policy and the run's tokenizer, as a Hugging Face folder that `agentr1 eval
-	// --model` and transformers read; the SFT base gets the tokenizer too.
+	// --model`, transformers and verl read, stored as --save-dtype says (the SFT base was
+	// saved so by SFTBase).
 	final := filepath.Join(out, "final")
-	if err := res.Policy.Save(final); err != nil {
-		return err
-	}
-	base := r.args.cfg.BasePolicy // the SFT base (SFTBase saved its tokenizer); for real data the pretrained model
+	base := r.args.cfg.BasePolicy // the SFT base; for real data the pretrained model
+	from := ""                    // a pretrained folder whose side files final/ copies
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
-		base = r.args.cfg.InitModel
+		base, from = r.args.cfg.InitModel, r.args.cfg.InitModel
 	}
-	if err := res.Setup.Tokenizer.Save(final); err != nil {
+	dtype, err := pipeline.SaveDtypeOf(r.args.cfg)
+	if err != nil {
 		return err
 	}
+	if err := pipeline.SaveModelFolder(final, res.Policy, res.Setup.Tokenizer, dtype, from); err != nil {
+		return err
+	}
+	res.ReleaseTraining() // the run is over: room for the starting policy beside the trained one
 	baselines := []*pipeline.EvalMetrics{}
 	if basePolicy, err := model.Load(base); err == nil {
 		fmt.Fprintf(r.stdout, "evaluating the baselines with %s ...\n", base)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 
 	"agentr1/env"
 	"agentr1/env/qa"
@@ -101,6 +102,12 @@ type Config struct {
 	// SFTCheckpointEvery is the number of SFT steps between SFT checkpoints (in CheckpointDir;
 	// 0: only when interrupted).
 	SFTCheckpointEvery int
+	// SaveDtype is the storage type of the model folders the run writes (final/ and the SFT
+	// base): f32 or bf16. Empty, the default, keeps a pretrained policy's own type
+	// (model.WeightsDType of InitModel: bf16 for Qwen's releases, which then stay their size)
+	// and float32 for the policy trained here from scratch, whose SFT base later runs load
+	// and continue from exactly. Training computes in float32 whatever is saved.
+	SaveDtype model.DType
 	// StopOnDivergence stops the run at the first SFT or RL step flagged as diverging (the SFT
 	// loss or the RL update's KL exploding against its running level: trainer.Divergence),
 	// keeping the last checkpoint; otherwise such steps are warned of and the run goes on.
@@ -153,6 +160,9 @@ func (c *Config) Validate() error {
 	}
 	if c.EvalEvery < 0 {
 		return fmt.Errorf("config: EvalEvery = %d, want >= 0", c.EvalEvery)
+	}
+	if c.SaveDtype != "" && !slices.Contains(model.DTypes, c.SaveDtype) {
+		return fmt.Errorf("config: SaveDtype = %q, want f32 or bf16", string(c.SaveDtype))
 	}
 	if c.Worlds < 1 {
 		return fmt.Errorf("config: Worlds = %d, want >= 1 (1: only TrainWorld)", c.Worlds)

@@ -116,6 +116,11 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("resumed run took %d steps, ended at step %d; want 1, 2", rl, res2.Trainer.StepsDone)
 	}
 
+	// The run is over: without what only training uses, the policy still evaluates.
+	res.ReleaseTraining()
+	if res.Policy.Training() || res.Trainer.Opt.M != nil {
+		t.Errorf("after ReleaseTraining: gradients %v, %d AdamW moments; want none", res.Policy.Training(), len(res.Trainer.Opt.M))
+	}
 	bl, err := Baselines(context.Background(), s, res.Policy)
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +340,11 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Demo") {
 			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
 		}
+	}
+	c := DefaultConfig()
+	c.SaveDtype = "F16"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "SaveDtype") {
+		t.Errorf("SaveDtype F16: error %v, want one naming the field", err)
 	}
 }
 

@@ -1,12 +1,14 @@
 package trainer
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -63,72 +65,123 @@ func WriteCheckpointFile(path string, c *CheckpointFile) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: header: %w", path, err)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(checkpointMagic)
-	binary.Write(&buf, binary.LittleEndian, uint64(len(header)))
-	buf.Write(header)
-	var word [4]byte
-	for _, t := range c.Tensors {
-		for _, x := range t.Data {
-			binary.LittleEndian.PutUint32(word[:], math.Float32bits(x))
-			buf.Write(word[:])
+	// The file is streamed, its checksum taken on the way: a real-size policy's checkpoint
+	// (weights and two optimiser moments, 6 GB at 0.5B parameters) is never held in memory.
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		sum := sha256.New()
+		hw := io.MultiWriter(w, sum)
+		var lenBuf [8]byte
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(header)))
+		for _, b := range [][]byte{[]byte(checkpointMagic), lenBuf[:], header} {
+			if _, err := hw.Write(b); err != nil {
+				return err
+			}
 		}
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	buf.Write(sum[:])
-
-	if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+		const chunk = 1 << 16 // floats encoded per write
+		buf := make([]byte, 4*chunk)
+		for _, t := range c.Tensors {
+			for lo := 0; lo < len(t.Data); lo += chunk {
+				part := t.Data[lo:min(lo+chunk, len(t.Data))]
+				for i, x := range part {
+					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+				}
+				if _, err := hw.Write(buf[:4*len(part)]); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := w.Write(sum.Sum(nil))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }
 
 // ReadCheckpointFile reads and verifies a checkpoint written by WriteCheckpointFile: the magic,
-// the header, every tensor's size and the SHA-256 checksum.
+// the header, every tensor's size and the SHA-256 checksum. The file is read twice, once for
+// the checksum and once for the tensors, so that only the tensors are held in memory.
 func ReadCheckpointFile(path string) (*CheckpointFile, error) {
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	defer f.Close()
 	bad := func(msg string) error { return fmt.Errorf("checkpoint %s: %s", path, msg) }
-	if len(raw) < len(checkpointMagic)+8+sha256.Size || string(raw[:len(checkpointMagic)]) != checkpointMagic {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	size := info.Size()
+	magic := make([]byte, len(checkpointMagic))
+	if size < int64(len(checkpointMagic)+8+sha256.Size) {
 		return nil, bad("not an agentr1 checkpoint (bad magic or too short)")
 	}
-	body, sum := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != checkpointMagic {
+		return nil, bad("not an agentr1 checkpoint (bad magic or too short)")
+	}
+	bodyLen := size - sha256.Size
+	sum := sha256.New()
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, bodyLen)); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	want := make([]byte, sha256.Size)
+	if _, err := f.ReadAt(want, bodyLen); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if !bytes.Equal(sum.Sum(nil), want) {
 		return nil, bad("checksum mismatch (file corrupt or truncated)")
 	}
-	p := len(checkpointMagic)
-	hlen := binary.LittleEndian.Uint64(body[p:])
-	p += 8
-	if hlen > uint64(len(body)-p) {
+
+	r := bufio.NewReaderSize(io.NewSectionReader(f, int64(len(checkpointMagic)), bodyLen-int64(len(checkpointMagic))), 1<<20)
+	left := bodyLen - int64(len(checkpointMagic)) // bytes of the body still unread
+	var lenBuf [8]byte
+	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
 		return nil, bad("header length past end of file")
 	}
-	c := &CheckpointFile{}
-	if err := json.Unmarshal(body[p:p+int(hlen)], c); err != nil {
+	left -= 8
+	hlen := binary.LittleEndian.Uint64(lenBuf[:])
+	if hlen > uint64(left) {
+		return nil, bad("header length past end of file")
+	}
+	header := make([]byte, hlen)
+	if _, err := io.ReadFull(r, header); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: header: %w", path, err)
 	}
-	p += int(hlen)
+	left -= int64(hlen)
+	c := &CheckpointFile{}
+	if err := json.Unmarshal(header, c); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: header: %w", path, err)
+	}
+	buf := make([]byte, 1<<18)
 	for i := range c.Tensors {
 		t := &c.Tensors[i]
-		n := 1
+		n := int64(1)
 		for _, d := range t.Shape {
 			if d < 0 {
 				return nil, bad(fmt.Sprintf("tensor %s: negative dimension in %v", t.Name, t.Shape))
 			}
-			n *= d
-		}
-		if n*4 > len(body)-p {
-			return nil, bad(fmt.Sprintf("tensor %s: data past end of file", t.Name))
+			n *= int64(d)
+			if n*4 > left {
+				return nil, bad(fmt.Sprintf("tensor %s: data past end of file", t.Name))
+			}
 		}
 		t.Data = make([]float32, n)
-		for j := range t.Data {
-			t.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[p:]))
-			p += 4
+		for lo := 0; lo < len(t.Data); {
+			b := buf[:4*min(len(buf)/4, len(t.Data)-lo)]
+			if _, err := io.ReadFull(r, b); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: tensor %s: %w", path, t.Name, err)
+			}
+			for j := 0; j < len(b); j += 4 {
+				t.Data[lo] = math.Float32frombits(binary.LittleEndian.Uint32(b[j:]))
+				lo++
+			}
 		}
+		left -= 4 * n
 	}
-	if p != len(body) {
-		return nil, bad(fmt.Sprintf("%d trailing bytes after the tensors", len(body)-p))
+	if left != 0 {
+		return nil, bad(fmt.Sprintf("%d trailing bytes after the tensors", left))
 	}
 	return c, nil
 }

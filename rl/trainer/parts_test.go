@@ -46,7 +46,11 @@ func TestCheckpointFile(t *testing.T) {
 	in := &CheckpointFile{Step: 7, Meta: json.RawMessage(`{"x":1}`), Tensors: []NamedTensor{
 		{Name: "w", Shape: []int{2, 3}, Data: []float32{1, 2, 3, 4, 5, float32(math.Inf(1))}},
 		{Name: "b", Shape: []int{1}, Data: []float32{-0.5}},
+		{Name: "long", Shape: []int{70001}, Data: make([]float32, 70001)}, // over one chunk of the streamed write and read
 	}}
+	for i := range in.Tensors[2].Data {
+		in.Tensors[2].Data[i] = float32(i) / 3
+	}
 	if err := WriteCheckpointFile(path, in); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +58,7 @@ func TestCheckpointFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Step != 7 || string(out.Meta) != `{"x":1}` || len(out.Tensors) != 2 {
+	if out.Step != 7 || string(out.Meta) != `{"x":1}` || len(out.Tensors) != 3 {
 		t.Fatalf("round trip: got step %d meta %s, %d tensors", out.Step, out.Meta, len(out.Tensors))
 	}
 	for i := range in.Tensors {

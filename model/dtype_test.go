@@ -1,0 +1,86 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFloat32ToBF16 checks the rounding against values worked out by hand: exact values, ties
+// to even both ways, a carry into the exponent, overflow to infinity, and NaN kept a NaN.
+func TestFloat32ToBF16(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   uint32 // float32 bits
+		want uint16
+	}{
+		{"one", 0x3f800000, 0x3f80},
+		{"minus two", 0xc0000000, 0xc000},
+		{"below half rounds down", 0x3f807fff, 0x3f80},
+		{"above half rounds up", 0x3f808001, 0x3f81},
+		{"tie to even stays", 0x3f808000, 0x3f80},
+		{"tie to even goes up", 0x3f818000, 0x3f82},
+		{"carry into the exponent", 0x3fffffff, 0x4000},
+		{"largest float32 overflows", 0x7f7fffff, 0x7f80},
+		{"infinity", 0xff800000, 0xff80},
+		{"NaN stays NaN", 0x7f800001, 0x7fc0},
+	} {
+		if got := float32ToBF16(math.Float32frombits(c.in)); got != c.want {
+			t.Errorf("%s: float32ToBF16(%#08x) = %#04x, want %#04x", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+// TestSaveAsRoundTrip saves a model as F32 and as BF16 and loads each back: F32 exactly,
+// BF16 as RoundWeights rounds; config.json names the dtype, WeightsDType reads it back, and a
+// "dtype" key (newer transformers) says the same.
+func TestSaveAsRoundTrip(t *testing.T) {
+	for _, tied := range []bool{true, false} {
+		m, err := New(tinyConfig(tied), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Config.Extra = map[string]json.RawMessage{"dtype": json.RawMessage(`"float32"`)}
+		for _, dt := range []DType{F32, BF16} {
+			dir := filepath.Join(t.TempDir(), dt.String())
+			if err := m.SaveAs(dir, dt); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Load(dir)
+			if err != nil {
+				t.Fatalf("tied %v %s: %v", tied, dt, err)
+			}
+			want := m.Clone()
+			want.RoundWeights(dt)
+			for i, p := range got.Params {
+				for j, x := range p.Data {
+					if x != want.Params[i].Data[j] {
+						t.Fatalf("tied %v %s: %s[%d] = %v, want %v", tied, dt, p.Name, j, x, want.Params[i].Data[j])
+					}
+				}
+			}
+			if stored, err := WeightsDType(dir); err != nil || stored != dt {
+				t.Errorf("tied %v %s: WeightsDType = %s (%v)", tied, dt, stored, err)
+			}
+			raw, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+			name := `"` + dt.torchName() + `"`
+			if !strings.Contains(string(raw), `"torch_dtype": `+name) || !strings.Contains(string(raw), `"dtype": `+name) {
+				t.Errorf("tied %v %s: config.json does not name %s in torch_dtype and dtype:\n%s", tied, dt, name, raw)
+			}
+		}
+	}
+	if err := (&Model{}).SaveAs(t.TempDir(), "F16"); err == nil {
+		t.Error("SaveAs F16: no error, want one (only F32 and BF16 are written)")
+	}
+	for _, s := range []string{"bf16", "BFloat16", "f32", "float32"} {
+		if _, err := ParseDType(s); err != nil {
+			t.Errorf("ParseDType(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseDType("f16"); err == nil || !strings.Contains(err.Error(), "f32 or bf16") {
+		t.Errorf("ParseDType(f16): %v, want an error naming f32 and bf16", err)
+	}
+}

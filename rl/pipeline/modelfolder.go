@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"agentr1/internal/atomicfile"
+	"agentr1/model"
+	"agentr1/tokenizer"
+)
+
+// SaveDtypeOf returns the storage type of the model folders a run of cfg writes:
+// cfg.SaveDtype when set; else, for real data, the pretrained policy's own
+// (model.WeightsDType of cfg.InitModel), so a BF16 checkpoint comes out BF16; else F32.
+func SaveDtypeOf(cfg Config) (model.DType, error) {
+	switch {
+	case cfg.SaveDtype != "":
+		return cfg.SaveDtype, nil
+	case !IsWorldData(cfg.Data):
+		return model.WeightsDType(cfg.InitModel)
+	}
+	return model.F32, nil
+}
+
+// hfSideFiles are the files of a Hugging Face model folder besides config.json, the weights,
+// tokenizer.json and tokenizer_config.json that transformers and verl read when present: the
+// slow tokenizer's vocabulary and merges, the special-token maps and the generation defaults
+// (eos ids, sampling settings). A folder written from a pretrained policy gets its copies.
+var hfSideFiles = []string{"vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "generation_config.json"}
+
+// SaveModelFolder writes policy and its tokenizer to dir as a Hugging Face model folder that
+// transformers' AutoModelForCausalLM and AutoTokenizer, and so verl's actor, load:
+// tokenizer.json and tokenizer_config.json (with its chat template), then config.json and
+// model.safetensors with the weights stored as dtype, and, when from names the folder of a
+// pretrained policy, a copy of each of its hfSideFiles. The weights file is written last: its
+// presence marks the folder complete.
+func SaveModelFolder(dir string, policy *model.Model, tok *tokenizer.Tokenizer, dtype model.DType, from string) error {
+	if err := tok.Save(dir); err != nil {
+		return err
+	}
+	if from != "" {
+		for _, name := range hfSideFiles {
+			raw, err := os.ReadFile(filepath.Join(from, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("save model folder: %w", err)
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(dir, name), raw); err != nil {
+				return fmt.Errorf("save model folder: %w", err)
+			}
+		}
+	}
+	return policy.SaveAs(dir, dtype)
+}
