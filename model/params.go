@@ -416,11 +416,11 @@ func (m *Model) Save(dir string) error { return m.SaveAs(dir, F32) }
 // from_pretrained loads unchanged. BF16 rounds each weight to nearest even; F32 is exact. A
 // tied lm_head is not written, as save_pretrained does.
 func (m *Model) SaveAs(dir string, dtype DType) error {
-	if m.Inference() {
-		return fmt.Errorf("save model: %s: the model is held for inference, its matrices packed; load it with Load to save it", dir)
-	}
 	if err := dtype.check(); err != nil {
 		return err
+	}
+	if m.Inference() {
+		return fmt.Errorf("save model: %s: the model is held for inference, its matrices packed; load it with Load to save it", dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model: %w", err)
