@@ -143,7 +143,7 @@ func DefaultConfig() Config {
 		SFT:            DefaultSFTConfig(),
 		RL:             trainer.DefaultRLConfig(trainer.GRPO),
 		EvalBatch:      50,
-		EvalEvery:      20,
+		EvalEvery:      40,
 	}
 }
 

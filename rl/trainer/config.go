@@ -13,9 +13,10 @@ import (
 // that chose ours.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk
-	// Steps is the number of RL steps (one rollout + update each). The default 40 (about 3
-	// minutes of GRPO) keeps the whole run near a quarter of an hour; twice as many gain little,
-	// since the policy levels off where its warm start lets it.
+	// Steps is the number of RL steps (one rollout + update each). The default 120 (about 4
+	// minutes of GRPO on 2 cores) is where the unseen world's EM has risen clearly: after 40
+	// steps the policy searches every hop in the world it trained on, but reads the names of a
+	// world it never saw no better than its warm start did (docs/RESULTS.md section 1).
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8
@@ -85,7 +86,7 @@ type RLConfig struct {
 
 	// Optimiser.
 	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). A ~1M-parameter policy
-	// given 40 steps needs far larger ones. The default 3e-4 did best of the rates tried: 1e-3
+	// given 120 steps needs far larger ones. The default 3e-4 did best of the rates tried: 1e-3
 	// collapses the policy to answering without searching within the run, 5e-4 ends lower, and
 	// 1e-4 learns less in the same steps.
 	LR          float64
@@ -117,7 +118,7 @@ type RLConfig struct {
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
 		Algorithm:     algo,
-		Steps:         40,
+		Steps:         120,
 		Prompts:       10,
 		N:             8,
 		MaxTurns:      4,
