@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,7 +235,8 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 }
 
 // printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
-// after it and of each baseline, then where the report and the files are.
+// after it and of each baseline; on the generated world, the gains beside the default run's
+// seed-to-seed spread; then where the report and the files are.
 func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath string) {
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
@@ -270,6 +272,20 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 			name := evalSetName(fin.Name)
 			printByType(w, name, ev.Sets[name], r.args.cfg.Tools)
 		}
+	}
+	if pipeline.IsWorldData(r.args.cfg.Data) {
+		var sets []string
+		gains := map[string]float64{}
+		for _, fin := range res.Final {
+			name := evalSetName(fin.Name)
+			sets = append(sets, name)
+			gains[name] = math.NaN()
+			if g := ev.Sets[name].EMGain; g != nil {
+				gains[name] = 100 * float64(*g)
+			}
+		}
+		fmt.Fprintln(w)
+		printGains(w, sets, gains, r.args.cfg)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAtDefaults: a plain `agentr1 train` (any seed, output folder or evaluation interval) is
+// the default run whose spread the summary quotes; a changed setting is not.
+func TestAtDefaults(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--seed", "3", "--eval-every", "0", "--workers", "1", "--checkpoint-every", "7"}, true},
+		{[]string{"--rl.steps", "10"}, false},
+		{[]string{"--algo", "ppo"}, false},
+		{[]string{"--sft.steps", "100"}, false},
+	} {
+		a, err := parseTrainArgs(append(c.args, "--out", dir), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := atDefaults(a.cfg); got != c.want {
+			t.Errorf("atDefaults(%v) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestDefaultRunGainMatchesResults keeps the spread the summary quotes equal to the one
+// docs/RESULTS.md reports for the default run.
+func TestDefaultRunGainMatchesResults(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/RESULTS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`held-out \+(\d+) ± (\d+) points, unseen \+(\d+) ± (\d+) points`)
+	m := re.FindSubmatch(doc)
+	if m == nil {
+		t.Fatalf("docs/RESULTS.md: no line matching %q", re)
+	}
+	num := func(b []byte) float64 { v, _ := strconv.ParseFloat(string(b), 64); return v }
+	want := map[string]gainSpread{"heldout": {num(m[1]), num(m[2])}, "unseen": {num(m[3]), num(m[4])}}
+	for set, w := range want {
+		g := defaultRunGain[set]
+		if math.Round(g.Mean) != w.Mean || math.Round(g.SD) != w.SD {
+			t.Errorf("defaultRunGain[%s] = %+v, docs/RESULTS.md says %+v", set, g, w)
+		}
+	}
+}
+
+// TestPrintGains: the summary states each set's gain and the default run's spread, and says
+// when the run's settings are not the default's.
+func TestPrintGains(t *testing.T) {
+	dir := t.TempDir()
+	a, err := parseTrainArgs([]string{"--out", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg)
+	out := buf.String()
+	for _, want := range []string{"heldout +31 points", "unseen n/a", "seeds 1-3", "±", "strays from the mean"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	a.cfg.RL.Steps = 5
+	buf.Reset()
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg)
+	if !strings.Contains(buf.String(), "differ from the default") {
+		t.Errorf("a non-default run's summary does not say so:\n%s", buf.String())
+	}
+}
