@@ -37,22 +37,28 @@ type PackedB struct {
 // must not change while p is in use without packing again. It panics if a dimension is
 // negative, ldb is smaller than a row of b, or b is too short.
 func (p *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
+	checkPackArgs("Pack", transB, k, n, len(b), ldb)
+	p.pack(active, transB, k, n, b, ldb)
+}
+
+// checkPackArgs panics, naming the method, if op(B) (k, n) stored in lenB elements with row
+// stride ldb is not a valid operand of Pack or PackBF16.
+func checkPackArgs(method string, transB bool, k, n, lenB, ldb int) {
 	if k < 0 || n < 0 {
-		panic(fmt.Sprintf("tensor.PackedB.Pack: negative dimension k=%d n=%d", k, n))
+		panic(fmt.Sprintf("tensor.PackedB.%s: negative dimension k=%d n=%d", method, k, n))
 	}
-	br, bc := k, n
+	br, bc := k, n // b's rows and columns as stored
 	if transB {
 		br, bc = n, k
 	}
 	if br > 0 && bc > 0 {
 		if ldb < bc {
-			panic(fmt.Sprintf("tensor.PackedB.Pack: ldb=%d < %d columns", ldb, bc))
+			panic(fmt.Sprintf("tensor.PackedB.%s: ldb=%d < %d columns", method, ldb, bc))
 		}
-		if need := (br-1)*ldb + bc; len(b) < need {
-			panic(fmt.Sprintf("tensor.PackedB.Pack: b has %d elements, (%d x %d, ld %d) needs %d", len(b), br, bc, ldb, need))
+		if need := (br-1)*ldb + bc; lenB < need {
+			panic(fmt.Sprintf("tensor.PackedB.%s: b has %d elements, (%d x %d, ld %d) needs %d", method, lenB, br, bc, ldb, need))
 		}
 	}
-	p.pack(active, transB, k, n, b, ldb)
 }
 
 // PackCopy packs op(B) (k, n) into p as Pack does, but p keeps no reference to b: products of

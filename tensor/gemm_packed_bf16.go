@@ -13,21 +13,7 @@ import "fmt"
 //
 // It panics as Pack does.
 func (p *PackedB) PackBF16(transB bool, k, n int, b []uint16, ldb int) {
-	if k < 0 || n < 0 {
-		panic(fmt.Sprintf("tensor.PackedB.PackBF16: negative dimension k=%d n=%d", k, n))
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	if br > 0 && bc > 0 {
-		if ldb < bc {
-			panic(fmt.Sprintf("tensor.PackedB.PackBF16: ldb=%d < %d columns", ldb, bc))
-		}
-		if need := (br-1)*ldb + bc; len(b) < need {
-			panic(fmt.Sprintf("tensor.PackedB.PackBF16: b has %d elements, (%d x %d, ld %d) needs %d", len(b), br, bc, ldb, need))
-		}
-	}
+	checkPackArgs("PackBF16", transB, k, n, len(b), ldb)
 	p.packBF16(active, transB, k, n, b, ldb)
 }
 
