@@ -431,13 +431,7 @@ func BenchmarkHandlerWorstCase(b *testing.B) {
 	}
 	lim := DefaultLimits()
 	h := NewHandler(fx.ix, lim)
-	queries := make([]string, lim.MaxQueries)
-	for i := range queries {
-		q := loadQueries[i%len(loadQueries)]
-		queries[i] = strings.Repeat(q+" ", int(lim.MaxBodyBytes/int64(lim.MaxQueries)-40)/(len(q)+1))
-	}
-	topK := lim.MaxResults / lim.MaxQueries
-	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	body := worstCaseBody(lim)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := discardWriter{header: http.Header{}}

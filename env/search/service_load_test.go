@@ -519,13 +519,7 @@ func TestServiceWorstCaseClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := DefaultLimits()
-	queries := make([]string, lim.MaxQueries)
-	for i := range queries {
-		q := loadQueries[i%len(loadQueries)]
-		queries[i] = strings.Repeat(q+" ", int(lim.MaxBodyBytes/int64(lim.MaxQueries)-40)/(len(q)+1))
-	}
-	topK := lim.MaxResults / lim.MaxQueries
-	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	body := worstCaseBody(lim)
 	if int64(len(body)) > lim.MaxBodyBytes || int64(len(body)) < lim.MaxBodyBytes*9/10 {
 		t.Fatalf("the worst-case body is %d bytes, want just under %d", len(body), lim.MaxBodyBytes)
 	}
@@ -611,4 +605,17 @@ func TestServiceWorstCaseClients(t *testing.T) {
 			}
 		}
 	}
+}
+
+// worstCaseBody is the costliest valid /retrieve request under lim: as many queries as allowed,
+// each as long as the body cap leaves room for, asking for as many passages as allowed.
+func worstCaseBody(lim Limits) []byte {
+	queries := make([]string, lim.MaxQueries)
+	for i := range queries {
+		q := loadQueries[i%len(loadQueries)]
+		queries[i] = strings.Repeat(q+" ", int(lim.MaxBodyBytes/int64(lim.MaxQueries)-40)/(len(q)+1))
+	}
+	topK := lim.MaxResults / lim.MaxQueries
+	body, _ := json.Marshal(RetrieveRequest{Queries: queries, TopK: &topK, ReturnScores: true})
+	return body
 }
