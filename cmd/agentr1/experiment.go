@@ -71,7 +71,7 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
 	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
-	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default all): "+strings.Join(experiment.MethodNames(), ", "))
+	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default: every row of the paper's table; gspo, opo, gpg and grpo-passk run only when named): "+strings.Join(experiment.MethodNames(), ", "))
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the plan and its time budget, run nothing")
 	fs.BoolVar(&a.list, "list", false, "print the plan's unit IDs, one a line, SFT bases first, and run nothing")

@@ -232,13 +232,30 @@ func TestPlanSelectMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := MethodNames()
-	if len(names) != len(full.Methods) {
+	if len(names) < len(full.Methods) {
 		t.Fatalf("MethodNames %v for %d methods", names, len(full.Methods))
 	}
 	for i, m := range full.Methods {
-		if names[i] != m.Name {
-			t.Errorf("MethodNames()[%d] = %q, the table's row %d is %q", i, names[i], i, m.Name)
+		if names[i] != m.Name || m.Extra {
+			t.Errorf("MethodNames()[%d] = %q, the table's row %d is %q (extra %v)", i, names[i], i, m.Name, m.Extra)
 		}
+	}
+	// The extra methods (verl's further objectives) follow the table's rows and run only when
+	// named.
+	extras := names[len(full.Methods):]
+	if !slices.Equal(extras, []string{"gspo", "opo", "gpg", "grpo-passk"}) {
+		t.Errorf("extra methods %v, want gspo, opo, gpg, grpo-passk", extras)
+	}
+	named, err := NewPlan(Request{Preset: "paper-mini", Seeds: 1, Methods: []string{"grpo", "gspo", "grpo-passk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picked []string
+	for _, m := range named.Methods {
+		picked = append(picked, m.Name+":"+string(m.RL.Algorithm))
+	}
+	if want := []string{"grpo:grpo", "gspo:gspo", "grpo-passk:grpo-passk"}; !slices.Equal(picked, want) {
+		t.Errorf("--methods grpo,gspo,grpo-passk: %v, want %v", picked, want)
 	}
 	_, err = NewPlan(Request{Preset: "paper-mini", Seeds: 1, Methods: []string{"grpo", "gpro"}})
 	if err == nil || !strings.Contains(err.Error(), `"gpro"`) || !strings.Contains(err.Error(), "reinforce++-baseline") {

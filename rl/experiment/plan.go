@@ -23,11 +23,14 @@ const (
 
 // Method is one row of the table.
 type Method struct {
-	Name     string            `json:"name"`  // directory and results.json key: "grpo", "ppo-no-adv-mask"
-	Label    string            `json:"label"` // row label in results.md: "GRPO", "PPO w/o advantage mask"
-	Kind     Kind              `json:"kind"`
-	Ablation bool              `json:"ablation,omitempty"` // listed under the ablations
-	RL       *trainer.RLConfig `json:"rl,omitempty"`       // the RL settings (KindRL)
+	Name     string `json:"name"`  // directory and results.json key: "grpo", "ppo-no-adv-mask"
+	Label    string `json:"label"` // row label in results.md: "GRPO", "PPO w/o advantage mask"
+	Kind     Kind   `json:"kind"`
+	Ablation bool   `json:"ablation,omitempty"` // listed under the ablations
+	// Extra marks a method run only when named (--methods): verl's further objectives, which
+	// are not rows of the paper's table.
+	Extra bool              `json:"extra,omitempty"`
+	RL    *trainer.RLConfig `json:"rl,omitempty"` // the RL settings (KindRL)
 }
 
 // Request is what the user asked for; a run directory resumes only the same request.
@@ -128,8 +131,8 @@ func NewPlan(req Request) (*Plan, error) {
 	return p, nil
 }
 
-// MethodNames lists the names of the table's rows, in its order: what Request.Methods may
-// hold.
+// MethodNames lists what Request.Methods may hold: the names of the table's rows, in its
+// order, then those of the extra methods.
 func MethodNames() []string {
 	var names []string
 	for _, m := range paperMethods(trainer.DefaultRLConfig(trainer.GRPO)) {
@@ -138,11 +141,11 @@ func MethodNames() []string {
 	return names
 }
 
-// selectMethods keeps the methods named in names (all of them when names is empty), in the
-// order of all.
+// selectMethods keeps the methods named in names (when names is empty, all of them but the
+// extra ones), in the order of all.
 func selectMethods(all []Method, names []string) ([]Method, error) {
 	if len(names) == 0 {
-		return all, nil
+		return slices.DeleteFunc(slices.Clone(all), func(m Method) bool { return m.Extra }), nil
 	}
 	known := make([]string, len(all))
 	for i, m := range all {
@@ -162,7 +165,9 @@ func selectMethods(all []Method, names []string) ([]Method, error) {
 	return out, nil
 }
 
-// paperMethods are the rows of the paper's Table 2 and its ablations (§4.3), in its order.
+// paperMethods are the rows of the paper's Table 2 and its ablations (§4.3), in its order,
+// then the extra methods: the objectives verl added since (GSPO, OPO, GPG, GRPO with pass@k
+// advantages), run when named.
 func paperMethods(def trainer.RLConfig) []Method {
 	rl := func(name, label string, algo trainer.Algorithm, ablation bool, edit func(*trainer.RLConfig)) Method {
 		c := AlgorithmRL(def, algo)
@@ -182,7 +187,17 @@ func paperMethods(def trainer.RLConfig) []Method {
 		rl("ppo-no-adv-mask", "PPO w/o advantage mask", trainer.PPO, true, func(c *trainer.RLConfig) { c.NoAdvantageMask = true }),
 		rl("ppo-no-masks", "PPO w/o both masks", trainer.PPO, true, func(c *trainer.RLConfig) { c.NoAdvantageMask, c.NoLossMask = true, true }),
 		rl("grpo-no-loss-mask", "GRPO w/o loss mask", trainer.GRPO, true, func(c *trainer.RLConfig) { c.NoLossMask = true }),
+		extra(rl("gspo", "GSPO", trainer.GSPO, false, nil)),
+		extra(rl("opo", "OPO", trainer.OPO, false, nil)),
+		extra(rl("gpg", "GPG", trainer.GPG, false, nil)),
+		extra(rl("grpo-passk", "GRPO pass@k", trainer.GRPOPassK, false, nil)),
 	}
+}
+
+// extra marks m as run only when named.
+func extra(m Method) Method {
+	m.Extra = true
+	return m
 }
 
 // AlgorithmRL returns the RL settings of algo in a run whose settings are def: the algorithm's
