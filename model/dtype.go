@@ -2,10 +2,11 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"agentr1/tensor"
 )
 
 // DType is the storage type of a saved checkpoint's weights, named as safetensors names it.
@@ -80,18 +81,6 @@ func (d DType) check() error {
 	return nil
 }
 
-// float32ToBF16 rounds x to the nearest bfloat16 (the top 16 bits of a float32), ties to
-// even, as PyTorch's x.to(torch.bfloat16) does; a NaN stays a (quiet) NaN rather than
-// rounding into infinity.
-func float32ToBF16(x float32) uint16 {
-	b := math.Float32bits(x)
-	if b&0x7fffffff > 0x7f800000 { // NaN
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
-
 // WeightsDType returns the storage type of the checkpoint folder dir's floating-point weights
 // (model.safetensors or the shards of model.safetensors.index.json): F32 or BF16 when every
 // tensor is stored so, and F32 for anything else (F16, F64 or a mix), since float32 holds each
@@ -127,7 +116,7 @@ func (m *Model) RoundWeights(dtype DType) {
 	}
 	for _, p := range m.Params {
 		for i, x := range p.Data {
-			p.Data[i] = math.Float32frombits(uint32(float32ToBF16(x)) << 16)
+			p.Data[i] = tensor.BF16ToFloat32(tensor.Float32ToBF16(x))
 		}
 	}
 	m.MarkWeightsChanged()

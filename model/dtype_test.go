@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentr1/tensor"
 )
 
 // TestFloat32ToBF16 checks the rounding against values worked out by hand: exact values, ties
@@ -28,8 +30,8 @@ func TestFloat32ToBF16(t *testing.T) {
 		{"infinity", 0xff800000, 0xff80},
 		{"NaN stays NaN", 0x7f800001, 0x7fc0},
 	} {
-		if got := float32ToBF16(math.Float32frombits(c.in)); got != c.want {
-			t.Errorf("%s: float32ToBF16(%#08x) = %#04x, want %#04x", c.name, c.in, got, c.want)
+		if got := tensor.Float32ToBF16(math.Float32frombits(c.in)); got != c.want {
+			t.Errorf("%s: tensor.Float32ToBF16(%#08x) = %#04x, want %#04x", c.name, c.in, got, c.want)
 		}
 	}
 }

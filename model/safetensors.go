@@ -315,7 +315,7 @@ func writeSafetensors(path string, entries []stEntry, dtype DType) error {
 				b := buf[:int64(len(part))*width]
 				for i, x := range part {
 					if dtype == BF16 {
-						binary.LittleEndian.PutUint16(b[2*i:], float32ToBF16(x))
+						binary.LittleEndian.PutUint16(b[2*i:], tensor.Float32ToBF16(x))
 					} else {
 						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 					}
