@@ -25,8 +25,9 @@ type ModelConfig struct {
 }
 
 // Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
-// evaluation. DefaultConfig takes about a quarter of an hour on 2 CPU cores, most of it the
-// SFT warm start (docs/RESULTS.md has the timings and figures of the default run).
+// evaluation. DefaultConfig takes about ten minutes on 2 cores of a recent CPU (an AMD Zen 5),
+// more than half of it the SFT warm start (docs/RESULTS.md has the timings and figures of
+// the default run).
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
