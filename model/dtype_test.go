@@ -2,39 +2,11 @@ package model
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"agentr1/tensor"
 )
-
-// TestFloat32ToBF16 checks the rounding against values worked out by hand: exact values, ties
-// to even both ways, a carry into the exponent, overflow to infinity, and NaN kept a NaN.
-func TestFloat32ToBF16(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		in   uint32 // float32 bits
-		want uint16
-	}{
-		{"one", 0x3f800000, 0x3f80},
-		{"minus two", 0xc0000000, 0xc000},
-		{"below half rounds down", 0x3f807fff, 0x3f80},
-		{"above half rounds up", 0x3f808001, 0x3f81},
-		{"tie to even stays", 0x3f808000, 0x3f80},
-		{"tie to even goes up", 0x3f818000, 0x3f82},
-		{"carry into the exponent", 0x3fffffff, 0x4000},
-		{"largest float32 overflows", 0x7f7fffff, 0x7f80},
-		{"infinity", 0xff800000, 0xff80},
-		{"NaN stays NaN", 0x7f800001, 0x7fc0},
-	} {
-		if got := tensor.Float32ToBF16(math.Float32frombits(c.in)); got != c.want {
-			t.Errorf("%s: tensor.Float32ToBF16(%#08x) = %#04x, want %#04x", c.name, c.in, got, c.want)
-		}
-	}
-}
 
 // TestSaveAsRoundTrip saves a model as F32 and as BF16 and loads each back: F32 exactly,
 // BF16 as RoundWeights rounds; config.json names the dtype, WeightsDType reads it back, and a

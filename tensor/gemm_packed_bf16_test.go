@@ -9,8 +9,9 @@ import (
 	"agentr1/tensor/ref"
 )
 
-// TestBF16Conversions checks the rounding of Float32ToBF16 (to nearest, ties to even, NaN
-// kept) and that BF16ToFloat32 inverts it on every value it produces.
+// TestBF16Conversions checks the rounding of Float32ToBF16 (to nearest, ties to even, a carry
+// into the exponent, overflow to infinity, NaN kept) against values worked out by hand, and
+// that BF16ToFloat32 inverts it on every value it produces.
 func TestBF16Conversions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -23,8 +24,11 @@ func TestBF16Conversions(t *testing.T) {
 		{"tie to even, up", 0x3f818000, 0x3f82},
 		{"above half, up", 0x3f808001, 0x3f81},
 		{"negative", 0xc0490fdb, 0xc049},
+		{"minus two", 0xc0000000, 0xc000},
+		{"carry into the exponent", 0x3fffffff, 0x4000},
 		{"rounds to infinity", 0x7f7fffff, 0x7f80},
 		{"infinity", 0x7f800000, 0x7f80},
+		{"minus infinity", 0xff800000, 0xff80},
 		{"nan", 0x7fc00001, 0x7fc0},
 		{"signalling nan stays nan", 0x7f800001, 0x7fc0},
 	} {
