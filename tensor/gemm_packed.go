@@ -79,13 +79,21 @@ func (p *PackedB) dropSource() {
 	p.src = nil
 }
 
+// layout sets p's panel geometry for op(B) (k, n) on the kernel set ks: k cut into kSlices
+// slices of at most ks.kc rows, as even as can be, and n into micro-panels of ks.nr columns.
+// Pack and PackBF16 share it, so GemmPacked reads the panels of either the same way.
+func (p *PackedB) layout(ks *kernels, k, n int) (kSlices int) {
+	kSlices = max(1, (k+ks.kc-1)/ks.kc)
+	p.ks, p.k, p.n = ks, k, n
+	p.kc = (k + kSlices - 1) / kSlices
+	p.panels = (n + ks.nr - 1) / ks.nr
+	return kSlices
+}
+
 // pack is Pack for the kernel set ks.
 func (p *PackedB) pack(ks *kernels, transB bool, k, n int, b []float32, ldb int) {
 	nr := ks.nr
-	kSlices := max(1, (k+ks.kc-1)/ks.kc)
-	p.ks, p.k, p.n = ks, k, n
-	p.kc = (k + kSlices - 1) / kSlices
-	p.panels = (n + nr - 1) / nr
+	kSlices := p.layout(ks, k, n)
 	p.src, p.transB, p.ldb = b, transB, ldb
 	p.data16 = nil
 	if ks.ref { // the ref set multiplies by src, unpacked

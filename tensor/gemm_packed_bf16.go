@@ -32,10 +32,7 @@ func (p *PackedB) packBF16(ks *kernels, transB bool, k, n int, b []uint16, ldb i
 		return
 	}
 	nr := ks.nr
-	kSlices := max(1, (k+ks.kc-1)/ks.kc)
-	p.ks, p.k, p.n = ks, k, n
-	p.kc = (k + kSlices - 1) / kSlices
-	p.panels = (n + nr - 1) / nr
+	kSlices := p.layout(ks, k, n)
 	p.src, p.transB, p.ldb = nil, transB, ldb
 	p.data = nil
 	if need := p.panels * nr * k; cap(p.data16) >= need {
