@@ -226,9 +226,9 @@ type gemmBuffers struct {
 var gemmBufferPool = sync.Pool{New: func() any { return new(gemmBuffers) }}
 
 // grow returns s resized to n elements, reallocating only when its capacity is short.
-func grow(s []float32, n int) []float32 {
+func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }

@@ -35,11 +35,7 @@ func (p *PackedB) packBF16(ks *kernels, transB bool, k, n int, b []uint16, ldb i
 	kSlices := p.layout(ks, k, n)
 	p.src, p.transB, p.ldb = nil, transB, ldb
 	p.data = nil
-	if need := p.panels * nr * k; cap(p.data16) >= need {
-		p.data16 = p.data16[:need]
-	} else {
-		p.data16 = make([]uint16, need)
-	}
+	p.data16 = grow(p.data16, p.panels*nr*k)
 	if k == 0 || n == 0 {
 		return
 	}
