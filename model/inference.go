@@ -36,22 +36,7 @@ func LoadForInference(dir string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", weights, err)
 	}
-	ck, err := openCheckpoint(weights)
-	if err != nil {
-		return nil, fmt.Errorf("load model: %w", err)
-	}
-	defer ck.Close()
-	for _, p := range m.Params {
-		if p.Data != nil {
-			err = ck.read(p.Name, p.Shape, p.Data)
-		} else {
-			err = ck.readPacked(p.Name, p.Shape, p.Packed)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("load model: %w", err)
-		}
-	}
-	if err := checkNoExtra(m, ck, weights); err != nil {
+	if err := m.readWeights(weights); err != nil {
 		return nil, err
 	}
 	return m, nil

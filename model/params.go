@@ -370,20 +370,32 @@ func LoadWeights(cfg Config, path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	ck, err := openCheckpoint(path)
-	if err != nil {
-		return nil, fmt.Errorf("load model: %w", err)
-	}
-	defer ck.Close()
-	for _, p := range m.Params {
-		if err := ck.read(p.Name, p.Shape, p.Data); err != nil {
-			return nil, fmt.Errorf("load model: %w", err)
-		}
-	}
-	if err := checkNoExtra(m, ck, path); err != nil {
+	if err := m.readWeights(path); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// readWeights fills every parameter of m from the checkpoint at path (a .safetensors file or
+// an index): into its Data, or into its Packed matrix for a model held for inference. It
+// fails on a missing tensor, a wrong shape, or a tensor m has no use for (checkNoExtra).
+func (m *Model) readWeights(path string) error {
+	ck, err := openCheckpoint(path)
+	if err != nil {
+		return fmt.Errorf("load model: %w", err)
+	}
+	defer ck.Close()
+	for _, p := range m.Params {
+		if p.Data != nil {
+			err = ck.read(p.Name, p.Shape, p.Data)
+		} else {
+			err = ck.readPacked(p.Name, p.Shape, p.Packed)
+		}
+		if err != nil {
+			return fmt.Errorf("load model: %w", err)
+		}
+	}
+	return checkNoExtra(m, ck, path)
 }
 
 // checkNoExtra returns an error naming the first tensor of ck that is not a parameter of m,
