@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,13 +30,7 @@ func TestSaveAsRoundTrip(t *testing.T) {
 			}
 			want := m.Clone()
 			want.RoundWeights(dt)
-			for i, p := range got.Params {
-				for j, x := range p.Data {
-					if x != want.Params[i].Data[j] {
-						t.Fatalf("tied %v %s: %s[%d] = %v, want %v", tied, dt, p.Name, j, x, want.Params[i].Data[j])
-					}
-				}
-			}
+			sameWeights(t, fmt.Sprintf("tied %v %s", tied, dt), got, want)
 			if stored, err := WeightsDType(dir); err != nil || stored != dt {
 				t.Errorf("tied %v %s: WeightsDType = %s (%v)", tied, dt, stored, err)
 			}

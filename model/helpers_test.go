@@ -48,6 +48,26 @@ func newTestModel(t *testing.T, cfg Config, seed uint64) *Model {
 	return m
 }
 
+// sameWeights fails t, naming what, unless got has the parameters of want (names and shapes, in
+// order) with every value equal bit for bit: a checkpoint read back as it was written.
+func sameWeights(t *testing.T, what string, got, want *Model) {
+	t.Helper()
+	if len(got.Params) != len(want.Params) {
+		t.Fatalf("%s: %d params loaded, want %d", what, len(got.Params), len(want.Params))
+	}
+	for i, p := range want.Params {
+		q := got.Params[i]
+		if q.Name != p.Name || !sameShape(q.Shape, p.Shape) {
+			t.Fatalf("%s: param %d: %s %v, want %s %v", what, i, q.Name, q.Shape, p.Name, p.Shape)
+		}
+		for j := range p.Data {
+			if math.Float32bits(p.Data[j]) != math.Float32bits(q.Data[j]) {
+				t.Fatalf("%s: %s[%d] = %v, want %v", what, p.Name, j, q.Data[j], p.Data[j])
+			}
+		}
+	}
+}
+
 // randomTokens returns n token ids drawn uniformly from [0, V).
 func randomTokens(rng *rand.Rand, V, n int) []int {
 	s := make([]int, n)

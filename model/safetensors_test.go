@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,20 +61,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Params) != len(m.Params) {
-			t.Fatalf("tied=%v: %d params loaded, want %d", tied, len(l.Params), len(m.Params))
-		}
-		for i, p := range m.Params {
-			q := l.Params[i]
-			if q.Name != p.Name || !sameShape(q.Shape, p.Shape) {
-				t.Fatalf("param %d: %s %v, want %s %v", i, q.Name, q.Shape, p.Name, p.Shape)
-			}
-			for j := range p.Data {
-				if math.Float32bits(p.Data[j]) != math.Float32bits(q.Data[j]) {
-					t.Fatalf("tied=%v: %s[%d] = %v, saved %v", tied, p.Name, j, q.Data[j], p.Data[j])
-				}
-			}
-		}
+		sameWeights(t, fmt.Sprintf("tied=%v", tied), l, m)
 	}
 }
 
@@ -233,13 +221,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range m.Params {
-		for j := range p.Data {
-			if l.Params[i].Data[j] != p.Data[j] {
-				t.Fatalf("sharded: %s[%d] = %v, want %v", p.Name, j, l.Params[i].Data[j], p.Data[j])
-			}
-		}
-	}
+	sameWeights(t, "sharded", l, m)
 	// An index naming the wrong shard for a tensor.
 	weightMap[all[0].name] = "model-00002-of-00002.safetensors"
 	index, _ = json.Marshal(map[string]any{"weight_map": weightMap})
@@ -309,20 +291,7 @@ func TestSaveLoadQwen3(t *testing.T) {
 			t.Errorf("loaded parameter %s present = %v, want %v", name, names[name], want)
 		}
 	}
-	if len(l.Params) != len(m.Params) {
-		t.Fatalf("%d params loaded, want %d", len(l.Params), len(m.Params))
-	}
-	for i, p := range m.Params {
-		q := l.Params[i]
-		if q.Name != p.Name || !sameShape(q.Shape, p.Shape) {
-			t.Fatalf("param %d: %s %v, want %s %v", i, q.Name, q.Shape, p.Name, p.Shape)
-		}
-		for j := range p.Data {
-			if math.Float32bits(p.Data[j]) != math.Float32bits(q.Data[j]) {
-				t.Fatalf("%s[%d] = %v, saved %v", p.Name, j, q.Data[j], p.Data[j])
-			}
-		}
-	}
+	sameWeights(t, "qwen3", l, m)
 	cdir := filepath.Join(t.TempDir(), "critic")
 	if err := NewCritic(m, 1).Save(cdir); err != nil {
 		t.Fatal(err)
