@@ -2,8 +2,6 @@ package model
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"agentr1/tensor"
@@ -87,9 +85,9 @@ func (d DType) check() error {
 // of those exactly. A run saves its checkpoints in this type by default, so that a BF16
 // checkpoint trained here stays the size it came in.
 func WeightsDType(dir string) (DType, error) {
-	path := filepath.Join(dir, WeightsFile)
-	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join(dir, IndexFile)
+	path, err := weightsPath(dir)
+	if err != nil {
+		return "", fmt.Errorf("weights dtype: %w", err)
 	}
 	ck, err := openCheckpoint(path)
 	if err != nil {

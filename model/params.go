@@ -349,15 +349,25 @@ func checkpointFiles(dir string) (Config, string, error) {
 	if err != nil {
 		return Config{}, "", fmt.Errorf("load model: %w", err)
 	}
-	weights := filepath.Join(dir, WeightsFile)
-	if _, err := os.Stat(weights); err != nil {
-		index := filepath.Join(dir, IndexFile)
-		if _, ierr := os.Stat(index); ierr != nil {
-			return Config{}, "", fmt.Errorf("load model: %s: neither %s nor %s found", dir, WeightsFile, IndexFile)
-		}
-		weights = index
+	weights, err := weightsPath(dir)
+	if err != nil {
+		return Config{}, "", fmt.Errorf("load model: %w", err)
 	}
 	return cfg, weights, nil
+}
+
+// weightsPath returns the path of the checkpoint folder dir's weights: model.safetensors, or
+// else the index of a sharded checkpoint.
+func weightsPath(dir string) (string, error) {
+	weights := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(weights); err == nil {
+		return weights, nil
+	}
+	index := filepath.Join(dir, IndexFile)
+	if _, err := os.Stat(index); err != nil {
+		return "", fmt.Errorf("%s: neither %s nor %s found", dir, WeightsFile, IndexFile)
+	}
+	return index, nil
 }
 
 // LoadWeights builds a model of configuration cfg from a .safetensors file or a sharded
