@@ -198,7 +198,7 @@ func (st *stFile) readFloat32(name string, shape []int, dst []float32) error {
 	case "BF16":
 		convert = func(dst []float32, src []byte) {
 			for i := range dst {
-				dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
+				dst[i] = tensor.BF16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
 			}
 		}
 	case "F16":
