@@ -32,6 +32,6 @@ func widenBF16(dst []float32, src []uint16) {
 		widenBF16Blocks(dst[:n], src[:n])
 	}
 	for i := n; i < len(dst); i++ {
-		dst[i] = math.Float32frombits(uint32(src[i]) << 16)
+		dst[i] = BF16ToFloat32(src[i])
 	}
 }
