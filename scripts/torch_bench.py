@@ -47,9 +47,9 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * self.weight
 
 
-def rope_tables(max_pos):
-    """cos, sin: [max_pos, HEAD_DIM], the rotate-half layout of Hugging Face's Qwen2."""
-    inv = 1.0 / (THETA ** (torch.arange(0, HEAD_DIM, 2).float() / HEAD_DIM))
+def rope_tables(max_pos, head_dim=HEAD_DIM, theta=THETA):
+    """cos, sin: [max_pos, head_dim], the rotate-half layout of Hugging Face's Qwen2."""
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2).float() / head_dim))
     ang = torch.outer(torch.arange(max_pos).float(), inv)
     ang = torch.cat([ang, ang], dim=-1)
     return ang.cos(), ang.sin()
@@ -61,43 +61,56 @@ def rotate_half(x):
 
 
 class Layer(torch.nn.Module):
-    def __init__(self):
+    """One decoder layer, of bench-s's sizes unless given others (torch_realsize.py's shapes)."""
+
+    def __init__(self, hidden=HIDDEN, inter=INTER, heads=HEADS, kv_heads=KV_HEADS):
         super().__init__()
-        self.input_layernorm = RMSNorm(HIDDEN)
-        self.q_proj = torch.nn.Linear(HIDDEN, HEADS * HEAD_DIM, bias=True)
-        self.k_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=True)
-        self.v_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=True)
-        self.o_proj = torch.nn.Linear(HEADS * HEAD_DIM, HIDDEN, bias=False)
-        self.post_attention_layernorm = RMSNorm(HIDDEN)
-        self.gate_proj = torch.nn.Linear(HIDDEN, INTER, bias=False)
-        self.up_proj = torch.nn.Linear(HIDDEN, INTER, bias=False)
-        self.down_proj = torch.nn.Linear(INTER, HIDDEN, bias=False)
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
+        D = self.head_dim
+        self.input_layernorm = RMSNorm(hidden)
+        self.q_proj = torch.nn.Linear(hidden, heads * D, bias=True)
+        self.k_proj = torch.nn.Linear(hidden, kv_heads * D, bias=True)
+        self.v_proj = torch.nn.Linear(hidden, kv_heads * D, bias=True)
+        self.o_proj = torch.nn.Linear(heads * D, hidden, bias=False)
+        self.post_attention_layernorm = RMSNorm(hidden)
+        self.gate_proj = torch.nn.Linear(hidden, inter, bias=False)
+        self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
+        self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
 
     def forward(self, x, cos, sin, mask, cache=None, start=0):
-        """x: [B, T, HIDDEN]; cos, sin: [T, HEAD_DIM]; mask: [T, S] additive (or None).
-        With cache = (k, v), each [B, KV_HEADS, maxT, HEAD_DIM], the new keys and values are
-        written at positions start..start+T and attention reads 0..start+T."""
-        B, T, _ = x.shape
+        """x: [B, T, C]; cos, sin: [T, D]; mask: [T, S] additive (or None). With
+        cache = (k, v), each [B, Hkv, maxT, D], the new keys and values are written at
+        positions start..start+T and attention reads 0..start+T."""
+        B, T, C = x.shape
+        H, Hkv, D = self.heads, self.kv_heads, self.head_dim
         h = self.input_layernorm(x)
-        q = self.q_proj(h).view(B, T, HEADS, HEAD_DIM).transpose(1, 2)
-        k = self.k_proj(h).view(B, T, KV_HEADS, HEAD_DIM).transpose(1, 2)
-        v = self.v_proj(h).view(B, T, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q = self.q_proj(h).view(B, T, H, D).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, Hkv, D).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, Hkv, D).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        if cache is not None:
-            cache[0][:, :, start:start + T] = k
-            cache[1][:, :, start:start + T] = v
-            k, v = cache[0][:, :, :start + T], cache[1][:, :, :start + T]
-        rep = HEADS // KV_HEADS
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
-        s = q @ k.transpose(-1, -2) / math.sqrt(HEAD_DIM)  # [B, HEADS, T, S]
+        k, v = self.cached(k, v, cache, start)
+        k = k.repeat_interleave(H // Hkv, dim=1)
+        v = v.repeat_interleave(H // Hkv, dim=1)
+        s = q @ k.transpose(-1, -2) / math.sqrt(D)  # [B, H, T, S]
         if mask is not None:
             s = s + mask
-        a = torch.softmax(s, dim=-1) @ v  # [B, HEADS, T, HEAD_DIM]
-        x = x + self.o_proj(a.transpose(1, 2).reshape(B, T, HIDDEN))
+        a = torch.softmax(s, dim=-1) @ v  # [B, H, T, D]
+        x = x + self.o_proj(a.transpose(1, 2).reshape(B, T, H * D))
         h = self.post_attention_layernorm(x)
         return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+    def cached(self, k, v, cache, start):
+        """Returns the keys and values attention reads given the new ones k, v [B, Hkv, T, D]:
+        k, v themselves without a cache; else, cache = (k, v) being preallocated
+        [B, Hkv, maxT, D], k and v written in place at positions start..start+T, and the
+        cache's positions 0..start+T."""
+        if cache is None:
+            return k, v
+        T = k.shape[2]
+        cache[0][:, :, start:start + T] = k
+        cache[1][:, :, start:start + T] = v
+        return cache[0][:, :, :start + T], cache[1][:, :, :start + T]
 
 
 class Qwen2(torch.nn.Module):

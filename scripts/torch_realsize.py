@@ -20,7 +20,6 @@ of the build or the tests. On Debian bookworm:
 """
 
 import argparse
-import math
 import os
 import resource
 import statistics
@@ -28,10 +27,11 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-# The RMSNorm (eps 1e-6, as every Qwen2.5 checkpoint) and RoPE rotation of the bench-s script.
-from torch_bench import RMSNorm, rotate_half
+# The RMSNorm (eps 1e-6, as every Qwen2.5 checkpoint), RoPE tables and decoder layer of the
+# bench-s script; only the layer's KV cache differs here.
+import torch_bench
+from torch_bench import RMSNorm, rope_tables, rotate_half
 
 # The shapes of package bench's Shapes: (vocab, hidden, intermediate, layers, heads, kv heads,
 # rope theta), from the Qwen2.5 Instruct config.json files.
@@ -42,45 +42,19 @@ SHAPES = {
 }
 
 
-class Layer(torch.nn.Module):
-    def __init__(self, hidden, inter, heads, kv_heads):
-        super().__init__()
-        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
-        D = self.head_dim
-        self.input_layernorm = RMSNorm(hidden)
-        self.q_proj = torch.nn.Linear(hidden, heads * D, bias=True)
-        self.k_proj = torch.nn.Linear(hidden, kv_heads * D, bias=True)
-        self.v_proj = torch.nn.Linear(hidden, kv_heads * D, bias=True)
-        self.o_proj = torch.nn.Linear(heads * D, hidden, bias=False)
-        self.post_attention_layernorm = RMSNorm(hidden)
-        self.gate_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
+class Layer(torch_bench.Layer):
+    """torch_bench's layer (its projections and norms at the shape's sizes) with transformers'
+    DynamicCache: the keys and values grow by torch.cat at every step."""
 
-    def forward(self, x, cos, sin, mask, cache):
-        """x: [B, T, C]; cos, sin: [T, D]; mask: [T, S] additive or None; cache: a list
-        [k, v] of [B, Hkv, S-T, D] tensors (or None), replaced by the concatenation."""
-        B, T, C = x.shape
-        H, Hkv, D = self.heads, self.kv_heads, self.head_dim
-        h = self.input_layernorm(x)
-        q = self.q_proj(h).view(B, T, H, D).transpose(1, 2)
-        k = self.k_proj(h).view(B, T, Hkv, D).transpose(1, 2)
-        v = self.v_proj(h).view(B, T, Hkv, D).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+    def cached(self, k, v, cache, start):
+        """cache: a list [k, v] of [B, Hkv, start, D] tensors (or None on the first pass),
+        replaced by their concatenation with the new k, v [B, Hkv, T, D], which attention
+        reads."""
         if cache[0] is not None:
             k = torch.cat([cache[0], k], dim=2)
             v = torch.cat([cache[1], v], dim=2)
         cache[0], cache[1] = k, v
-        k = k.repeat_interleave(H // Hkv, dim=1)
-        v = v.repeat_interleave(H // Hkv, dim=1)
-        s = q @ k.transpose(-1, -2) / math.sqrt(D)  # [B, H, T, S]
-        if mask is not None:
-            s = s + mask
-        a = torch.softmax(s, dim=-1) @ v  # [B, H, T, D]
-        x = x + self.o_proj(a.transpose(1, 2).reshape(B, T, H * D))
-        h = self.post_attention_layernorm(x)
-        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+        return k, v
 
 
 class Qwen2(torch.nn.Module):
@@ -93,12 +67,9 @@ class Qwen2(torch.nn.Module):
         for p in self.parameters():
             if p.dim() == 2:
                 torch.nn.init.normal_(p, std=0.02)
-        D = hidden // heads
-        inv = 1.0 / (theta ** (torch.arange(0, D, 2).float() / D))
-        ang = torch.outer(torch.arange(max_pos).float(), inv)
-        ang = torch.cat([ang, ang], dim=-1)
-        self.register_buffer("cos", ang.cos(), persistent=False)
-        self.register_buffer("sin", ang.sin(), persistent=False)
+        cos, sin = rope_tables(max_pos, hidden // heads, theta)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
 
     def forward(self, tokens, caches, start):
         """tokens: [B, T] -> next-token logits of the last position [B, V] (tied lm_head)."""
