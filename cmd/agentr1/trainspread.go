@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strings"
 
 	"agentr1/rl/pipeline"
 )
@@ -41,35 +42,21 @@ func atDefaults(c pipeline.Config) bool {
 // what the default run gains across seeds: the yardstick for a reader of one run. gains maps a
 // set's name to the run's gain in points (NaN: not measured).
 func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeline.Config) {
-	line := "EM gain over the SFT base:"
-	for i, s := range sets {
-		g := gains[s]
-		sep := ","
-		if i == 0 {
-			sep = ""
+	var got, ref []string
+	for _, s := range sets {
+		if g := gains[s]; math.IsNaN(g) {
+			got = append(got, s+" n/a")
+		} else {
+			got = append(got, fmt.Sprintf("%s %+.0f points", s, g))
 		}
-		if math.IsNaN(g) {
-			line += fmt.Sprintf("%s %s n/a", sep, s)
-			continue
+		if e, ok := defaultRunGain[s]; ok {
+			ref = append(ref, fmt.Sprintf("%s %+.0f ± %.0f", s, e.Mean, e.SD))
 		}
-		line += fmt.Sprintf("%s %s %+.0f points", sep, s, g)
 	}
-	fmt.Fprintln(w, line)
-	ref := "the default run over seeds 1-3 (docs/RESULTS.md):"
-	for i, s := range sets {
-		e, ok := defaultRunGain[s]
-		if !ok {
-			continue
-		}
-		if i > 0 {
-			ref += ","
-		}
-		ref += fmt.Sprintf(" %s %+.0f ± %.0f", s, e.Mean, e.SD)
-	}
+	fmt.Fprintln(w, "EM gain over the SFT base: "+strings.Join(got, ", "))
+	spread := "this run's settings differ from the default's, so that spread is only a guide"
 	if atDefaults(cfg) {
-		ref += "; one seed's gain strays from the mean by about the ± figure"
-	} else {
-		ref += "; this run's settings differ from the default's, so that spread is only a guide"
+		spread = "one seed's gain strays from the mean by about the ± figure"
 	}
-	fmt.Fprintln(w, ref)
+	fmt.Fprintf(w, "the default run over seeds 1-3 (docs/RESULTS.md): %s; %s\n", strings.Join(ref, ", "), spread)
 }
