@@ -42,21 +42,21 @@ func atDefaults(c pipeline.Config) bool {
 // what the default run gains across seeds: the yardstick for a reader of one run. gains maps a
 // set's name to the run's gain in points (NaN: not measured).
 func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeline.Config) {
-	var got, ref []string
+	var own, ref []string
 	for _, s := range sets {
 		if g := gains[s]; math.IsNaN(g) {
-			got = append(got, s+" n/a")
+			own = append(own, s+" n/a")
 		} else {
-			got = append(got, fmt.Sprintf("%s %+.0f points", s, g))
+			own = append(own, fmt.Sprintf("%s %+.0f points", s, g))
 		}
 		if e, ok := defaultRunGain[s]; ok {
 			ref = append(ref, fmt.Sprintf("%s %+.0f ± %.0f", s, e.Mean, e.SD))
 		}
 	}
-	fmt.Fprintln(w, "EM gain over the SFT base: "+strings.Join(got, ", "))
-	spread := "this run's settings differ from the default's, so that spread is only a guide"
-	if atDefaults(cfg) {
-		spread = "one seed's gain strays from the mean by about the ± figure"
+	reading := "one seed's gain strays from the mean by about the ± figure"
+	if !atDefaults(cfg) {
+		reading = "this run's settings differ from the default's, so that spread is only a guide"
 	}
-	fmt.Fprintf(w, "the default run over seeds 1-3 (docs/RESULTS.md): %s; %s\n", strings.Join(ref, ", "), spread)
+	fmt.Fprintf(w, "EM gain over the SFT base: %s\n", strings.Join(own, ", "))
+	fmt.Fprintf(w, "the default run over seeds 1-3 (docs/RESULTS.md): %s; %s\n", strings.Join(ref, ", "), reading)
 }
