@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strings"
 
 	"agentr1/rl/pipeline"
 )
@@ -41,35 +42,21 @@ func atDefaults(c pipeline.Config) bool {
 // what the default run gains across seeds: the yardstick for a reader of one run. gains maps a
 // set's name to the run's gain in points (NaN: not measured).
 func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeline.Config) {
-	line := "EM gain over the SFT base:"
-	for i, s := range sets {
-		g := gains[s]
-		sep := ","
-		if i == 0 {
-			sep = ""
+	var own, ref []string
+	for _, s := range sets {
+		if g := gains[s]; math.IsNaN(g) {
+			own = append(own, s+" n/a")
+		} else {
+			own = append(own, fmt.Sprintf("%s %+.0f points", s, g))
 		}
-		if math.IsNaN(g) {
-			line += fmt.Sprintf("%s %s n/a", sep, s)
-			continue
+		if e, ok := defaultRunGain[s]; ok {
+			ref = append(ref, fmt.Sprintf("%s %+.0f ± %.0f", s, e.Mean, e.SD))
 		}
-		line += fmt.Sprintf("%s %s %+.0f points", sep, s, g)
 	}
-	fmt.Fprintln(w, line)
-	ref := "the default run over seeds 1-3 (docs/RESULTS.md):"
-	for i, s := range sets {
-		e, ok := defaultRunGain[s]
-		if !ok {
-			continue
-		}
-		if i > 0 {
-			ref += ","
-		}
-		ref += fmt.Sprintf(" %s %+.0f ± %.0f", s, e.Mean, e.SD)
+	reading := "one seed's gain strays from the mean by about the ± figure"
+	if !atDefaults(cfg) {
+		reading = "this run's settings differ from the default's, so that spread is only a guide"
 	}
-	if atDefaults(cfg) {
-		ref += "; one seed's gain strays from the mean by about the ± figure"
-	} else {
-		ref += "; this run's settings differ from the default's, so that spread is only a guide"
-	}
-	fmt.Fprintln(w, ref)
+	fmt.Fprintf(w, "EM gain over the SFT base: %s\n", strings.Join(own, ", "))
+	fmt.Fprintf(w, "the default run over seeds 1-3 (docs/RESULTS.md): %s; %s\n", strings.Join(ref, ", "), reading)
 }
