@@ -68,14 +68,8 @@ func RenderChat(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) stri
 	b.WriteString(imStart + "system\n")
 	b.WriteString(system)
 	if len(tools) > 0 {
-		b.WriteString("\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
-		b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
-		for _, tool := range tools {
-			b.WriteByte('\n')
-			writeToolJSON(&b, tool)
-		}
-		b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
-		b.WriteString(toolCall + "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n" + toolCallEnd)
+		b.WriteString("\n\n")
+		writeToolsBlock(&b, tools)
 	}
 	b.WriteString(imEnd + "\n")
 	for i := first; i < len(msgs); i++ {
@@ -84,19 +78,40 @@ func RenderChat(msgs []Message, tools []ToolSpec, addGenerationPrompt bool) stri
 		case "user", "system", "assistant":
 			b.WriteString(imStart + m.Role + "\n" + m.Content + imEnd + "\n")
 		case "tool":
-			if i == 0 || msgs[i-1].Role != "tool" {
-				b.WriteString(imStart + "user")
-			}
-			b.WriteString("\n" + toolResp + "\n" + m.Content + "\n" + toolRespEnd)
-			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
-				b.WriteString(imEnd + "\n")
-			}
+			writeToolResponse(&b, msgs, i)
 		}
 	}
 	if addGenerationPrompt {
 		b.WriteString(generationAt)
 	}
 	return b.String()
+}
+
+// writeToolsBlock writes the "# Tools" part of the system turn, which Qwen2.5's and Qwen3's
+// templates share: the instructions, one JSON line per tool inside <tools></tools>, and the
+// <tool_call> format.
+func writeToolsBlock(b *strings.Builder, tools []ToolSpec) {
+	b.WriteString("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
+	b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+	for _, tool := range tools {
+		b.WriteByte('\n')
+		writeToolJSON(b, tool)
+	}
+	b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
+	b.WriteString(toolCall + "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n" + toolCallEnd)
+}
+
+// writeToolResponse writes tool message msgs[i] as both templates do: a run of consecutive
+// tool messages is one user turn, opened by the first and closed by the last, holding one
+// "\n<tool_response>\nCONTENT\n</tool_response>" per message.
+func writeToolResponse(b *strings.Builder, msgs []Message, i int) {
+	if i == 0 || msgs[i-1].Role != "tool" {
+		b.WriteString(imStart + "user")
+	}
+	b.WriteString("\n" + toolResp + "\n" + msgs[i].Content + "\n" + toolRespEnd)
+	if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
+		b.WriteString(imEnd + "\n")
+	}
 }
 
 // ChatFormat names a chat template this package renders.
@@ -184,14 +199,8 @@ func RenderChatQwen3(msgs []Message, tools []ToolSpec, addGenerationPrompt, thin
 		if hasSystem {
 			b.WriteString(msgs[0].Content + "\n\n")
 		}
-		b.WriteString("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
-		b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
-		for _, tool := range tools {
-			b.WriteByte('\n')
-			writeToolJSON(&b, tool)
-		}
-		b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
-		b.WriteString(toolCall + "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n" + toolCallEnd + imEnd + "\n")
+		writeToolsBlock(&b, tools)
+		b.WriteString(imEnd + "\n")
 	} else if hasSystem {
 		b.WriteString(imStart + "system\n" + msgs[0].Content + imEnd + "\n")
 	}
@@ -216,13 +225,7 @@ func RenderChatQwen3(msgs []Message, tools []ToolSpec, addGenerationPrompt, thin
 			}
 			b.WriteString(content + imEnd + "\n")
 		case m.Role == "tool":
-			if i == 0 || msgs[i-1].Role != "tool" {
-				b.WriteString(imStart + "user")
-			}
-			b.WriteString("\n" + toolResp + "\n" + m.Content + "\n" + toolRespEnd)
-			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
-				b.WriteString(imEnd + "\n")
-			}
+			writeToolResponse(&b, msgs, i)
 		}
 	}
 	if addGenerationPrompt {

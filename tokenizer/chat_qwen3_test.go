@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"agentr1/golden"
 )
 
 // The lines of Qwen3's chat template (testdata/golden/tokenizer_qwen3/tokenizer_config.json,
@@ -199,31 +201,15 @@ func TestRenderChatQwen3MatchesRollout(t *testing.T) {
 // TestRenderChatQwen3IDs ties a rendered Qwen3 prompt to the reference tokenizer: golden case
 // tokenize/8 is a generation prompt followed by the start of a reasoning block.
 func TestRenderChatQwen3IDs(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/golden/tokenizer_qwen3/cases.json")
+	cases, err := golden.Load("../testdata/golden/tokenizer_qwen3/cases.json")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Cases []struct {
-			Name   string `json:"name"`
-			Inputs struct {
-				Text string `json:"text"`
-			} `json:"inputs"`
-			Outputs struct {
-				IDs struct {
-					Data []int `json:"data"`
-				} `json:"ids"`
-			} `json:"outputs"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
 	var text string
 	var want []int
-	for _, c := range file.Cases {
+	for _, c := range cases {
 		if c.Name == "tokenize/8" {
-			text, want = c.Inputs.Text, c.Outputs.IDs.Data
+			text, want = c.Inputs["text"].Str, c.Outputs["ids"].IntData()
 		}
 	}
 	if want == nil {

@@ -85,12 +85,7 @@ func defaultSpecials(m *model) {
 // chatTemplate reads a chat_template given as a string, or as Hugging Face's list of named
 // templates, of which the one named "default" is the one apply_chat_template uses.
 func chatTemplate(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	if s, ok := stringOrNull(raw); ok {
 		return s, nil
 	}
 	var named []struct {
@@ -128,12 +123,7 @@ func modelTypeBeside(dir string) (string, error) {
 
 // tokenContent reads a special token given as a string, as {"content": ...}, or null.
 func tokenContent(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	if s, ok := stringOrNull(raw); ok {
 		return s, nil
 	}
 	var obj struct {
@@ -143,6 +133,19 @@ func tokenContent(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("want a string or {\"content\": ...}: %w", err)
 	}
 	return obj.Content, nil
+}
+
+// stringOrNull reads a field given as a JSON string, or as null or not at all (""). ok is
+// false for any other JSON value, which the caller reads in its other form.
+func stringOrNull(raw json.RawMessage) (s string, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // sortNumeric sorts decimal strings by value (shorter first, then lexically).

@@ -56,20 +56,11 @@ func TestExperimentInterruptResume(t *testing.T) {
 			t.Errorf("resumed output lacks %q:\n%s", s, out.String())
 		}
 	}
-	results := func(dir string) []byte {
-		res, err := experiment.ReadResults(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range res.Methods {
-			for _, r := range m.Runs {
-				r.Seconds = 0
-			}
-		}
-		b, _ := json.Marshal(res.Methods)
+	methods := func(dir string) []byte {
+		b, _ := json.Marshal(untimedResults(t, dir).Methods)
 		return b
 	}
-	if g, w := results(stopped), results(whole); !bytes.Equal(g, w) {
+	if g, w := methods(stopped), methods(whole); !bytes.Equal(g, w) {
 		t.Errorf("results.json after resume differs from the uninterrupted run:\n%s\n%s", g, w)
 	}
 }
@@ -126,21 +117,28 @@ func TestExperimentUnitsConcurrent(t *testing.T) {
 		t.Errorf("claims left after the run: %v", left)
 	}
 	results := func(dir string) []byte {
-		res, err := experiment.ReadResults(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range res.Methods {
-			for _, r := range m.Runs {
-				r.Seconds = 0
-			}
-		}
-		b, _ := json.Marshal(res)
+		b, _ := json.Marshal(untimedResults(t, dir))
 		return b
 	}
 	if g, w := results(units), results(whole); !bytes.Equal(g, w) {
 		t.Errorf("results.json of the units run in parallel differs from the one-process run:\n%s\n%s", g, w)
 	}
+}
+
+// untimedResults reads an experiment's results.json with every run's wall-clock time set to
+// 0: the one figure two runs of the same plan do not share.
+func untimedResults(t *testing.T, dir string) *experiment.Results {
+	t.Helper()
+	res, err := experiment.ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Methods {
+		for _, r := range m.Runs {
+			r.Seconds = 0
+		}
+	}
+	return res
 }
 
 // TestExperimentUsage checks the experiment's refusals: unknown preset, a setting the

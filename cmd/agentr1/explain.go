@@ -60,7 +60,7 @@ type explainArgs struct {
 
 func explainFlags(a *explainArgs) func(fs *flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
-		fs.StringVar(&a.algo, "algo", "grpo", "RL algorithm: "+algorithmNames())
+		fs.StringVar(&a.algo, "algo", "grpo", "RL algorithm: "+trainer.AlgorithmNames())
 		fs.Uint64Var(&a.seed, "seed", 1, "seed of the world, the policy, the warm start and the step")
 		fs.IntVar(&a.prompts, "prompts", 1, "prompts (groups) in the step")
 		fs.IntVar(&a.n, "n", 4, "trajectories per prompt (the group size)")
@@ -90,7 +90,7 @@ func explainFlags(a *explainArgs) func(fs *flag.FlagSet) {
 func explainConfig(a explainArgs) (pipeline.Config, error) {
 	algo, err := trainer.ParseAlgorithm(a.algo)
 	if err != nil {
-		return pipeline.Config{}, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, algorithmNames())
+		return pipeline.Config{}, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, trainer.AlgorithmNames())
 	}
 	cfg := pipeline.DefaultConfig()
 	cfg.Seed, cfg.Workers = a.seed, a.workers

@@ -11,7 +11,6 @@ import (
 
 	"agentr1/model"
 	"agentr1/rl/pipeline"
-	"agentr1/rl/trainer"
 	"agentr1/tokenizer"
 )
 
@@ -51,25 +50,11 @@ func declareSFTFlags(fs *flag.FlagSet, a *sftArgs) {
 	fs.IntVar(&a.cfg.Batch, "batch", a.cfg.Batch, "transcripts per SFT step")
 	fs.Float64Var(&a.cfg.LR, "lr", a.cfg.LR, trainUsage("sft.lr"))
 	fs.IntVar(&a.cfg.WarmupSteps, "warmup-steps", a.cfg.WarmupSteps, trainUsage("sft.warmup-steps"))
-	fs.Var((*decayFlag)(&a.cfg.Decay), "decay", trainUsage("sft.decay"))
+	fs.TextVar(&a.cfg.Decay, "decay", a.cfg.Decay, trainUsage("sft.decay"))
 	fs.Float64Var(&a.cfg.MinLRRatio, "min-lr-ratio", a.cfg.MinLRRatio, trainUsage("sft.min-lr-ratio"))
 	fs.Float64Var(&a.cfg.WeightDecay, "weight-decay", a.cfg.WeightDecay, trainUsage("sft.weight-decay"))
 	fs.Float64Var(&a.cfg.GradClip, "grad-clip", a.cfg.GradClip, trainUsage("sft.grad-clip"))
 	fs.Float64Var(&a.cfg.ContextWeight, "context-weight", a.cfg.ContextWeight, trainUsage("sft.context-weight"))
-}
-
-// decayFlag is a learning-rate decay as a flag value, checked by trainer.ParseLRDecay.
-type decayFlag trainer.LRDecay
-
-func (d *decayFlag) String() string { return string(*d) }
-
-func (d *decayFlag) Set(s string) error {
-	v, err := trainer.ParseLRDecay(s)
-	if err != nil {
-		return err
-	}
-	*d = decayFlag(v)
-	return nil
 }
 
 func runSFT(args []string, stdout, stderr io.Writer) error {

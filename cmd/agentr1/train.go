@@ -84,14 +84,6 @@ func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
 }
 
-func algorithmNames() string {
-	names := make([]string, len(trainer.Algorithms))
-	for i, a := range trainer.Algorithms {
-		names[i] = string(a)
-	}
-	return strings.Join(names, ", ")
-}
-
 // parseTrainArgs builds the run's settings: defaults, then the --algo defaults, then a --config
 // file (or the resumed run's config.json), then the flags. Invalid settings are rejected here,
 // before anything runs, naming the flag and the allowed values.
@@ -100,7 +92,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if v, ok := preScan(args, "algo"); ok {
 		algo, err := trainer.ParseAlgorithm(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, v, algorithmNames())
+			return nil, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, v, trainer.AlgorithmNames())
 		}
 		a.cfg.RL = trainer.DefaultRLConfig(algo)
 	}
@@ -123,7 +115,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	algo, err := trainer.ParseAlgorithm(a.algo)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, algorithmNames())
+		return nil, fmt.Errorf("%w: --algo %q: want one of %s", errUsage, a.algo, trainer.AlgorithmNames())
 	}
 	a.cfg.RL.Algorithm = algo
 	if set["steps"] {

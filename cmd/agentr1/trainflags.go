@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"agentr1/rl/pipeline"
+	"agentr1/rl/trainer"
 )
 
 // flagDoc is the help of one `agentr1 train` flag: the section of `help train` it is listed
@@ -122,7 +123,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.max-non-finite-steps": {"RL", "stop the run, its state saved, after this many steps in a row with a non-finite loss or gradient (0: never stop)"},
 
 	// algorithm: the advantage estimator and the loss.
-	"algo":                   {"algorithm", "RL algorithm (sets its defaults before the other flags): " + algorithmNames()},
+	"algo":                   {"algorithm", "RL algorithm (sets its defaults before the other flags): " + trainer.AlgorithmNames()},
 	"rl.agg-mode":            {"algorithm", "how the per-token loss is reduced: token-mean, seq-mean-token-sum, seq-mean-token-mean or seq-mean-token-sum-norm (Dr.GRPO's)"},
 	"rl.clip-low":            {"algorithm", "PPO ratio clip below: 1 - clip-low, in (0, 1) (gspo clips the sequence ratio: verl's recipe 3e-4, its default)"},
 	"rl.clip-high":           {"algorithm", "PPO ratio clip above: 1 + clip-high (above clip-low is clip-higher)"},

@@ -56,8 +56,11 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 // cached.
 func (a *Analyzer) term(word []byte) (term string, ok bool) {
 	word, ok = a.filter(word)
-	if !ok || !a.Stem {
-		return string(word), ok
+	if !ok {
+		return "", false // no string for a stop word: queries are full of them
+	}
+	if !a.Stem {
+		return string(word), true
 	}
 	if s, hit := a.stems[string(word)]; hit { // the conversion does not allocate
 		return s, true

@@ -62,3 +62,14 @@ func TestAnalyzerCacheBounded(t *testing.T) {
 		t.Errorf("after the cache reset: Terms(running) = %q", got)
 	}
 }
+
+// TestTermsAllocations checks that analysing a query whose words are stop words or cached stems
+// allocates nothing, so that a search's garbage is its hits alone.
+func TestTermsAllocations(t *testing.T) {
+	a := NewEnglishAnalyzer()
+	query := "Which album released by the band in the north of Europe was the first?"
+	terms := a.Terms(nil, query) // fills the stem cache
+	if n := testing.AllocsPerRun(100, func() { terms = a.Terms(terms[:0], query) }); n != 0 {
+		t.Errorf("Terms(%q) allocates %v times per call, want 0", query, n)
+	}
+}

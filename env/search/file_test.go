@@ -59,6 +59,16 @@ func TestIndexFileRoundTrip(t *testing.T) {
 	}
 }
 
+// indexFile returns the bytes of ix's index file, as WriteFile would save them.
+func indexFile(tb testing.TB, ix *Index) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := ix.Write(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // reseal recomputes the checksum of a modified index file, so that Decode's structural checks,
 // not the checksum, must catch the damage.
 func reseal(b []byte) []byte {
@@ -71,11 +81,7 @@ func TestIndexFileCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := ix.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
+	good := indexFile(t, ix)
 	headerEnd := len(indexMagic) + 4 + 8 + 8 + 4 + 4 // magic, version, k1, b, title weight, flags
 	// Where the last posting's passage number, term frequency and impact are: Decode reads the
 	// file in place, so its slices point into good.
@@ -197,11 +203,7 @@ func TestDecodeInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := ix.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	file := buf.Bytes()
+	file := indexFile(t, ix)
 	within := func(p unsafe.Pointer) bool {
 		return uintptr(p) >= uintptr(unsafe.Pointer(&file[0])) && uintptr(p) < uintptr(unsafe.Pointer(&file[0]))+uintptr(len(file))
 	}

@@ -16,11 +16,7 @@ func FuzzDecode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := ix.Write(&buf); err != nil {
-		f.Fatal(err)
-	}
-	good := buf.Bytes()
+	good := indexFile(f, ix)
 	f.Add(good, 0, byte(0))
 	f.Add(good, len(good)/2, byte(0xff))
 	f.Add(good, 20, byte(1))

@@ -76,12 +76,11 @@ func entityPassage(rng, counts *rand.Rand, e *Entity) env.Passage {
 			sents = append(sents, s)
 		}
 	}
-	for _, group := range countTemplates[e.Kind] {
-		if counts == nil {
-			break
-		}
-		if s, ok := fill(group[counts.IntN(len(group))], e); ok {
-			sents = append(sents, s)
+	if counts != nil {
+		for _, group := range countTemplates[e.Kind] {
+			if s, ok := fill(group[counts.IntN(len(group))], e); ok {
+				sents = append(sents, s)
+			}
 		}
 	}
 	text := strings.Join(sents, " ")

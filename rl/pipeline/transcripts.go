@@ -8,16 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"agentr1/env"
 	"agentr1/mdp"
 	"agentr1/tokenizer"
-)
-
-// ChatML markers and tool-call tags, as the tokenizer and the environment write them.
-const (
-	chatStart = "<|im_start|>"
-	chatEnd   = "<|im_end|>"
-	callOpen  = "<tool_call>"
-	callClose = "</tool_call>"
 )
 
 // maxTranscriptLine is the longest transcript line ReadTranscripts reads (64 MiB).
@@ -136,8 +129,8 @@ func renderMessages(msgs []chatMessage, tools []toolEntry) (string, error) {
 		if m.Content != nil {
 			content = *m.Content
 		}
-		if strings.Contains(content, chatStart) || strings.Contains(content, chatEnd) {
-			return "", fmt.Errorf("field %s.content: holds a ChatML marker (%s or %s)", field, chatStart, chatEnd)
+		if strings.Contains(content, env.ImStart) || strings.Contains(content, env.ImEnd) {
+			return "", fmt.Errorf("field %s.content: holds a ChatML marker (%s or %s)", field, env.ImStart, env.ImEnd)
 		}
 		switch m.Role {
 		case "system", "user", "tool":
@@ -196,7 +189,7 @@ func renderToolCalls(calls []toolCall, field string) (string, error) {
 			b.WriteByte('\n')
 		}
 		// The template writes the name between quotes as it is, not through tojson.
-		b.WriteString(callOpen + "\n{\"name\": \"" + c.Function.Name + "\", \"arguments\": " + printed + "}\n" + callClose)
+		b.WriteString(env.ToolCallOpen + "\n{\"name\": \"" + c.Function.Name + "\", \"arguments\": " + printed + "}\n" + env.ToolCallClose)
 	}
 	return b.String(), nil
 }
@@ -221,7 +214,7 @@ func CutChatML(text string) (Transcript, error) {
 	for n := 0; rest != ""; n++ {
 		if n > 0 {
 			if !strings.HasPrefix(rest, "\n") {
-				return Transcript{}, fmt.Errorf(`field "text": turn %d: want "\n" after %s, found %.20q`, n, chatEnd, rest)
+				return Transcript{}, fmt.Errorf(`field "text": turn %d: want "\n" after %s, found %.20q`, n, env.ImEnd, rest)
 			}
 			ctx.WriteString("\n")
 			rest = rest[1:]
@@ -229,31 +222,31 @@ func CutChatML(text string) (Transcript, error) {
 				break
 			}
 		}
-		if !strings.HasPrefix(rest, chatStart) {
-			return Transcript{}, fmt.Errorf(`field "text": turn %d: want %s, found %.20q`, n+1, chatStart, rest)
+		if !strings.HasPrefix(rest, env.ImStart) {
+			return Transcript{}, fmt.Errorf(`field "text": turn %d: want %s, found %.20q`, n+1, env.ImStart, rest)
 		}
-		role, body, ok := strings.Cut(rest[len(chatStart):], "\n")
+		role, body, ok := strings.Cut(rest[len(env.ImStart):], "\n")
 		if !ok {
 			return Transcript{}, fmt.Errorf(`field "text": turn %d: no newline after the role`, n+1)
 		}
-		content, after, ok := strings.Cut(body, chatEnd)
+		content, after, ok := strings.Cut(body, env.ImEnd)
 		if !ok {
-			return Transcript{}, fmt.Errorf(`field "text": turn %d (%s): no %s`, n+1, role, chatEnd)
+			return Transcript{}, fmt.Errorf(`field "text": turn %d (%s): no %s`, n+1, role, env.ImEnd)
 		}
-		if strings.Contains(content, chatStart) {
-			return Transcript{}, fmt.Errorf(`field "text": turn %d (%s): %s before its %s`, n+1, role, chatStart, chatEnd)
+		if strings.Contains(content, env.ImStart) {
+			return Transcript{}, fmt.Errorf(`field "text": turn %d (%s): %s before its %s`, n+1, role, env.ImStart, env.ImEnd)
 		}
 		rest = after
 		switch role {
 		case "system", "user":
-			ctx.WriteString(chatStart + role + "\n" + content + chatEnd)
+			ctx.WriteString(env.ImStart + role + "\n" + content + env.ImEnd)
 		case "assistant":
 			if content == "" {
 				return Transcript{}, fmt.Errorf(`field "text": turn %d (assistant): empty`, n+1)
 			}
-			ctx.WriteString(chatStart + "assistant\n")
-			action := content + chatEnd
-			if strings.HasSuffix(content, callClose) {
+			ctx.WriteString(env.ImStart + "assistant\n")
+			action := content + env.ImEnd
+			if strings.HasSuffix(content, env.ToolCallClose) {
 				action = content
 			}
 			if len(t.Actions) == 0 {
@@ -264,7 +257,7 @@ func CutChatML(text string) (Transcript, error) {
 			t.Actions = append(t.Actions, action)
 			ctx.Reset()
 			if action == content {
-				ctx.WriteString(chatEnd)
+				ctx.WriteString(env.ImEnd)
 			}
 		default:
 			return Transcript{}, fmt.Errorf(`field "text": turn %d: unknown role %q (want system, user or assistant)`, n+1, role)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"agentr1/env"
 )
 
 // FuzzReadTranscripts feeds ReadTranscripts arbitrary files and checks: no panic; an error
@@ -63,7 +65,7 @@ func FuzzReadTranscripts(f *testing.F) {
 			if err != nil {
 				t.Fatalf("ReadTranscripts took a line ParseTranscript refuses: %v", err)
 			}
-			if !strings.HasSuffix(tr.Prompt, chatStart+"assistant\n") || !strings.HasPrefix(tr.Text(), tr.Prompt) {
+			if !strings.HasSuffix(tr.Prompt, env.ImStart+"assistant\n") || !strings.HasPrefix(tr.Text(), tr.Prompt) {
 				t.Fatalf("prompt %q does not open the assistant's turn", tr.Prompt)
 			}
 			for _, a := range tr.Actions {

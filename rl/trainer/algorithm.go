@@ -25,10 +25,18 @@ const (
 	GRPOPassK       Algorithm = "grpo-passk"           // pass@k: only a group's best response learns (Chen et al. 2025)
 )
 
-const algorithmListNames = "ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk"
-
 // Algorithms lists every algorithm: the paper's table first, then verl's other objectives.
 var Algorithms = []Algorithm{PPO, GRPO, DrGRPO, ReinforcePP, ReinforcePPBase, RLOO, ReMax, GSPO, OPO, GPG, GRPOPassK}
+
+// AlgorithmNames returns the names of Algorithms, in their order, separated by commas: the
+// choices an error or a flag's help lists.
+func AlgorithmNames() string {
+	names := make([]string, len(Algorithms))
+	for i, a := range Algorithms {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ", ")
+}
 
 // ParseAlgorithm returns the algorithm named s (case-insensitive; "reinforce_plus_plus" and
 // verl's other spellings accepted).
@@ -50,7 +58,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("unknown algorithm %q (want one of %s)", s, algorithmListNames)
+	return "", fmt.Errorf("unknown algorithm %q (want one of %s)", s, AlgorithmNames())
 }
 
 // String returns the algorithm's name.

@@ -162,10 +162,12 @@ func ReadCheckpointFile(path string) (*CheckpointFile, error) {
 			if d < 0 {
 				return nil, bad(fmt.Sprintf("tensor %s: negative dimension in %v", t.Name, t.Shape))
 			}
-			n *= int64(d)
-			if n*4 > left {
+			// n·d floats must fit in the bytes left; compared by division, as a header's
+			// dimensions may be large enough that n·d·4 overflows.
+			if d > 0 && n > left/4/int64(d) {
 				return nil, bad(fmt.Sprintf("tensor %s: data past end of file", t.Name))
 			}
+			n *= int64(d)
 		}
 		t.Data = make([]float32, n)
 		for lo := 0; lo < len(t.Data); {

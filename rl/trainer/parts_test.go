@@ -1,6 +1,8 @@
 package trainer
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -85,6 +87,17 @@ func TestCheckpointFile(t *testing.T) {
 		if _, err := ReadCheckpointFile(p); err == nil || !strings.Contains(err.Error(), d.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", d.name, err, d.want)
 		}
+	}
+	// A header whose tensor would not fit in the file, with a valid checksum: its size
+	// (2^62 floats, 2^64 bytes) overflows int64 when counted in bytes.
+	header := []byte(`{"step":0,"tensors":[{"name":"w","shape":[4611686018427387904]}]}`)
+	huge := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), uint64(len(header)))
+	huge = append(huge, header...)
+	sum := sha256.Sum256(huge)
+	p := filepath.Join(dir, "huge.ckpt")
+	os.WriteFile(p, append(huge, sum[:]...), 0o644)
+	if _, err := ReadCheckpointFile(p); err == nil || !strings.Contains(err.Error(), "past end of file") {
+		t.Errorf("oversized tensor: error %v, want one mentioning %q", err, "past end of file")
 	}
 	bad := &CheckpointFile{Tensors: []NamedTensor{{Name: "w", Shape: []int{2}, Data: []float32{1}}}}
 	if err := WriteCheckpointFile(filepath.Join(dir, "c.ckpt"), bad); err == nil {
