@@ -27,9 +27,11 @@ type Habits struct {
 	Noise float64
 	// Impatience is the probability, each time the agent has read a fact and needs more, that
 	// it stops searching and answers from what it has: the entity it reached for a chain (the
-	// father where the grandfather was asked), a coin flip for a comparison. It is the habit
-	// of a model that can search but under-uses its tool; such an agent's transcripts teach
-	// a warm start the format and the reading, and leave RL the search strategy to learn.
+	// father where the grandfather was asked), a coin flip for a comparison, the one number
+	// read for a calculation. It is the habit of a model that can search but under-uses its
+	// tool; such an agent's transcripts teach a warm start the format and the reading, and
+	// leave RL the search strategy to learn. It applies before searches only: with both
+	// numbers of a calculation read, the agent always calculates.
 	Impatience float64
 }
 
@@ -173,16 +175,19 @@ func (a *Agent) Solve(ctx context.Context, e *qa.Env, t Task) Demo {
 	return d
 }
 
-// calculate finishes a Difference or Sum plan: with both numbers read, and unless impatient
-// (then it answers from what it has, the last number read: conclude), it calls the calculator
+// calculate finishes a Difference or Sum plan: with both numbers read, it calls the calculator
 // on "x - y" or "x + y" until a plausible result comes back or one turn is left for the answer,
-// and returns the result and the notes with it added. Noise makes a call malformed or gets the
-// expression wrong: the operands of a difference swapped (a negative result), a sum subtracted
-// (a total below one of its parts); the agent notices and calculates again. Both are marked
-// as mistakes.
+// and returns the result and the notes with it added. Impatience does not reach this step: it
+// is the habit of skipping a search, and an agent that holds both numbers has nothing left to
+// look up, so it calculates (an impatient agent answers before the second search instead,
+// with the one number it read). The warm start then calls the calculator whenever it has read
+// both numbers, and what RL has to teach is the second search, as for the bridge questions.
+// Noise makes a call malformed or gets the expression wrong: the operands of a difference
+// swapped (a negative result), a sum subtracted (a total below one of its parts); the agent
+// notices and calculates again. Both are marked as mistakes.
 func (a *Agent) calculate(e *qa.Env, p Plan, values, notes []string, step func(string, bool) qa.Step) (string, []string) {
 	x, y := values[p.Compare[0]], values[p.Compare[1]]
-	if x == "" || y == "" || a.happens(a.Impatience) {
+	if x == "" || y == "" {
 		return "", notes
 	}
 	expr, wrongExpr := x+" - "+y, y+" - "+x

@@ -469,6 +469,44 @@ func TestNumericQuestions(t *testing.T) {
 	}
 }
 
+// TestImpatienceSparesTheCalculation checks that impatience is a habit of searching only: an
+// impatient agent answers some numeric questions after the first search, with the number it
+// read, but one that has read both numbers always calls the calculator, and (noise off) gets
+// the answer.
+func TestImpatienceSparesTheCalculation(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300, Numeric: 0.3})
+	var numeric []Task
+	for _, task := range w.Tasks {
+		if task.Numeric {
+			numeric = append(numeric, task)
+		}
+	}
+	tools := []env.Tool{NewTitleSearch(w.Passages, 5), calc.Tool{}}
+	demos, _, err := Run(context.Background(), w, QAConfig(0), tools, numeric, Habits{Impatience: 0.5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := 0
+	for _, d := range demos {
+		var searches, calcs int
+		for _, turn := range d.Turns {
+			searches += strings.Count(turn.Action, `"name": "search"`)
+			calcs += strings.Count(turn.Action, `"name": "calculator"`)
+		}
+		switch {
+		case searches == 1 && calcs == 0 && d.Score.EM == 0:
+			early++ // answered the one number read
+		case searches == 2 && calcs == 1 && d.Score.Reward == 1:
+		default:
+			t.Errorf("%s: %d searches, %d calculator calls, reward %v; want 1 search and a wrong answer, or 2 searches, 1 calculation and the answer:\n%s",
+				d.Task.ID, searches, calcs, d.Score.Reward, d.Text())
+		}
+	}
+	if f := float64(early) / float64(len(demos)); f < 0.3 || f > 0.7 {
+		t.Errorf("%d of %d answered after one search, want about half", early, len(demos))
+	}
+}
+
 // TestCountFacts checks that a world with numeric questions is the world without them plus the
 // counts: the same entities with the same other facts, each company's employees and each band's
 // albums, and the same passages with the count sentence added at the end of the companies' and
