@@ -17,10 +17,13 @@ import (
 // from them (tensor.PackedB.Column). Norm weights and biases, a few thousand floats a layer,
 // stay float32 in Data.
 //
-// Such a model decodes (NewDecoder), runs Forward and ForwardLogits (a frozen reference
-// policy's log-probabilities: the products read the same panels, linearForward below) and can
-// be cloned; Backward, the optimiser's hand-outs (ParamData, ParamGrads, EnableTraining) and
-// Save are for a model loaded with Load.
+// Such a model decodes (NewDecoder), runs Forward and ForwardLogits and can be cloned;
+// Backward, the optimiser's hand-outs (ParamData, ParamGrads, EnableTraining) and Save are for
+// a model loaded with Load. Its Forward is a frozen reference policy's (rl/trainer
+// NewWithReference): the products read the same panels (linearForward below), so that its
+// log-probabilities are bit for bit Load's wherever each product has at least three register
+// tiles of rows, when Gemm packs the float32 weights the same way, and within float32 rounding
+// below that (Gemm's dot-product path).
 
 // LoadForInference reads a Hugging Face checkpoint folder as Load does, into a model held for
 // inference: each weight matrix packed, BF16 tensors kept in bfloat16 (F32, F16 and F64 ones

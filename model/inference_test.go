@@ -170,6 +170,59 @@ func TestLoadForInference(t *testing.T) {
 	}
 }
 
+// TestInferenceForwardBitForBit checks that a model loaded for inference from a BF16
+// checkpoint computes Forward's log-probabilities and entropies bit for bit as the same
+// checkpoint loaded with Load (its weights widened to float32) does, Qwen2 and Qwen3, on every
+// kernel set the machine runs, for a batch whose every matrix product has enough rows that
+// Gemm packs the float32 weights too (at least three register tiles, tensor.useSmallRows):
+// the products then run the same micro-kernel over the same panels in the same order
+// (tensor.PackedB.PackBF16). A frozen reference policy held for inference is exact so
+// (rl/pipeline.FrozenReference). Products of fewer rows take Gemm's dot-product path on the
+// float32 weights and agree up to float32 rounding (TestLoadForInference), as do the ref set's
+// biased products (it adds the bias before rounding the sum).
+func TestInferenceForwardBitForBit(t *testing.T) {
+	defer tensor.SetWorkers(tensor.SetWorkers(2)) // two shards of two rows each
+	defer tensor.SetKernels(tensor.KernelName())
+	rng := rand.New(rand.NewPCG(8, 9))
+	const B, T = 4, 40
+	// Each shard predicts more than 36 tokens (three 12-row tiles of avx512), in one chunk
+	// of the head.
+	tokens, mask := leftPadded(rng, tinyConfig(true).VocabSize, T, []int{40, 33, 27, 38})
+	for _, kernels := range []string{"ref", "generic", "avx2", "avx512"} {
+		if _, err := tensor.SetKernels(kernels); err != nil {
+			continue // not supported by this machine
+		}
+		for _, qwen3 := range []bool{false, true} {
+			name := fmt.Sprintf("kernels=%s/qwen3=%v", kernels, qwen3)
+			if kernels == "ref" && !qwen3 {
+				continue // Qwen2's q, k and v biases: see above
+			}
+			cfg := tinyConfig(false)
+			if qwen3 {
+				cfg = tinyQwen3Config(false)
+			}
+			dir := t.TempDir()
+			saveBF16(t, newTestModel(t, cfg, 5), dir)
+			want, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadForInference(dir) // packed for the kernel set now active
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLogp, wantEntropy := want.Forward(NewWorkspace(), tokens, mask, B, T)
+			gotLogp, gotEntropy := got.Forward(NewWorkspace(), tokens, mask, B, T)
+			for i := range wantLogp {
+				if gotLogp[i] != wantLogp[i] || gotEntropy[i] != wantEntropy[i] {
+					t.Errorf("%s: position %d: logp %v, entropy %v; want %v, %v (Load's)", name, i, gotLogp[i], gotEntropy[i], wantLogp[i], wantEntropy[i])
+					break
+				}
+			}
+		}
+	}
+}
+
 // TestNewForInference checks that NewForInference holds New's weights rounded to bfloat16:
 // its decoder computes what New's model, so rounded, computes.
 func TestNewForInference(t *testing.T) {

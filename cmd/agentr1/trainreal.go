@@ -55,6 +55,6 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	}
 	run.log("info", fmt.Sprintf("%s; corpus %s: %d passages, top-%d BM25; final/ saved as %s", setup.DescribeData(), cfg.Corpus, len(passages), cfg.SearchTopK, dtype))
 	run.log("setup", setup)
-	start := pipeline.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != ""}
+	start := pipeline.Start{Setup: setup, Policy: policy, EvalStart: true, StartPhase: "pretrained", Resume: a.resume != "", Folder: cfg.InitModel}
 	return pipeline.RunFrom(ctx, cfg, start, run.log)
 }

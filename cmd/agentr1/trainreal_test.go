@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/model"
 	"agentr1/rl/pipeline"
 )
 
@@ -152,6 +153,47 @@ func TestTrainRealData(t *testing.T) {
 	}
 	if after := listDir(t, modelDir); !slices.Equal(before, after) {
 		t.Errorf("the pretrained folder changed: %v -> %v", before, after)
+	}
+}
+
+// TestTrainRealDataBF16Reference trains a BF16 pretrained checkpoint with the KL term on: the
+// frozen reference is the folder held for inference (said in the log), the step checkpoint
+// leaves it out, and the run resumes from that checkpoint.
+func TestTrainRealDataBF16Reference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a short training")
+	}
+	dir := t.TempDir()
+	questions, corpus, modelDir := realDataFixture(t, dir)
+	policy, err := model.Load(modelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.SaveAs(modelDir, model.BF16); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	args := []string{"train", "--data", questions, "--model", modelDir, "--corpus", corpus, "--out", out, "--workers", "2",
+		"--held-out", "2", "--search-top-k", "1", "--rl.steps", "1", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2",
+		"--rl.max-turn-tokens", "16", "--rl.max-len", "600", "--eval-batch", "4", "--rl.kl-coef", "0.01"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("train: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if want := "reference policy: " + modelDir + " held for inference"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"train", "--resume", out, "--rl.steps", "2"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	steps := rlSteps(t, filepath.Join(out, "metrics.jsonl"))
+	if len(steps) != 2 || steps[1]["step"].(float64) != 2 {
+		t.Fatalf("after resume %d RL records, want 2 ending with step 2", len(steps))
+	}
+	if _, ok := steps[1]["kl_coef"]; !ok {
+		t.Errorf("the resumed step records no kl_coef: the KL term is off: %v", steps[1])
 	}
 }
 

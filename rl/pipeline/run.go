@@ -133,6 +133,10 @@ type Start struct {
 	// Resume continues from the latest checkpoint in Config.CheckpointDir: RL from an RL
 	// checkpoint (skipping SFT and EvalStart), else SFT from an SFT checkpoint.
 	Resume bool
+	// Folder, when set, is the checkpoint folder Policy was loaded from, unchanged (a
+	// pretrained model, with SFT off): the frozen reference policy is read from it for
+	// inference where that is exact (FrozenReference) instead of copied from Policy.
+	Folder string
 }
 
 // RunFrom runs the RL phase from st: cfg.RL.Steps steps of st.Policy on st.Setup.Train
@@ -182,7 +186,17 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 			}
 		}
 	}
-	tr, err := trainer.New(cfg.RL, cfg.Seed, policy, setup.Tokenizer, setup.Specials, setup.Train)
+	if st.SFT && st.Folder != "" {
+		return nil, fmt.Errorf("pipeline: Start.Folder %s with SFT: the policy after SFT is not the folder's", st.Folder)
+	}
+	ref, err := FrozenReference(cfg.RL, st.Folder)
+	if err != nil {
+		return nil, err
+	}
+	if ref != nil {
+		log("info", fmt.Sprintf("reference policy: %s held for inference, its BF16 matrices packed (no float32 copy)", st.Folder))
+	}
+	tr, err := trainer.NewWithReference(cfg.RL, cfg.Seed, policy, ref, setup.Tokenizer, setup.Specials, setup.Train)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,10 @@ type checkpointMeta struct {
 	RandomNote string   `json:"random"`
 	// KLWatch is the divergence watch's state (absent in checkpoints written before it).
 	KLWatch *Divergence `json:"kl_watch,omitempty"`
+	// RefForInference says that the reference was held for inference (loaded packed from the
+	// initial policy's checkpoint, NewWithReference) and is not in the file: a resumed run
+	// loads it from that checkpoint again.
+	RefForInference bool `json:"ref_for_inference,omitempty"`
 	// RunState is Trainer.RunState.
 	RunState json.RawMessage `json:"run_state,omitempty"`
 }
@@ -40,7 +44,8 @@ func CheckpointName(s int) string { return fmt.Sprintf("step-%06d.ckpt", s) }
 
 // SaveCheckpoint writes the trainer's state (policy, reference, critic, both optimisers' moments
 // and step counters, the configuration and the random state) to dir/CheckpointName(StepsDone),
-// atomically and with a SHA-256 checksum, and returns the path.
+// atomically and with a SHA-256 checksum, and returns the path. A reference held for inference
+// is left out: it is the initial policy's checkpoint, unchanged, which a resumed run reads.
 func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -48,7 +53,7 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	meta, err := json.Marshal(checkpointMeta{
 		Config: t.Config, Seed: t.Seed, StepsDone: t.StepsDone, OptStep: t.Opt.Step, CritStep: t.CritOpt.Step,
 		HasRef: t.Ref != nil, HasCritic: t.Critic != nil, KLBeta: &t.KLBeta, RandomNote: randomNote, KLWatch: &t.KLWatch,
-		RunState: t.RunState,
+		RefForInference: t.Ref != nil && t.Ref.Inference(), RunState: t.RunState,
 	})
 	if err != nil {
 		return "", fmt.Errorf("checkpoint meta: %w", err)
@@ -56,7 +61,7 @@ func (t *Trainer) SaveCheckpoint(dir string) (string, error) {
 	f := &CheckpointFile{Step: t.StepsDone, Meta: meta}
 	f.Tensors = AppendParams(f.Tensors, "policy/", t.Policy.Params)
 	f.Tensors = AppendMoments(f.Tensors, "opt/", &t.Opt, t.Policy.Params)
-	if t.Ref != nil {
+	if t.Ref != nil && !t.Ref.Inference() {
 		f.Tensors = AppendParams(f.Tensors, "ref/", t.Ref.Params)
 	}
 	if t.Critic != nil {
@@ -91,7 +96,9 @@ func AppendMoments(ts []NamedTensor, prefix string, o *tensor.AdamW, params []*m
 
 // LoadCheckpoint restores a checkpoint written by SaveCheckpoint into t, which must have been
 // built with the same model shapes and algorithm (New with the checkpoint's configuration);
-// the run then continues exactly where the checkpointed run was. The checkpoint's
+// the run then continues exactly where the checkpointed run was. A reference held for
+// inference (NewWithReference) stays as it is: it was read from the initial policy's
+// checkpoint, as the saved run's was. The checkpoint's
 // configuration replaces t.Config.
 func (t *Trainer) LoadCheckpoint(path string) error {
 	f, err := ReadCheckpointFile(path)
@@ -113,7 +120,14 @@ func (t *Trainer) LoadCheckpoint(path string) error {
 	if err := LoadMoments(f, path, "opt/", &t.Opt, t.Policy.Params, meta.OptStep); err != nil {
 		return err
 	}
-	if t.Ref != nil {
+	switch {
+	case t.Ref == nil:
+	case t.Ref.Inference():
+		// Read from the initial policy's checkpoint, whose values the saved reference (held
+		// for inference, or a float32 copy) holds too: nothing to restore.
+	case meta.RefForInference:
+		return fmt.Errorf("checkpoint %s: its reference policy was held for inference and is not in the file; load it from the initial policy's checkpoint (trainer.NewWithReference)", path)
+	default:
 		if err := LoadParams(f, path, "ref/", t.Ref.Params); err != nil {
 			return err
 		}

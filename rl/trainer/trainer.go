@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"agentr1/model"
 	"agentr1/rl/rollout"
@@ -78,6 +79,16 @@ type Trainer struct {
 // clone of policy (when the KL term is on) and the critic, for PPO, is initialised from the
 // policy's trunk as verl does.
 func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp Specials, train []Problem) (*Trainer, error) {
+	return NewWithReference(cfg, seed, policy, nil, enc, sp, train)
+}
+
+// NewWithReference is New with the frozen reference policy given: ref must hold the initial
+// policy's weights, and is typically that policy's checkpoint loaded for inference
+// (model.LoadForInference of a BF16 folder: its matrices packed in bfloat16, half the memory
+// of New's float32 clone, which is then never made). A nil ref clones policy, as New
+// does. ref is not used when the KL term is off. It returns an error if ref's configuration
+// is not policy's: other parameters, or other shapes.
+func NewWithReference(cfg RLConfig, seed uint64, policy, ref *model.Model, enc rollout.Encoder, sp Specials, train []Problem) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +112,12 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 		KLWatch: RLKLDivergence(),
 	}
 	if cfg.KLMode() != KLOff {
-		t.Ref = policy.Clone()
+		if ref == nil {
+			ref = policy.Clone()
+		} else if err := sameParams(ref, policy); err != nil {
+			return nil, fmt.Errorf("trainer: the reference policy is not a copy of the policy: %w", err)
+		}
+		t.Ref = ref
 	}
 	if cfg.Algorithm.NeedsCritic() {
 		t.Critic = model.NewCritic(policy, seed^0x5eed)
@@ -109,6 +125,21 @@ func New(cfg RLConfig, seed uint64, policy *model.Model, enc rollout.Encoder, sp
 	t.Opt = newAdamW(cfg, cfg.LR)
 	t.CritOpt = newAdamW(cfg, cfg.CriticLR)
 	return t, nil
+}
+
+// sameParams returns an error naming the first parameter where a and b differ in name or
+// shape, or nil when they have the same parameters.
+func sameParams(a, b *model.Model) error {
+	if len(a.Params) != len(b.Params) {
+		return fmt.Errorf("%d parameters, want %d", len(a.Params), len(b.Params))
+	}
+	for i, p := range a.Params {
+		q := b.Params[i]
+		if p.Name != q.Name || !slices.Equal(p.Shape, q.Shape) {
+			return fmt.Errorf("parameter %d is %s %v, want %s %v", i, p.Name, p.Shape, q.Name, q.Shape)
+		}
+	}
+	return nil
 }
 
 func newAdamW(cfg RLConfig, lr float64) tensor.AdamW {
