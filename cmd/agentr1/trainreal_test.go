@@ -74,6 +74,16 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
+// realTrainArgs is a `train` command line on real data small enough for a test: the
+// questions, corpus and pretrained folder of realDataFixture, two-row groups of two prompts,
+// two short turns; more adds flags.
+func realTrainArgs(questions, corpus, modelDir, out string, more ...string) []string {
+	args := []string{"train", "--data", questions, "--model", modelDir, "--corpus", corpus, "--out", out, "--workers", "2",
+		"--held-out", "2", "--search-top-k", "1", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2",
+		"--rl.max-turn-tokens", "16", "--rl.max-len", "600", "--eval-batch", "4"}
+	return append(args, more...)
+}
+
 // TestTrainRealData trains a tiny pretrained checkpoint by RL on a handful of real-format
 // questions (--data FILE --model DIR --corpus FILE): no world, no SFT; the held-out questions
 // are evaluated before and after; the run resumes from its checkpoint; the pretrained folder is
@@ -86,9 +96,7 @@ func TestTrainRealData(t *testing.T) {
 	questions, corpus, modelDir := realDataFixture(t, dir)
 	before := listDir(t, modelDir)
 	out := filepath.Join(dir, "run")
-	args := []string{"train", "--data", questions, "--model", modelDir, "--corpus", corpus, "--out", out, "--workers", "2",
-		"--held-out", "2", "--search-top-k", "1", "--rl.steps", "2", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2",
-		"--rl.max-turn-tokens", "16", "--rl.max-len", "600", "--eval-batch", "4", "--log-format", "json"}
+	args := realTrainArgs(questions, corpus, modelDir, out, "--rl.steps", "2", "--log-format", "json")
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("train: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
@@ -173,9 +181,7 @@ func TestTrainRealDataBF16Reference(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "run")
-	args := []string{"train", "--data", questions, "--model", modelDir, "--corpus", corpus, "--out", out, "--workers", "2",
-		"--held-out", "2", "--search-top-k", "1", "--rl.steps", "1", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2",
-		"--rl.max-turn-tokens", "16", "--rl.max-len", "600", "--eval-batch", "4", "--rl.kl-coef", "0.01"}
+	args := realTrainArgs(questions, corpus, modelDir, out, "--rl.steps", "1", "--rl.kl-coef", "0.01")
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("train: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
