@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"agentr1/internal/atomicfile"
+	"agentr1/internal/floatio"
 	"agentr1/tensor"
 )
 
@@ -306,23 +307,13 @@ func writeSafetensors(path string, entries []stEntry, dtype DType) error {
 		if _, err := w.Write(hj); err != nil {
 			return err
 		}
-		// Each tensor is encoded a chunk of elements at a time into one buffer.
-		const chunk = 1 << 16
-		buf := make([]byte, chunk*width)
+		write := floatio.WriteF32
+		if dtype == BF16 {
+			write = floatio.WriteBF16
+		}
 		for _, e := range entries {
-			for lo := 0; lo < len(e.data); lo += chunk {
-				part := e.data[lo:min(lo+chunk, len(e.data))]
-				b := buf[:int64(len(part))*width]
-				for i, x := range part {
-					if dtype == BF16 {
-						binary.LittleEndian.PutUint16(b[2*i:], tensor.Float32ToBF16(x))
-					} else {
-						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-					}
-				}
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
+			if err := write(w, e.data); err != nil {
+				return err
 			}
 		}
 		return nil

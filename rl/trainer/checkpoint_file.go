@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
 	"agentr1/internal/atomicfile"
+	"agentr1/internal/floatio"
 )
 
 // checkpointMagic starts every checkpoint file; the digit is the format version.
@@ -77,17 +77,9 @@ func WriteCheckpointFile(path string, c *CheckpointFile) error {
 				return err
 			}
 		}
-		const chunk = 1 << 16 // floats encoded per write
-		buf := make([]byte, 4*chunk)
 		for _, t := range c.Tensors {
-			for lo := 0; lo < len(t.Data); lo += chunk {
-				part := t.Data[lo:min(lo+chunk, len(t.Data))]
-				for i, x := range part {
-					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
-				}
-				if _, err := hw.Write(buf[:4*len(part)]); err != nil {
-					return err
-				}
+			if err := floatio.WriteF32(hw, t.Data); err != nil {
+				return err
 			}
 		}
 		_, err := w.Write(sum.Sum(nil))
@@ -154,7 +146,6 @@ func ReadCheckpointFile(path string) (*CheckpointFile, error) {
 	if err := json.Unmarshal(header, c); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: header: %w", path, err)
 	}
-	buf := make([]byte, 1<<18)
 	for i := range c.Tensors {
 		t := &c.Tensors[i]
 		n := int64(1)
@@ -170,15 +161,8 @@ func ReadCheckpointFile(path string) (*CheckpointFile, error) {
 			n *= int64(d)
 		}
 		t.Data = make([]float32, n)
-		for lo := 0; lo < len(t.Data); {
-			b := buf[:4*min(len(buf)/4, len(t.Data)-lo)]
-			if _, err := io.ReadFull(r, b); err != nil {
-				return nil, fmt.Errorf("checkpoint %s: tensor %s: %w", path, t.Name, err)
-			}
-			for j := 0; j < len(b); j += 4 {
-				t.Data[lo] = math.Float32frombits(binary.LittleEndian.Uint32(b[j:]))
-				lo++
-			}
+		if err := floatio.ReadF32(r, t.Data); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: tensor %s: %w", path, t.Name, err)
 		}
 		left -= 4 * n
 	}
