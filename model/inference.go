@@ -2,8 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"strings"
 
 	"agentr1/tensor"
 )
@@ -53,7 +51,7 @@ func NewForInference(cfg Config, seed uint64) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) // New's stream, drawn in its order
+	rng := initStream(seed) // New's stream, drawn in its order: only the matrices draw from it
 	std := cfg.InitializerRange
 	largest := 0
 	for _, p := range m.Params {
@@ -63,14 +61,14 @@ func NewForInference(cfg Config, seed uint64) (*Model, error) {
 	}
 	buf := make([]uint16, largest) // one matrix's values at a time
 	for _, p := range m.Params {
-		switch {
-		case p.Packed != nil:
+		switch initRuleOf(p.Name) {
+		case initNormal: // a matrix, held packed
 			values := buf[:p.Numel()] // W (out, in)
 			for i := range values {
 				values[i] = tensor.Float32ToBF16(float32(rng.NormFloat64() * std))
 			}
 			p.Packed.PackBF16(true, p.Shape[1], p.Shape[0], values, p.Shape[1])
-		case strings.HasSuffix(p.Name, "norm.weight"):
+		case initOnes:
 			for i := range p.Data {
 				p.Data[i] = 1
 			}

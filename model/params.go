@@ -223,17 +223,16 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	rng := initStream(seed)
 	std := cfg.InitializerRange
 	for _, p := range m.Params {
-		switch {
-		case strings.HasSuffix(p.Name, "norm.weight"):
+		switch initRuleOf(p.Name) {
+		case initOnes:
 			for i := range p.Data {
 				p.Data[i] = 1
 			}
-		case strings.HasSuffix(p.Name, ".bias"):
-			// zero, as allocated
-		default:
+		case initZeros: // as allocated
+		case initNormal:
 			for i := range p.Data {
 				p.Data[i] = float32(rng.NormFloat64() * std)
 			}
@@ -241,6 +240,30 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	}
 	return m, nil
 }
+
+// initRule is how New initialises a parameter.
+type initRule int
+
+const (
+	initNormal initRule = iota // drawn from normal(0, initializer_range): linear and embedding weights
+	initOnes                   // RMSNorm weights
+	initZeros                  // biases
+)
+
+// initRuleOf returns the rule New initialises the parameter named name by.
+func initRuleOf(name string) initRule {
+	switch {
+	case strings.HasSuffix(name, "norm.weight"):
+		return initOnes
+	case strings.HasSuffix(name, ".bias"):
+		return initZeros
+	}
+	return initNormal
+}
+
+// initStream returns the random stream New draws the initNormal parameters from, in
+// parameter order.
+func initStream(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
 
 // NumParams returns the number of parameters (a tied lm_head counted once).
 func (m *Model) NumParams() int {
