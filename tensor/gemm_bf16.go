@@ -46,33 +46,37 @@ func (p *PackedB) PackBF16Pairs(transB bool, k, n int, b []uint16, ldb int) {
 	p.panels = (n + bf16NR - 1) / bf16NR
 	p.data, p.data16, p.src, p.transB, p.ldb = nil, nil, nil, transB, ldb
 	p.pairs = grow(p.pairs, p.panels*bf16NR*2*kPairs)
-	at := func(kk, j int) uint16 { // element (kk, j) of op(B)
-		if transB {
-			return b[j*ldb+kk]
-		}
-		return b[kk*ldb+j]
-	}
 	// Micro-panels are packed in parallel, each written front to back.
 	Parallel(p.panels, 4, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for pc := 0; pc < kPairs; pc += p.kc {
 				kb := min(p.kc, kPairs-pc)
 				panel := p.pairs[p.panels*bf16NR*2*pc+r*bf16NR*2*kb:][:bf16NR*2*kb] // (kb, 32, 2)
-				for q := range kb {
-					for jj := range bf16NR {
-						for h := range 2 {
-							kk, j := 2*(pc+q)+h, r*bf16NR+jj
-							v := uint16(0) // padding: the depth past an odd k, columns past n
-							if kk < k && j < n {
-								v = at(kk, j)
-							}
-							panel[(q*bf16NR+jj)*2+h] = v
-						}
-					}
-				}
+				packPairsPanel(panel, b, ldb, transB, k, n, r*bf16NR, 2*pc, kb)
 			}
 		}
 	})
+}
+
+// packPairsPanel writes the micro-panel of op(B) (k, n) with columns [j0, j0+32) and depths
+// [p0, p0+2*kb) into panel (kb, 32, 2), element (kk, j) at ((kk-p0)/2*32 + j-j0)*2 +
+// (kk-p0)%2, zero past k and n.
+func packPairsPanel(panel, b []uint16, ldb int, transB bool, k, n, j0, p0, kb int) {
+	cols, depth := min(bf16NR, n-j0), min(2*kb, k-p0)
+	if cols < bf16NR || depth < 2*kb {
+		clear(panel) // the padding stays zero
+	}
+	for j := range cols {
+		if transB { // row j0+j of the stored B is column j0+j of op(B): read it front to back
+			for d, v := range b[(j0+j)*ldb+p0:][:depth] {
+				panel[(d/2*bf16NR+j)*2+d%2] = v
+			}
+			continue
+		}
+		for d := range depth {
+			panel[(d/2*bf16NR+j)*2+d%2] = b[(p0+d)*ldb+j0+j]
+		}
+	}
 }
 
 // pairIndex is where p.pairs holds element (kk, j) of op(B): in the slice of pairs starting at

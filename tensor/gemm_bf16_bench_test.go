@@ -32,3 +32,24 @@ func BenchmarkGemmBF16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackBF16Pairs times the packing of Qwen2.5-0.5B's MLP up projection W (4864, 896),
+// stored as a checkpoint stores it (op(B) = W^T), for the bfloat16 product and for the float32
+// one (PackBF16): part of a model's load time.
+func BenchmarkPackBF16Pairs(b *testing.B) {
+	const n, k = 4864, 896
+	_, w := randomBF16Operands(rand.New(rand.NewPCG(1, 2)), 1, n, k)
+	for _, arith := range []string{"bf16", "f32"} {
+		b.Run("arith="+arith, func(b *testing.B) {
+			var pb PackedB
+			for b.Loop() {
+				if arith == "bf16" {
+					pb.PackBF16Pairs(true, k, n, w, k)
+				} else {
+					pb.PackBF16(true, k, n, w, k)
+				}
+			}
+			b.ReportMetric(float64(n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+		})
+	}
+}
