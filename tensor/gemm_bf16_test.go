@@ -173,3 +173,37 @@ func TestPackBF16PairsColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmBF16RefSet checks that a product packed under the ref kernel set (which multiplies
+// by gemmBF16Plain) gives gemmBF16Plain's bits, and that GemmPackedMulti refuses to mix a
+// bfloat16 product with a float32 one, in either order.
+func TestGemmBF16RefSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m, n, k := 13, 40, 71
+	a, b := randomBF16Operands(r, m, n, k)
+	var pb PackedB
+	withKernels(refKernels, func() { pb.PackBF16Pairs(false, k, n, b, n) })
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	GemmPacked(false, m, 1, a, k, &pb, 0, got, n)
+	gemmBF16Plain(false, 0, m, 1, a, k, &pb, 0, want, n)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("ref set: C[%d] = %v, gemmBF16Plain %v", i, got[i], want[i])
+		}
+	}
+
+	var f32 PackedB
+	wide := make([]float32, len(b))
+	widenBF16(wide, b)
+	f32.Pack(false, k, n, wide, n)
+	for _, order := range [][2]*PackedB{{&pb, &f32}, {&f32, &pb}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("GemmPackedMulti of a bfloat16 and a float32 product did not panic")
+				}
+			}()
+			GemmPackedMulti(false, m, 1, a, k, []PackedProduct{{B: order[0], C: got, Ldc: n}, {B: order[1], C: want, Ldc: n}})
+		}()
+	}
+}
