@@ -19,9 +19,10 @@ const (
 	// AVX512_BF16: the activations are rounded to bfloat16 (to nearest even) and each pair of
 	// products accumulates in float32 (tensor.PackedB.PackBF16Pairs). Twice the multiply-adds
 	// per instruction of float32 where the CPU has AVX512_BF16 (elsewhere the same arithmetic
-	// runs in plain Go, slowly); the logits move by bfloat16's rounding of the activations
-	// (about 2^-9 relative). It needs a checkpoint stored in BF16, whose weights are already
-	// bfloat16: rounding float32 weights too would change the model, not only its arithmetic.
+	// runs in plain Go, slowly). Each product's inputs move by at most 2^-9 relative, and the
+	// logits with them (TestComputeBF16Golden bounds how far). It needs a checkpoint stored in
+	// BF16, whose weights are already bfloat16: rounding float32 weights too would change the
+	// model, not only its arithmetic.
 	ComputeBF16
 )
 

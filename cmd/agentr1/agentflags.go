@@ -23,7 +23,7 @@ type agentFlags struct {
 }
 
 // computeHelp is the help of --compute, which bench, eval and chat share.
-const computeHelp = "arithmetic of the weight-matrix products (projections, MLP, lm_head): f32, or bf16 for bfloat16 products as PyTorch runs a BF16 checkpoint on a CPU with AVX512_BF16 (activations rounded to bfloat16, float32 sums; about twice f32's prefill speed there, plain Go and slow elsewhere); bf16 needs a checkpoint stored in BF16"
+const computeHelp = "arithmetic of the weight-matrix products (projections, MLP, lm_head): f32, or bf16 for bfloat16 products as PyTorch runs a BF16 checkpoint on a CPU with AVX512_BF16 (activations rounded to bfloat16, float32 sums; up to twice f32's speed there, plain Go and slow elsewhere); bf16 needs a checkpoint stored in BF16"
 
 // declareAgentFlags declares the shared flags; topK is the default of --topk.
 func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp string) {
