@@ -19,3 +19,18 @@ var widenBF16Blocks = forCPU(widenBF16BlocksAVX2, nil, cpuid.AVX, cpuid.AVX2)
 //
 //go:noescape
 func widenBF16BlocksAVX2(dst []float32, src []uint16)
+
+// roundBF16Blocks is roundBF16BlocksAVX512 where the CPU has AVX-512F, else nil.
+var roundBF16Blocks = forCPU(roundBF16BlocksAVX512, nil, cpuid.AVX512F)
+
+// roundBF16BlocksAVX512 rounds alpha times each of len(src) (a multiple of 16) float32 values
+// of src to bfloat16 in dst. It is equivalent to
+//
+//	for i, x := range src {
+//		dst[i] = Float32ToBF16(alpha * x)
+//	}
+//
+// dst must hold at least len(src) values (roundBF16 slices it; the assembly does not check).
+//
+//go:noescape
+func roundBF16BlocksAVX512(dst []uint16, src []float32, alpha float32)

@@ -103,3 +103,36 @@ func TestDotBF16Assembly(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundBF16 checks roundBF16 (the assembly blocks and the Go tail) against Float32ToBF16
+// of alpha times each value, on every length up to 100, with values of every kind (ties,
+// huge, tiny, denormal, infinite, NaN), with a guard after dst left untouched.
+func TestRoundBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, alpha := range []float32{1, 0.75, -3} {
+		for n := range 101 {
+			src := make([]float32, n)
+			for i := range src {
+				switch r.IntN(4) {
+				case 0: // any bits: NaN, infinities, denormals, huge and tiny values
+					src[i] = math.Float32frombits(r.Uint32())
+				case 1: // a tie: the low half exactly 0x8000
+					src[i] = math.Float32frombits(r.Uint32()&0xffff0000 | 0x8000)
+				default:
+					src[i] = float32(r.NormFloat64())
+				}
+			}
+			dst := make([]uint16, n+1)
+			dst[n] = 7
+			roundBF16(dst[:n], src, alpha)
+			for i, x := range src {
+				if want := Float32ToBF16(alpha * x); dst[i] != want {
+					t.Fatalf("alpha=%v n=%d: dst[%d] = %#04x, want %#04x (x = %#08x)", alpha, n, i, dst[i], want, math.Float32bits(x))
+				}
+			}
+			if dst[n] != 7 {
+				t.Fatalf("alpha=%v n=%d: wrote past the end", alpha, n)
+			}
+		}
+	}
+}

@@ -117,6 +117,8 @@ var bf16APool = sync.Pool{New: func() any { return new(bf16ABuffer) }}
 // + i-ir)*2 + kk%2]. Rows past m and the depth past an odd k are zero.
 func packAPairs(dst []uint16, mPad int, a []float32, lda int, transA bool, m, k, kc int, alpha float32, i0, i1 int) {
 	kPairs := (k + 1) / 2
+	// roundedRow holds one row's whole pairs of a slice, rounded.
+	var roundedRow [2 * bf16SliceMaxPairs]uint16
 	at := func(i, kk int) float32 { // alpha * op(A)(i, kk), 0 past k
 		switch {
 		case kk >= k:
@@ -134,11 +136,13 @@ func packAPairs(dst []uint16, mPad int, a []float32, lda int, transA bool, m, k,
 			q := 0
 			switch {
 			case i >= m:
-			case !transA: // the common case, a row of A read front to back
+			case !transA: // the common case: a row of A rounded as a whole, its pairs spread
 				row := a[i*lda+2*pc : i*lda+min(k, 2*(pc+kb))]
-				for ; 2*q+1 < len(row); q++ {
+				rounded := roundedRow[:len(row)&^1]
+				roundBF16(rounded, row[:len(rounded)], alpha)
+				for ; 2*q < len(rounded); q++ {
 					o := out[q*2*bf16MR : q*2*bf16MR+2 : q*2*bf16MR+2]
-					o[0], o[1] = Float32ToBF16(alpha*row[2*q]), Float32ToBF16(alpha*row[2*q+1])
+					o[0], o[1] = rounded[2*q], rounded[2*q+1]
 				}
 			}
 			for ; q < kb; q++ { // transposed A, the pair an odd k leaves half full, padding rows
