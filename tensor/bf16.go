@@ -40,12 +40,7 @@ func widenBF16(dst []float32, src []uint16) {
 // len(src)): a row of activations rounded for the bfloat16 product as it is packed.
 func roundBF16(dst []uint16, src []float32, alpha float32) {
 	dst = dst[:len(src)]
-	n := 0
-	if roundBF16Blocks != nil {
-		n = len(src) &^ 15
-		roundBF16Blocks(dst[:n], src[:n], alpha)
-	}
-	for i := n; i < len(src); i++ {
+	for i := roundBF16Blocks(dst, src, alpha); i < len(src); i++ {
 		dst[i] = Float32ToBF16(alpha * src[i])
 	}
 }

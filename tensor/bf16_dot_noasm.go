@@ -8,5 +8,5 @@ const hasBF16Dot = false
 // dotBF16Blocks is empty: this build has no assembly.
 var dotBF16Blocks = map[string]func(acc []float32, a, b []uint32){}
 
-// roundBF16Blocks is nil: without assembly, roundBF16 rounds in Go.
-var roundBF16Blocks func(dst []uint16, src []float32, alpha float32)
+// roundBF16Blocks rounds nothing: without assembly, roundBF16 rounds in Go.
+func roundBF16Blocks(dst []uint16, src []float32, alpha float32) int { return 0 }

@@ -56,9 +56,13 @@ func gemmPackedMultiBF16(transA bool, m int, alpha float32, a []float32, lda int
 	// packedA: the slice starting at pair pc is (mPad/12, kb, 12, 2) at packedA[mPad*2*pc:].
 	bufs.a = grow(bufs.a, mPad*2*kPairs)
 	packedA := bufs.a
-	Parallel(mPad/bf16MR, max(1, 1<<14/max(1, k*bf16MR)), func(lo, hi int) {
-		packAPairs(packedA, mPad, a, lda, transA, m, k, kc, alpha, lo*bf16MR, hi*bf16MR)
-	})
+	if m*k < 1<<16 { // a decoding step's few rows: not worth a parallel region
+		packAPairs(packedA, mPad, a, lda, transA, m, k, kc, alpha, 0, mPad)
+	} else {
+		Parallel(mPad/bf16MR, max(1, 1<<14/max(1, k*bf16MR)), func(lo, hi int) {
+			packAPairs(packedA, mPad, a, lda, transA, m, k, kc, alpha, lo*bf16MR, hi*bf16MR)
+		})
+	}
 
 	// Tasks as GemmPackedMulti's: row blocks of bf16MCRows rows against column strips of whole
 	// micro-panels, about gemmPackedTasksPerWorker tasks per worker.
@@ -69,19 +73,21 @@ func gemmPackedMultiBF16(transA bool, m int, alpha float32, a []float32, lda int
 	if w > 1 {
 		want = max(1, (w*gemmPackedTasksPerWorker+rowBlocks-1)/rowBlocks)
 	}
-	stripsOf := make([]int, len(prods))
+	var stripsOf [8]int // strips of each product (products beyond 8 get one strip each)
 	tasks := 0
 	for i, pr := range prods {
-		stripsOf[i] = min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
-		tasks += rowBlocks * stripsOf[i]
+		if i < len(stripsOf) {
+			stripsOf[i] = min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
+		}
+		tasks += rowBlocks * stripCount(&stripsOf, i)
 	}
 	task := func(t int, tile []float32) {
 		i := 0 // the product of task t
-		for t >= rowBlocks*stripsOf[i] {
-			t -= rowBlocks * stripsOf[i]
+		for t >= rowBlocks*stripCount(&stripsOf, i) {
+			t -= rowBlocks * stripCount(&stripsOf, i)
 			i++
 		}
-		pr, strips := &prods[i], stripsOf[i]
+		pr, strips := &prods[i], stripCount(&stripsOf, i)
 		pb := pr.B
 		ic := t % rowBlocks * mc
 		s := t / rowBlocks
@@ -104,6 +110,14 @@ func gemmPackedMultiBF16(transA bool, m int, alpha float32, a []float32, lda int
 		}
 	}
 	runTasks(w, tasks, bf16MR*bf16NR, task)
+}
+
+// stripCount returns the strips of product i: stripsOf[i], or 1 past the array.
+func stripCount(stripsOf *[8]int, i int) int {
+	if i < len(stripsOf) {
+		return stripsOf[i]
+	}
+	return 1
 }
 
 // bf16ABuffer holds the packed A of a bfloat16 product, reused through bf16APool.
