@@ -9,9 +9,9 @@ import (
 )
 
 // realSize builds the model of a named shape with random BF16 weights (seed 1) held for
-// inference, as `agentr1 bench --random` does, skipping the benchmark under -short:
-// Qwen2.5-0.5B's shape takes 1 GB and seconds to build.
-func realSize(b *testing.B, shape string) *model.Model {
+// inference, its products in compute, as `agentr1 bench --random` does, skipping the benchmark
+// under -short: Qwen2.5-0.5B's shape takes 1 GB and seconds to build.
+func realSize(b *testing.B, shape string, compute model.Compute) *model.Model {
 	b.Helper()
 	if testing.Short() {
 		b.Skip("builds a real-size model")
@@ -20,7 +20,7 @@ func realSize(b *testing.B, shape string) *model.Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := model.NewForInference(cfg, 1)
+	m, err := model.NewForInferenceWith(cfg, 1, compute)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,22 +29,30 @@ func realSize(b *testing.B, shape string) *model.Model {
 
 // BenchmarkRealSize measures inference at Qwen2.5-0.5B-Instruct's shapes with random weights,
 // the workload of `agentr1 bench` (DefaultWorkload): prefill of 1 x 512 tokens, and greedy
-// KV-cache decoding of 8 rows, 128-token prompts, 64 new tokens each. One iteration is one
-// repetition; tokens/s is the median over them. Run with
+// KV-cache decoding of 8 rows, 128-token prompts, 64 new tokens each, with float32 and with
+// bfloat16 products (--compute). One iteration is one repetition; tokens/s is the median over
+// them. Run with
 //
 //	go test ./bench -run '^$' -bench RealSize -benchtime 3x
 func BenchmarkRealSize(b *testing.B) {
-	const shape = "qwen2.5-0.5b"
+	for _, compute := range []model.Compute{model.ComputeFloat32, model.ComputeBF16} {
+		benchmarkRealSize(b, "qwen2.5-0.5b", compute)
+	}
+}
+
+// benchmarkRealSize is BenchmarkRealSize for one arithmetic, its model built at the first
+// sub-benchmark that runs and dropped after the last.
+func benchmarkRealSize(b *testing.B, shape string, compute model.Compute) {
 	w := DefaultWorkload()
 	var r *Runner
 	runner := func(b *testing.B) *Runner {
 		if r == nil {
-			r = NewRunner(realSize(b, shape), w, 1)
+			r = NewRunner(realSize(b, shape, compute), w, 1)
 			r.Warmup()
 		}
 		return r
 	}
-	b.Run(fmt.Sprintf("shape=%s/phase=prefill/batch=%d/len=%d", shape, w.PrefillBatch, w.PrefillLen), func(b *testing.B) {
+	b.Run(fmt.Sprintf("shape=%s/compute=%v/phase=prefill/batch=%d/len=%d", shape, compute, w.PrefillBatch, w.PrefillLen), func(b *testing.B) {
 		r := runner(b)
 		var rates []float64
 		for b.Loop() {
@@ -52,7 +60,7 @@ func BenchmarkRealSize(b *testing.B) {
 		}
 		b.ReportMetric(Median(rates), "tokens/s")
 	})
-	b.Run(fmt.Sprintf("shape=%s/phase=decode/batch=%d/prompt=%d/new=%d", shape, w.DecodeBatch, w.DecodePrompt, w.DecodeNew), func(b *testing.B) {
+	b.Run(fmt.Sprintf("shape=%s/compute=%v/phase=decode/batch=%d/prompt=%d/new=%d", shape, compute, w.DecodeBatch, w.DecodePrompt, w.DecodeNew), func(b *testing.B) {
 		r := runner(b)
 		var rates []float64
 		for b.Loop() {

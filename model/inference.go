@@ -27,16 +27,28 @@ import (
 // inference: each weight matrix packed, BF16 tensors kept in bfloat16 (F32, F16 and F64 ones
 // as float32), read through a memory map of the file where the system has one. The values are
 // those Load reads, so a decoder on either model computes the same logits up to float32
-// rounding.
-func LoadForInference(dir string) (*Model, error) {
+// rounding. It is LoadForInferenceWith(dir, ComputeFloat32).
+func LoadForInference(dir string) (*Model, error) { return LoadForInferenceWith(dir, ComputeFloat32) }
+
+// LoadForInferenceWith is LoadForInference with the weight-matrix products in the arithmetic
+// compute. ComputeBF16 needs every weight matrix stored in BF16: it fails naming the first that
+// is not.
+func LoadForInferenceWith(dir string, compute Compute) (*Model, error) {
 	cfg, weights, err := checkpointFiles(dir)
 	if err != nil {
 		return nil, err
 	}
+	return loadForInference(cfg, weights, compute)
+}
+
+// loadForInference reads the checkpoint weights (a .safetensors file or an index) of the
+// configuration cfg into a model held for inference computing in compute.
+func loadForInference(cfg Config, weights string, compute Compute) (*Model, error) {
 	m, err := newInferenceLayout(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", weights, err)
 	}
+	m.compute = compute
 	if err := m.readWeights(weights); err != nil {
 		return nil, err
 	}
@@ -45,12 +57,20 @@ func LoadForInference(dir string) (*Model, error) {
 
 // NewForInference returns a model held for inference with the weights New(cfg, seed) draws,
 // each rounded to bfloat16 (to nearest, as a checkpoint saved in BF16 holds them) and packed:
-// a random model of a real checkpoint's shapes in the memory that checkpoint's takes.
+// a random model of a real checkpoint's shapes in the memory that checkpoint's takes. It is
+// NewForInferenceWith(cfg, seed, ComputeFloat32).
 func NewForInference(cfg Config, seed uint64) (*Model, error) {
+	return NewForInferenceWith(cfg, seed, ComputeFloat32)
+}
+
+// NewForInferenceWith is NewForInference with the weight-matrix products in the arithmetic
+// compute (its weights are bfloat16, which ComputeBF16 needs).
+func NewForInferenceWith(cfg Config, seed uint64, compute Compute) (*Model, error) {
 	m, err := newInferenceLayout(cfg)
 	if err != nil {
 		return nil, err
 	}
+	m.compute = compute
 	rng := initStream(seed) // New's stream, drawn in its order: only the matrices draw from it
 	std := cfg.InitializerRange
 	largest := 0
@@ -67,7 +87,7 @@ func NewForInference(cfg Config, seed uint64) (*Model, error) {
 			for i := range values {
 				values[i] = tensor.Float32ToBF16(float32(rng.NormFloat64() * std))
 			}
-			p.Packed.PackBF16(true, p.Shape[1], p.Shape[0], values, p.Shape[1])
+			m.packBF16(p.Packed, p.Shape, values)
 		case initOnes:
 			for i := range p.Data {
 				p.Data[i] = 1
@@ -96,6 +116,22 @@ func newInferenceLayout(cfg Config) (*Model, error) {
 	return m, nil
 }
 
+// packBF16 packs a weight matrix W (out, in) of bfloat16 values into dst as op(B) = W^T, for
+// the model's arithmetic: multiplied in bfloat16 (PackBF16Pairs) or widened to float32 as the
+// product reads it (PackBF16).
+func (m *Model) packBF16(dst *tensor.PackedB, shape []int, values []uint16) {
+	out, in := shape[0], shape[1]
+	if m.compute == ComputeBF16 {
+		dst.PackBF16Pairs(true, in, out, values, in)
+		return
+	}
+	dst.PackBF16(true, in, out, values, in)
+}
+
+// InferenceCompute returns the arithmetic of the weight-matrix products of a model held for
+// inference (ComputeFloat32 for any other model).
+func (m *Model) InferenceCompute() Compute { return m.compute }
+
 // Inference reports whether the model is held for inference (LoadForInference,
 // NewForInference): its matrices packed, no float32 copy of them to train.
 func (m *Model) Inference() bool { return m.embed.Packed != nil }
@@ -114,6 +150,7 @@ func (m *Model) cloneInference() *Model {
 	if err != nil {
 		panic("model.Clone: " + err.Error()) // m was built from a valid config
 	}
+	c.compute = m.compute
 	for i, p := range m.Params {
 		if p.Packed != nil {
 			c.Params[i].Packed = p.Packed

@@ -68,6 +68,10 @@ type Model struct {
 
 	rope *tensor.RoPE // cos/sin table for positions [0, MaxPositionEmbeddings)
 
+	// compute is the arithmetic of the packed matrices' products, for a model held for
+	// inference (compute.go); ComputeFloat32 for any other.
+	compute Compute
+
 	// weightsVersion counts the hand-outs of the parameter values for writing (ParamData,
 	// MarkWeightsChanged): a Decoder repacks its copy of the weights when it changes.
 	weightsVersion atomic.Uint64
@@ -422,7 +426,7 @@ func (m *Model) readWeights(path string) error {
 		if p.Data != nil {
 			err = ck.read(p.Name, p.Shape, p.Data)
 		} else {
-			err = ck.readPacked(p.Name, p.Shape, p.Packed)
+			err = ck.readPacked(p.Name, p.Shape, p.Packed, m)
 		}
 		if err != nil {
 			return fmt.Errorf("load model: %w", err)

@@ -411,10 +411,10 @@ func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
 }
 
 // readPacked packs tensor name, a weight matrix W (out, in) of the given shape, into dst as
-// op(B) = W^T for tensor.GemmPacked: a BF16 tensor's values as they are (PackBF16), read
-// through the file's memory map where there is one; any other float dtype converted to
-// float32 first (PackCopy), as read does.
-func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB) error {
+// op(B) = W^T for tensor.GemmPacked of the model m: a BF16 tensor's values as they are
+// (m.packBF16), read through the file's memory map where there is one; any other float dtype
+// converted to float32 first (PackCopy), as read does, which m's ComputeBF16 refuses.
+func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB, m *Model) error {
 	st, ok := ck.where[name]
 	if !ok {
 		return fmt.Errorf("%s: missing tensor %q", ck.path, name)
@@ -424,6 +424,9 @@ func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB) 
 		return fmt.Errorf("%s: tensor %q has shape %v, want %v", st.path, name, t.Shape, shape)
 	}
 	out, in := shape[0], shape[1]
+	if t.Dtype != "BF16" && m.compute == ComputeBF16 {
+		return fmt.Errorf("%s: tensor %q is %s: bf16 compute multiplies the weights as a BF16 checkpoint stores them; convert the checkpoint to BF16 (or compute in f32)", st.path, name, t.Dtype)
+	}
 	if t.Dtype != "BF16" {
 		w := make([]float32, out*in)
 		if err := st.readFloat32(name, shape, w); err != nil {
@@ -437,7 +440,7 @@ func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB) 
 		return err
 	}
 	defer release()
-	dst.PackBF16(true, in, out, values, in)
+	m.packBF16(dst, shape, values)
 	return nil
 }
 

@@ -35,3 +35,12 @@ func widenBF16(dst []float32, src []uint16) {
 		dst[i] = BF16ToFloat32(src[i])
 	}
 }
+
+// roundBF16 writes dst[i] = Float32ToBF16(alpha * src[i]) for every i of src (len(dst) >=
+// len(src)): a row of activations rounded for the bfloat16 product as it is packed.
+func roundBF16(dst []uint16, src []float32, alpha float32) {
+	dst = dst[:len(src)]
+	for i := roundBF16Blocks(dst, src, alpha); i < len(src); i++ {
+		dst[i] = Float32ToBF16(alpha * src[i])
+	}
+}

@@ -24,6 +24,7 @@ type PackedB struct {
 	panels int       // ceil(n/nr) micro-panels per slice
 	data   []float32 // the slice starting at depth pc is (panels, kb, nr) at data[panels*nr*pc:]
 	data16 []uint16  // instead of data after PackBF16: the same panels in bfloat16
+	pairs  []uint16  // instead of data after PackBF16Pairs: the bfloat16 product's panels (gemm_bf16.go)
 	src    []float32 // the B packed, for the few-rows path (read only while not stale); nil if not kept
 	transB bool
 	ldb    int
@@ -95,7 +96,7 @@ func (p *PackedB) pack(ks *kernels, transB bool, k, n int, b []float32, ldb int)
 	nr := ks.nr
 	kSlices := p.layout(ks, k, n)
 	p.src, p.transB, p.ldb = b, transB, ldb
-	p.data16 = nil
+	p.data16, p.pairs = nil, nil
 	if ks.ref { // the ref set multiplies by src, unpacked
 		return
 	}
@@ -163,6 +164,10 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 	if len(prods) == 0 {
 		return
 	}
+	if pb := prods[0].B; pb != nil && pb.pairs != nil {
+		gemmPackedMultiBF16(transA, m, alpha, a, lda, prods)
+		return
+	}
 	k := -1
 	work := 0
 	for i := range prods {
@@ -173,6 +178,9 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 		}
 		if k >= 0 && pb.k != k {
 			panic(fmt.Sprintf("tensor.GemmPackedMulti: products of depth %d and %d", k, pb.k))
+		}
+		if pb.pairs != nil {
+			panic("tensor.GemmPackedMulti: a bfloat16 product (PackBF16Pairs) mixed with a float32 one")
 		}
 		k = pb.k
 		checkGemm(transA, false, m, pb.n, k, len(a), lda, k*pb.n, pb.n, len(pr.C), pr.Ldc)

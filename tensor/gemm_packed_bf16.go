@@ -34,7 +34,7 @@ func (p *PackedB) packBF16(ks *kernels, transB bool, k, n int, b []uint16, ldb i
 	nr := ks.nr
 	kSlices := p.layout(ks, k, n)
 	p.src, p.transB, p.ldb = nil, transB, ldb
-	p.data = nil
+	p.data, p.pairs = nil, nil
 	p.data16 = grow(p.data16, p.panels*nr*k)
 	if k == 0 || n == 0 {
 		return
@@ -86,6 +86,10 @@ func (p *PackedB) Column(j int, dst []float32) {
 	}
 	if j < 0 || j >= p.n || len(dst) < p.k {
 		panic(fmt.Sprintf("tensor.PackedB.Column: column %d of %d into %d floats (want %d)", j, p.n, len(dst), p.k))
+	}
+	if p.pairs != nil {
+		p.columnPairs(j, dst)
+		return
 	}
 	if p.ks.ref { // only the unpacked B is kept
 		for i := range p.k {

@@ -19,7 +19,11 @@ type agentFlags struct {
 	topK, maxTurns, turnTokens int
 	maxLen                     int
 	think                      bool
+	compute                    model.Compute
 }
+
+// computeHelp is the help of --compute, which bench, eval and chat share.
+const computeHelp = "arithmetic of the weight-matrix products (projections, MLP, lm_head): f32, or bf16 for bfloat16 products as PyTorch runs a BF16 checkpoint on a CPU with AVX512_BF16 (activations rounded to bfloat16, float32 sums; up to twice f32's speed there, plain Go and slow elsewhere); bf16 needs a checkpoint stored in BF16"
 
 // declareAgentFlags declares the shared flags; topK is the default of --topk.
 func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp string) {
@@ -30,6 +34,7 @@ func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp strin
 	fs.IntVar(&a.maxTurns, "max-turns", 5, "agent turns per question (with --world-run: the run's)")
 	fs.IntVar(&a.turnTokens, "turn-tokens", 256, "generated tokens per turn (with --world-run: the run's)")
 	fs.IntVar(&a.maxLen, "max-len", 0, fmt.Sprintf("prompt + response tokens per question (0: the model's max_position_embeddings, at most %d; with --world-run: the run's)", defaultMaxLen))
+	fs.Var(&a.compute, "compute", computeHelp)
 	fs.BoolVar(&a.think, "think", false, "require <think>...</think> in every turn for the format to count as valid (with --world-run: as the run did)")
 }
 
@@ -60,13 +65,14 @@ func (a *agentFlags) check(minTopK int, more ...flagMin) error {
 // turns of search results over the real corpora, and a decoder cache a laptop holds.
 const defaultMaxLen = 4096
 
-// loadAgent loads the checkpoint folder a.model for inference (model.LoadForInference: BF16
-// weights stay BF16, packed once) with its tokenizer and special token ids. A
+// loadAgent loads the checkpoint folder a.model for inference (model.LoadForInferenceWith: BF16
+// weights stay BF16, packed once, multiplied in the arithmetic --compute names) with its
+// tokenizer and special token ids. A
 // zero a.maxLen becomes the model's max_position_embeddings (at most defaultMaxLen); a larger
 // one given is lowered to it, saying so on stderr.
 func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokenizer, trainer.Specials, error) {
 	var sp trainer.Specials
-	policy, err := model.LoadForInference(a.model)
+	policy, err := model.LoadForInferenceWith(a.model, a.compute)
 	if err != nil {
 		return nil, nil, sp, err
 	}

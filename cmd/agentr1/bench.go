@@ -21,9 +21,10 @@ func init() {
 	register(&command{
 		name:    "bench",
 		summary: "measure a checkpoint's inference speed and memory: prefill and decoding tokens/s, load time, peak RSS",
-		usage: "agentr1 bench (--model DIR | --random SHAPE) [--prefill N] [--batch N] [--prompt N] [--gen N] [--reps N]\n" +
+		usage: "agentr1 bench (--model DIR | --random SHAPE) [--compute f32|bf16] [--prefill N] [--batch N] [--prompt N] [--gen N] [--reps N]\n" +
 			"  e.g. agentr1 bench --model ~/models/Qwen2.5-0.5B-Instruct\n" +
 			"       agentr1 bench --random qwen2.5-0.5b --reps 5\n" +
+			"       agentr1 bench --random qwen2.5-0.5b --compute bf16\n" +
 			"       agentr1 bench --random default --batch 16 --prompt 256 --gen 128\n" +
 			"  Prints one figure a line as `name value unit`, after llama.cpp's llama-bench: prefill\n" +
 			"  (--prefill-batch rows of --prefill tokens) and greedy KV-cache decoding (--batch rows,\n" +
@@ -39,6 +40,7 @@ func init() {
 // benchArgs are the bench command's settings.
 type benchArgs struct {
 	model, random string
+	compute       model.Compute
 	work          bench.Workload
 	reps, threads int
 }
@@ -51,6 +53,7 @@ func declareBenchFlags(fs *flag.FlagSet, a *benchArgs) {
 	}
 	fs.StringVar(&a.model, "model", "", "checkpoint folder to load (config.json and safetensors; the tokenizer is not read)")
 	fs.StringVar(&a.random, "random", "", "instead of --model, build random weights (BF16, as checkpoints are published) of a named shape in memory: "+strings.Join(shapes, ", "))
+	fs.Var(&a.compute, "compute", computeHelp)
 	fs.IntVar(&a.work.PrefillBatch, "prefill-batch", w.PrefillBatch, "prefill: prompts appended, one after another")
 	fs.IntVar(&a.work.PrefillLen, "prefill", w.PrefillLen, "prefill: tokens per prompt")
 	fs.IntVar(&a.work.DecodeBatch, "batch", w.DecodeBatch, "decoding: rows generated together")
@@ -94,9 +97,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	var m *model.Model
 	if a.random != "" {
-		m, err = model.NewForInference(cfg, 1)
+		m, err = model.NewForInferenceWith(cfg, 1, a.compute)
 	} else {
-		m, err = model.LoadForInference(a.model)
+		m, err = model.LoadForInferenceWith(a.model, a.compute)
 	}
 	if err != nil {
 		return err
@@ -115,6 +118,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	w := a.work
 	lines := []struct{ name, value, unit string }{
 		{"kernels", tensor.KernelName(), "-"},
+		{"compute", a.compute.String(), "-"},
 		{"threads", strconv.Itoa(tensor.Workers()), "-"},
 		{"params", strconv.Itoa(m.NumParams()), "-"},
 		{"load_time", fmt.Sprintf("%.3f", load), "s"},

@@ -15,8 +15,10 @@ import (
 var tinyBenchFlags = []string{"--prefill", "24", "--prefill-batch", "2", "--batch", "3", "--prompt", "8", "--gen", "4", "--reps", "2"}
 
 // TestBench runs bench on a tiny model folder and checks that every figure is printed once,
-// as `name value unit` with a value that parses (a number, the kernel set's name, or n/a for
-// the peak memory where /proc is not there), and that the lengths are the flags'.
+// as `name value unit` with a value that parses (a number, the kernel set's name, the
+// arithmetic, or n/a for the peak memory where /proc is not there), and that the lengths are
+// the flags'; then bench --compute bf16 on the folder saved in BF16, and its refusal of the F32
+// folder.
 func TestBench(t *testing.T) {
 	dir := t.TempDir()
 	m, err := model.New(model.Config{
@@ -30,9 +32,35 @@ func TestBench(t *testing.T) {
 	if err := m.Save(dir); err != nil {
 		t.Fatal(err)
 	}
+	got := checkBenchOutput(t, append([]string{"bench", "--model", dir, "--threads", "1"}, tinyBenchFlags...))
+	for name, value := range map[string]string{"threads": "1", "params": strconv.Itoa(m.NumParams()), "prefill_batch": "2",
+		"prefill_len": "24", "decode_batch": "3", "decode_prompt": "8", "decode_gen": "4", "reps": "2", "compute": "f32"} {
+		if got[name] != value {
+			t.Errorf("%s = %q, want %q", name, got[name], value)
+		}
+	}
+
 	var stdout, stderr bytes.Buffer
-	if code := run(append([]string{"bench", "--model", dir, "--threads", "1"}, tinyBenchFlags...), &stdout, &stderr); code != 0 {
-		t.Fatalf("bench exited %d: %s", code, stderr.String())
+	if code := run(append([]string{"bench", "--model", dir, "--compute", "bf16"}, tinyBenchFlags...), &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "is F32: bf16 compute") {
+		t.Errorf("bench --compute bf16 of an F32 folder: exit %d, stderr %q; want an error naming the F32 tensor", code, stderr.String())
+	}
+	bf16Dir := t.TempDir()
+	if err := m.SaveAs(bf16Dir, model.BF16); err != nil {
+		t.Fatal(err)
+	}
+	got = checkBenchOutput(t, append([]string{"bench", "--model", bf16Dir, "--compute", "bf16"}, tinyBenchFlags...))
+	if got["compute"] != "bf16" {
+		t.Errorf("bench --compute bf16: compute = %q", got["compute"])
+	}
+}
+
+// checkBenchOutput runs the command line args, checks that it prints every figure once, in
+// form, and returns the figures' values by name.
+func checkBenchOutput(t *testing.T, args []string) map[string]string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("%q exited %d: %s", args, code, stderr.String())
 	}
 	if stderr.Len() > 0 {
 		t.Errorf("bench wrote on stderr: %s", stderr.String())
@@ -41,7 +69,7 @@ func TestBench(t *testing.T) {
 		"kernels": "-", "threads": "-", "params": "-", "load_time": "s",
 		"prefill_batch": "rows", "prefill_len": "tokens", "prefill": "tokens/s", "prefill_cpu": "tokens/cpu-s",
 		"decode_batch": "rows", "decode_prompt": "tokens", "decode_gen": "tokens", "decode": "tokens/s", "decode_cpu": "tokens/cpu-s",
-		"reps": "-", "peak_rss": "MiB",
+		"reps": "-", "peak_rss": "MiB", "compute": "-",
 	}
 	got := map[string]string{}
 	for _, line := range strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n") {
@@ -64,6 +92,10 @@ func TestBench(t *testing.T) {
 			if value != "generic" && value != "avx2" && value != "avx512" {
 				t.Errorf("line %q: unknown kernel set", line)
 			}
+		case name == "compute":
+			if value != "f32" && value != "bf16" {
+				t.Errorf("line %q: unknown arithmetic", line)
+			}
 		case name == "peak_rss" && value == "n/a":
 			if _, err := os.Stat("/proc/self/status"); err == nil {
 				t.Errorf("line %q: n/a although /proc/self/status exists", line)
@@ -77,12 +109,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("figure %s not printed; output:\n%s", name, stdout.String())
 		}
 	}
-	for name, value := range map[string]string{"threads": "1", "params": strconv.Itoa(m.NumParams()), "prefill_batch": "2",
-		"prefill_len": "24", "decode_batch": "3", "decode_prompt": "8", "decode_gen": "4", "reps": "2"} {
-		if got[name] != value {
-			t.Errorf("%s = %q, want %q", name, got[name], value)
-		}
-	}
+	return got
 }
 
 // TestBenchErrors checks that bad command lines are refused with a message naming the flag,
@@ -102,6 +129,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"--random", "default", "--prefill", "5000"}, "--prefill 5000 exceeds the model's max_position_embeddings 4096"},
 		{[]string{"--random", "default", "--gen", "0"}, "--gen 0, want >= 1"},
 		{[]string{"--random", "default", "--reps", "0"}, "--reps 0"},
+		{[]string{"--random", "default", "--compute", "fp16"}, `compute "fp16": want one of f32, bf16`},
 		{[]string{"--model", dir}, "config.json"},
 		{[]string{"--model", filepath.Join(dir, "missing")}, "missing"},
 	} {
