@@ -64,34 +64,14 @@ func gemmPackedMultiBF16(transA bool, m int, alpha float32, a []float32, lda int
 		})
 	}
 
-	// Tasks as GemmPackedMulti's: row blocks of bf16MCRows rows against column strips of whole
-	// micro-panels, about gemmPackedTasksPerWorker tasks per worker.
+	// Tasks as GemmPackedMulti's, with row blocks of bf16MCRows rows.
 	w := max(1, min(Available(), work/gemmPackedParallelMin, panels))
 	mc := min(bf16MCRows, mPad)
-	rowBlocks := (m + mc - 1) / mc
-	want := 1
-	if w > 1 {
-		want = max(1, (w*gemmPackedTasksPerWorker+rowBlocks-1)/rowBlocks)
-	}
-	var stripsOf [8]int // strips of each product (products beyond 8 get one strip each)
-	tasks := 0
-	for i, pr := range prods {
-		if i < len(stripsOf) {
-			stripsOf[i] = min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
-		}
-		tasks += rowBlocks * stripCount(&stripsOf, i)
-	}
+	plan := planPackedTasks(prods, m, mc, panels, w)
 	task := func(t int, tile []float32) {
-		i := 0 // the product of task t
-		for t >= rowBlocks*stripCount(&stripsOf, i) {
-			t -= rowBlocks * stripCount(&stripsOf, i)
-			i++
-		}
-		pr, strips := &prods[i], stripCount(&stripsOf, i)
+		i, ic, p0, p1 := plan.at(t, prods)
+		pr := &prods[i]
 		pb := pr.B
-		ic := t % rowBlocks * mc
-		s := t / rowBlocks
-		p0, p1 := s*pb.panels/strips, (s+1)*pb.panels/strips // micro-panels of the strip
 		j0 := p0 * bf16NR
 		mb, sb := min(mc, m-ic), min(p1*bf16NR, pb.n)-j0
 		if sb <= 0 {
@@ -109,15 +89,7 @@ func gemmPackedMultiBF16(transA bool, m int, alpha float32, a []float32, lda int
 			macroKernelBF16(mb, sb, kb, ab, bb, cblk, pr.Ldc, tile, overwrite && pc == 0)
 		}
 	}
-	runTasks(w, tasks, bf16MR*bf16NR, task)
-}
-
-// stripCount returns the strips of product i: stripsOf[i], or 1 past the array.
-func stripCount(stripsOf *[8]int, i int) int {
-	if i < len(stripsOf) {
-		return stripsOf[i]
-	}
-	return 1
+	runTasks(w, plan.count, bf16MR*bf16NR, task)
 }
 
 // bf16ABuffer holds the packed A of a bfloat16 product, reused through bf16APool.

@@ -234,46 +234,12 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 	}
 
 	w := max(1, min(Available(), work/gemmPackedParallelMin, panels))
-	// Row blocks of at most mc rows keep a block of packed A in L2; each product's columns are
-	// cut into strips of whole panels, about gemmPackedTasksPerWorker tasks per worker in all.
 	mc := min(ks.mc, mPad)
-	rowBlocks := (m + mc - 1) / mc
-	want := 1
-	if w > 1 {
-		want = max(1, (w*gemmPackedTasksPerWorker+rowBlocks-1)/rowBlocks)
-	}
-	var stripsOf [8]int // strips of each product (products beyond 8 get one strip each)
-	tasks := 0
-	for i, pr := range prods {
-		strips := min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
-		if i < len(stripsOf) {
-			stripsOf[i] = strips
-		} else {
-			strips = 1
-		}
-		tasks += rowBlocks * strips
-	}
+	plan := planPackedTasks(prods, m, mc, panels, w)
 	task := func(t int, tile []float32) {
-		i := 0 // the product of task t
-		for ; ; i++ {
-			strips := 1
-			if i < len(stripsOf) {
-				strips = stripsOf[i]
-			}
-			if t < rowBlocks*strips {
-				break
-			}
-			t -= rowBlocks * strips
-		}
+		i, ic, p0, p1 := plan.at(t, prods)
 		pr := &prods[i]
 		pb := pr.B
-		strips := 1
-		if i < len(stripsOf) {
-			strips = stripsOf[i]
-		}
-		ic := t % rowBlocks * mc
-		s := t / rowBlocks
-		p0, p1 := s*pb.panels/strips, (s+1)*pb.panels/strips // micro-panels of the strip
 		j0 := p0 * nr
 		mb, sb := min(mc, m-ic), min(p1*nr, pb.n)-j0
 		if sb <= 0 {
@@ -309,7 +275,55 @@ func GemmPackedMulti(transA bool, m int, alpha float32, a []float32, lda int, pr
 			break
 		}
 	}
-	runTasks(w, tasks, tileLen, task)
+	runTasks(w, plan.count, tileLen, task)
+}
+
+// packedTasks is how GemmPackedMulti (and the bfloat16 product) cut their work into tasks: row
+// blocks of at most mc rows, each of which keeps a block of packed A in L2, against column
+// strips of whole micro-panels of each product, about gemmPackedTasksPerWorker tasks per worker
+// in all. Task t is row block t % rowBlocks of strip t / rowBlocks of its product, the products
+// taken in order.
+type packedTasks struct {
+	mc, rowBlocks int
+	stripsOf      [8]int // strips of each product (products beyond 8 get one strip each)
+	count         int    // tasks in all
+}
+
+// planPackedTasks cuts the m rows of prods, whose micro-panels number panels in all, into row
+// blocks of mc rows and strips for w workers.
+func planPackedTasks(prods []PackedProduct, m, mc, panels, w int) packedTasks {
+	pt := packedTasks{mc: mc, rowBlocks: (m + mc - 1) / mc}
+	want := 1
+	if w > 1 {
+		want = max(1, (w*gemmPackedTasksPerWorker+pt.rowBlocks-1)/pt.rowBlocks)
+	}
+	for i, pr := range prods {
+		if i < len(pt.stripsOf) {
+			pt.stripsOf[i] = min(pr.B.panels, max(1, (want*pr.B.panels+panels-1)/panels))
+		}
+		pt.count += pt.rowBlocks * pt.strips(i)
+	}
+	return pt
+}
+
+// strips returns the number of column strips of product i.
+func (pt *packedTasks) strips(i int) int {
+	if i < len(pt.stripsOf) {
+		return pt.stripsOf[i]
+	}
+	return 1
+}
+
+// at returns what task t covers: product i, its rows from ic (mc of them, or to the last), and
+// the micro-panels [p0, p1) of its B.
+func (pt *packedTasks) at(t int, prods []PackedProduct) (i, ic, p0, p1 int) {
+	for t >= pt.rowBlocks*pt.strips(i) {
+		t -= pt.rowBlocks * pt.strips(i)
+		i++
+	}
+	strips, panels := pt.strips(i), prods[i].B.panels
+	s := t / pt.rowBlocks
+	return i, t % pt.rowBlocks * pt.mc, s * panels / strips, (s + 1) * panels / strips
 }
 
 // keepSources reports whether every product's PackedB keeps the B it was packed from, which
