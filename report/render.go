@@ -206,6 +206,7 @@ func describeRun(cfg *value) string {
 var phaseTitles = map[string]string{
 	"rl":            "Reinforcement learning",
 	"sft":           "SFT warm start",
+	"sft-copy":      "SFT warm start: copy steps",
 	"critic-warmup": "Critic warm-up",
 	"":              "Steps without a phase",
 }

@@ -300,7 +300,11 @@ func printPlan(w io.Writer, p *experiment.Plan, out string) {
 	if p.SharedSFT {
 		shared = ", shared by the seeds"
 	}
-	line(fmt.Sprintf("%d SFT warm start(s) of %d steps%s", nSFT, c.SFT.Steps, shared), sft)
+	steps := fmt.Sprint(c.SFT.Steps)
+	if c.SFT.CopySteps > 0 {
+		steps = fmt.Sprintf("%d copy + %d", c.SFT.CopySteps, c.SFT.Steps)
+	}
+	line(fmt.Sprintf("%d SFT warm start(s) of %s steps%s", nSFT, steps, shared), sft)
 	line(fmt.Sprintf("%d baseline evaluations of %d + %d questions", len(units)-nSFT-nRL, c.HeldOut, c.EvalQuestions), evals)
 	line(fmt.Sprintf("%d RL runs of %d steps (%d prompts x %d), evaluated", nRL, c.RL.Steps, c.RL.Prompts, c.RL.N), rl)
 	line("total", sft+evals+rl)
@@ -353,7 +357,7 @@ func (v *experimentView) record(e experiment.Event) {
 		}
 	case pipeline.SFTMetrics:
 		if v.sftBar == nil {
-			v.sftBar = newProgress(v.w, "  sft", v.plan.Config.SFT.Steps, "steps")
+			v.sftBar = newProgress(v.w, "  sft", v.plan.Config.SFT.TotalSteps(), "steps")
 			v.sftBar.from = r.Step - 1
 			v.sftBar.start = time.Now().Add(-time.Duration(float64(r.TimeTotal) * float64(time.Second)))
 		}

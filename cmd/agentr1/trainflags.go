@@ -93,6 +93,8 @@ var trainFlagDocs = map[string]flagDoc{
 	"sft.grad-clip":      {"SFT", "largest global gradient norm of an SFT step (clipped above)"},
 	"sft.context-weight": {"SFT", "weight of the next-token loss on tool-response tokens against 1 on agent tokens (0: the paper's loss on agent tokens only)"},
 	"sft.mistake-weight": {"SFT", "weight of the loss on the scripted agent's deliberate mistakes (0: learn the recoveries only; 1: imitate everything)"},
+	"sft.copy-lr":        {"SFT", "learning rate of the copy steps (AdamW, constant after the warm-up)"},
+	"sft.copy-steps":     {"SFT", "SFT steps, before the demonstrations, on copying spans of tool-response tokens read earlier in the row (0: none)"},
 
 	// RL: the rollouts, the batch and the optimiser.
 	"steps":                   {"RL", "RL steps, one rollout and update each (same as --rl.steps)"},

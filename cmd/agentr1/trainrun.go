@@ -98,7 +98,7 @@ func (r *trainRun) log(kind string, rec any) {
 	case pipeline.SFTMetrics:
 		r.writeMetric(v)
 		if r.sftBar == nil {
-			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.Steps, "steps")
+			r.sftBar = newProgress(r.stdout, "sft", r.args.cfg.SFT.TotalSteps(), "steps")
 			// A resumed SFT starts past step 1: the rate counts this process's steps, from
 			// the start of the first one.
 			r.sftBar.from = v.Step - 1

@@ -13,6 +13,7 @@ import (
 type Rates struct {
 	Prepare      float64 // worlds, index, demonstrations, tokenizer: once per seed and process
 	SFTStep      float64 // one SFT step of 8 demonstrations
+	CopyStep     float64 // one copy step of the warm start (pipeline.SFTConfig.CopySteps)
 	RLRow        float64 // one trajectory of an RL step: rollout and update
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
@@ -20,8 +21,9 @@ type Rates struct {
 // DefaultRates are measured on the default run (2,400 SFT steps in about 11.5 minutes) and on
 // `agentr1 experiment` at its defaults (a 40-step GRPO run of 80 trajectories a step with its
 // evaluation of 200 questions in under 3 minutes, the SFT base's evaluation of 200 questions
-// in 5 s); an estimate only needs them within tens of percent.
-var DefaultRates = Rates{Prepare: 5, SFTStep: 0.29, RLRow: 0.051, EvalQuestion: 0.02}
+// in 5 s); an estimate only needs them within tens of percent. A copy step's 64 short rows take
+// about twice a demonstration step's time (0.23 s against 0.11 s on a Zen 5 with avx512).
+var DefaultRates = Rates{Prepare: 5, SFTStep: 0.29, CopyStep: 0.58, RLRow: 0.051, EvalQuestion: 0.02}
 
 // criticFactor is the extra cost of a PPO step (critic forward, backward and update): a 40-step
 // PPO run takes about 2.2 times as long as GRPO's.
@@ -86,7 +88,7 @@ func (p *Plan) Estimate(u Unit, r Rates) time.Duration {
 	var s float64
 	switch {
 	case u.Method == nil:
-		s = r.Prepare + float64(c.SFT.Steps)*r.SFTStep*float64(c.SFT.Batch)/8*scale
+		s = r.Prepare + (float64(c.SFT.Steps)*r.SFTStep*float64(c.SFT.Batch)/8+float64(c.SFT.CopySteps)*r.CopyStep)*scale
 	case u.Method.Kind == KindBase:
 		s = evalQs * r.EvalQuestion * scale
 	case u.Method.Kind == KindNaiveRAG:

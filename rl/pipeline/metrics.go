@@ -2,11 +2,15 @@ package pipeline
 
 import "agentr1/rl/trainer"
 
+// PhaseCopy is the phase of the warm start's copy steps (SFTConfig.CopySteps); its
+// demonstration steps are "sft".
+const PhaseCopy = "sft-copy"
+
 // SFTMetrics is the one JSON line logged per SFT step.
 type SFTMetrics struct {
 	Step         int         `json:"step"`         // the step's number, counted from 1 (after it, Step updates)
-	Phase        string      `json:"phase"`        // "sft"
-	Loss         trainer.Num `json:"loss"`         // masked next-token loss over agent tokens
+	Phase        string      `json:"phase"`        // "sft", or PhaseCopy on a copy step
+	Loss         trainer.Num `json:"loss"`         // masked next-token loss over agent tokens (the copied tokens on a copy step)
 	Entropy      trainer.Num `json:"entropy"`      // mean predictive entropy on agent tokens
 	GradNorm     trainer.Num `json:"grad_norm"`    // gradient norm before clipping
 	LR           trainer.Num `json:"lr"`           // learning rate this step

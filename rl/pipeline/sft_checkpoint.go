@@ -115,8 +115,8 @@ func (st *sftState) load(path string) error {
 		return fmt.Errorf("sft checkpoint %s: written with SFT settings %+v, resuming with %+v", path, meta.Config, st.cfg)
 	case meta.Seed != st.seed:
 		return fmt.Errorf("sft checkpoint %s: seed %d, resuming with seed %d", path, meta.Seed, st.seed)
-	case meta.StepsDone < 0 || meta.StepsDone > st.cfg.Steps:
-		return fmt.Errorf("sft checkpoint %s: steps_done %d outside [0, %d]", path, meta.StepsDone, st.cfg.Steps)
+	case meta.StepsDone < 0 || meta.StepsDone > st.cfg.TotalSteps():
+		return fmt.Errorf("sft checkpoint %s: steps_done %d outside [0, %d]", path, meta.StepsDone, st.cfg.TotalSteps())
 	}
 	if err := trainer.LoadParams(f, path, "policy/", st.policy.Params); err != nil {
 		return err

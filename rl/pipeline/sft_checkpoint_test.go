@@ -15,10 +15,17 @@ import (
 // TestSFTInterruptResume interrupts SFT at several steps (across a pass boundary, so the saved
 // data order matters), resumes each time from the checkpoint into a differently initialised
 // policy, and checks that every later step's metrics and the final parameters equal the
-// uninterrupted run's bit for bit.
+// uninterrupted run's bit for bit; then the same with two copy steps first, interrupted
+// within them, at their end, after, and past the demonstration steps' own count.
 func TestSFTInterruptResume(t *testing.T) {
+	t.Run("demonstrations", func(t *testing.T) { testSFTInterruptResume(t, 0, []int{1, 3, 4, 6}) })
+	t.Run("copy steps first", func(t *testing.T) { testSFTInterruptResume(t, 2, []int{1, 2, 4, 8}) })
+}
+
+func testSFTInterruptResume(t *testing.T, copySteps int, stops []int) {
 	cfg := tinyConfig(t)
 	cfg.SFT.Steps = 7 // 12 demonstrations in batches of 4: passes start at steps 0, 3 and 6
+	cfg.SFT.CopySteps = copySteps
 	s, err := Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,12 @@ func TestSFTInterruptResume(t *testing.T) {
 	if err := SFT(context.Background(), whole, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, func(m SFTMetrics) { want = append(want, m) }); err != nil {
 		t.Fatal(err)
 	}
-	for _, stop := range []int{1, 3, 4, 6} {
+	for i, m := range want {
+		if phase := map[bool]string{true: PhaseCopy, false: "sft"}[i < copySteps]; m.Phase != phase {
+			t.Errorf("step %d: phase %q, want %q", m.Step, m.Phase, phase)
+		}
+	}
+	for _, stop := range stops {
 		dir := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
 		p := newPolicy(cfg.Seed)
@@ -56,8 +68,8 @@ func TestSFTInterruptResume(t *testing.T) {
 		if err := SFTWithOptions(context.Background(), resumed, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { got = append(got, m) }); err != nil {
 			t.Fatalf("stop %d: resume: %v", stop, err)
 		}
-		if resumedAt != stop || len(got) != cfg.SFT.Steps-stop {
-			t.Fatalf("stop %d: resumed at %d with %d steps, want %d steps", stop, resumedAt, len(got), cfg.SFT.Steps-stop)
+		if total := cfg.SFT.TotalSteps(); resumedAt != stop || len(got) != total-stop {
+			t.Fatalf("stop %d: resumed at %d with %d steps, want %d steps", stop, resumedAt, len(got), total-stop)
 		}
 		for i, g := range got {
 			w := want[stop+i]
