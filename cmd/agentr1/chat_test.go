@@ -35,7 +35,7 @@ func chatFixture(t *testing.T) (modelDir, corpus string, tok *tokenizer.Tokenize
 		"What is the capital of France? Paris is the capital of France.",
 		`<tool_call>{"name": "search", "arguments": {"query": "capital"}}</tool_call>`,
 		"<think>I should search.</think><answer>Paris</answer>",
-	}, 300)
+	}, 300, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"process-rew":             {"environment", "process reward per search that finds a new supporting passage, added to the outcome reward (0: off)"},
 
 	// model: the tokenizer and the policy trained from scratch on the generated world.
+	"number-tokens":      {"model", "give each whole number below this a token of its own, added beyond --vocab-size, so that numbers are copied as one token (0: digits are tokens, as in Qwen)"},
 	"vocab-size":         {"model", "BPE vocabulary size in tokens, specials included (at least 300)"},
 	"model.hidden":       {"model", "hidden size C of the policy"},
 	"model.layers":       {"model", "decoder layers of the policy"},

@@ -44,7 +44,7 @@ func realDataFixture(t *testing.T, dir string) (questions, corpus, modelDir stri
 	if err := os.WriteFile(corpus, ps.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := pipeline.TrainTokenizer(texts, 400)
+	tok, err := pipeline.TrainTokenizer(texts, 400, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

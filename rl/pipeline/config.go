@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"agentr1/env"
 	"agentr1/env/qa"
@@ -58,8 +59,13 @@ type Config struct {
 	// out of merges near 1.5k; the default 768 keeps entity names split into syllable tokens
 	// that are frequent in training (at 1k and more the evaluation world's names become
 	// tokens the policy rarely or never saw).
-	VocabSize  int
-	SearchTopK int // passages per search (paper: 5)
+	VocabSize int
+	// NumberTokens, when above 0, gives each whole number below it ("0" .. "NumberTokens−1")
+	// a token of its own, added beyond VocabSize like the tool tags, so that a number read in
+	// a search result is copied as one token rather than digit by digit. 0: off, digits are
+	// single tokens as in Qwen.
+	NumberTokens int
+	SearchTopK   int // passages per search (paper: 5)
 	// Tools are the tools the agent is offered, by name (ToolRegistry: search, calculator):
 	// each is built over every world's passages, the system prompt lists exactly these and
 	// the environment routes each call by name. Default (and empty): search alone.
@@ -210,9 +216,13 @@ func probability(name string, v float64) error {
 }
 
 // TrainTokenizer learns a byte-level BPE vocabulary of vocabSize from texts, with
-// SpecialTokens added.
-func TrainTokenizer(texts []string, vocabSize int) (*tokenizer.Tokenizer, error) {
-	tok, err := tokenizer.Train(texts, vocabSize, SpecialTokens, nil)
+// SpecialTokens added, then numberTokens whole numbers ("0", "1", ...) as tokens of their own.
+func TrainTokenizer(texts []string, vocabSize, numberTokens int) (*tokenizer.Tokenizer, error) {
+	specials := slices.Clone(SpecialTokens)
+	for n := range numberTokens {
+		specials = append(specials, strconv.Itoa(n))
+	}
+	tok, err := tokenizer.Train(texts, vocabSize+numberTokens, specials, nil)
 	if err != nil {
 		return nil, fmt.Errorf("train tokenizer: %w", err)
 	}

@@ -271,11 +271,11 @@ func TestSFTBaseChecksTokenizer(t *testing.T) {
 		texts = append(texts, fmt.Sprintf("Reku was founded in %d and has %d thousand people.", 1800+i, 100+i))
 		other = append(other, fmt.Sprintf("Gatir is a town in Fipuland; %d people live there.", 100+i))
 	}
-	runTok, err := TrainTokenizer(texts, 290)
+	runTok, err := TrainTokenizer(texts, 290, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherTok, err := TrainTokenizer(other, 290)
+	otherTok, err := TrainTokenizer(other, 290, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

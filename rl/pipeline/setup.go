@@ -118,7 +118,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 			texts = append(texts, p.Title+"\n"+p.Text)
 		}
 	}
-	if s.Tokenizer, err = TrainTokenizer(texts, cfg.VocabSize); err != nil {
+	if s.Tokenizer, err = TrainTokenizer(texts, cfg.VocabSize, cfg.NumberTokens); err != nil {
 		return nil, err
 	}
 	if s.Specials, err = SpecialsOf(s.Tokenizer); err != nil {

@@ -116,7 +116,7 @@ func TestReadTranscriptsErrors(t *testing.T) {
 
 func transcriptTokenizer(t testing.TB) *tokenizer.Tokenizer {
 	t.Helper()
-	tok, err := TrainTokenizer([]string{transcriptMessages, transcriptChatML, "<answer>Berlin</answer> Germany Rome Italy"}, 320)
+	tok, err := TrainTokenizer([]string{transcriptMessages, transcriptChatML, "<answer>Berlin</answer> Germany Rome Italy"}, 320, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
