@@ -110,9 +110,10 @@ type SFTOptions struct {
 //
 //	L = −Σ_{agent tokens} log p(a_t | s_t) / #agent tokens   (token-mean over the batch)
 //
-// so prompt and observation tokens are context only (the action mask). onStep, if not nil,
-// receives each step's metrics. Each pass over the data is a seeded shuffle cut into
-// batches of similar lengths (sftBatches). It is SFTWithOptions without checkpoints.
+// so prompt and observation tokens are context only (the action mask), after cfg.CopySteps
+// copy steps (copyBatch) if any. onStep, if not nil, receives each step's metrics. Each pass
+// over the data is a seeded shuffle cut into batches of similar lengths (sftBatches). It is
+// SFTWithOptions without checkpoints.
 func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, onStep func(SFTMetrics)) error {
 	return SFTWithOptions(ctx, policy, demos, cfg, padID, seed, SFTOptions{}, onStep)
 }
