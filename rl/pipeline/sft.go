@@ -184,7 +184,10 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	}
 	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
 	copySched := trainer.Schedule{Peak: cfg.CopyLR, Warmup: cfg.WarmupSteps, Total: cfg.CopySteps, Decay: trainer.DecayConstant}
-	copyVocab := observationTokens(demos)
+	var copyVocab []int // the copy rows' tokens: read off every demonstration, so only when needed
+	if st.step < cfg.CopySteps {
+		copyVocab = observationTokens(demos)
+	}
 	total := cfg.TotalSteps()
 	// fail adds the last checkpoint, the one a resume continues from, to a step's error.
 	fail := func(err error) error {
