@@ -11,18 +11,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Several processes, on one host or on several sharing the run directory over a network file
 // system, may work on one experiment at once. A process runs a unit only while it holds the
-// unit's claim: a file claims/<unit id with '/' as '~'>.claim, created with O_CREATE|O_EXCL so
-// that exactly one of two racing processes gets it (NFS v3 and later create exclusively too).
-// The holder touches the file (its mtime is the heartbeat) every StaleAfter/5; a claim whose
-// heartbeat is older than StaleAfter was left by a dead process and is taken over. The test of
-// age compares the file's mtime with this host's clock, so the hosts' clocks must agree (NTP)
-// to well within StaleAfter.
+// unit's claim, a file in claims/ named after the unit (its '/' as '~'). The holder touches the
+// file (its mtime is the heartbeat) every StaleAfter/5; a claim whose heartbeat is older than
+// StaleAfter was left by a dead process and is taken over. The test of age compares the file's
+// mtime with this host's clock, so the hosts' clocks must agree (NTP) to well within StaleAfter.
+//
+// Claims are numbered so that a take-over is as exclusive as a first claim: the first is
+// <unit>.claim (generation 1), and a process taking over generation g creates <unit>.claim.<g+1>.
+// Every file is created with O_CREATE|O_EXCL, so of two racing processes exactly one gets a
+// generation (NFS v3 and later create exclusively too); nothing is renamed or removed before
+// the new claim exists. The highest generation holds the unit; a winner removes the ones below.
 
 // DefaultStaleAfter is how long a claim may go without a heartbeat before another process
 // takes it over: long enough for a busy NFS server, short enough that a preempted job's units
@@ -53,83 +59,133 @@ func (c claimRecord) String() string {
 	return fmt.Sprintf("%s pid %d since %s", c.Host, c.PID, c.Since.Format(time.RFC3339))
 }
 
-// claim is a held claim: its file and its record.
+// claim is a held claim: its unit, the file of its generation and its record.
 type claim struct {
-	path string
-	rec  claimRecord
+	dir, id string
+	path    string
+	rec     claimRecord
 }
 
-// claimPath is the claim file of the unit with id in the run directory dir.
-func claimPath(dir, id string) string {
-	return filepath.Join(dir, claimsDir, strings.ReplaceAll(id, "/", "~")+".claim")
+// claimFile is one generation of a unit's claim as found in the claims folder.
+type claimFile struct {
+	gen  int
+	path string
+	rec  claimRecord
+	age  time.Duration // since its heartbeat
+}
+
+// claimPath is the file of generation gen of the unit with id's claim in the run directory dir.
+func claimPath(dir, id string, gen int) string {
+	name := strings.ReplaceAll(id, "/", "~") + ".claim"
+	if gen > 1 {
+		name += "." + strconv.Itoa(gen)
+	}
+	return filepath.Join(dir, claimsDir, name)
+}
+
+// listClaims returns the generations of the unit id's claim in dir, lowest first, with their
+// records; a file removed while it is read is left out.
+func listClaims(dir, id string) ([]claimFile, error) {
+	base := strings.ReplaceAll(id, "/", "~") + ".claim"
+	entries, err := os.ReadDir(filepath.Join(dir, claimsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	var files []claimFile
+	for _, e := range entries {
+		gen := 1
+		if rest, ok := strings.CutPrefix(e.Name(), base+"."); ok {
+			if gen, err = strconv.Atoi(rest); err != nil || gen < 2 {
+				continue // not a generation of this unit's claim
+			}
+		} else if e.Name() != base {
+			continue
+		}
+		path := filepath.Join(dir, claimsDir, e.Name())
+		rec, age, err := readClaim(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, claimFile{gen: gen, path: path, rec: rec, age: age})
+	}
+	slices.SortFunc(files, func(a, b claimFile) int { return a.gen - b.gen })
+	return files, nil
+}
+
+// currentClaim returns the generation of the unit id's claim that holds it, if any.
+func currentClaim(dir, id string) (claimFile, bool, error) {
+	files, err := listClaims(dir, id)
+	if err != nil || len(files) == 0 {
+		return claimFile{}, false, err
+	}
+	return files[len(files)-1], true, nil
 }
 
 // acquireClaim claims the unit id in dir. An existing claim is taken over when its heartbeat
 // is older than staleAfter, or whatever its age when takeOver is set; otherwise the error wraps
 // ErrBusy and names the holder.
 func acquireClaim(dir, id string, staleAfter time.Duration, takeOver bool) (*claim, error) {
-	path := claimPath(dir, id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, claimsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
 	host, _ := os.Hostname()
 	token := make([]byte, 8)
 	rand.Read(token)
-	c := &claim{path: path, rec: claimRecord{Host: host, PID: os.Getpid(), Since: time.Now().UTC(), Token: hex.EncodeToString(token)}}
-	body, _ := json.Marshal(c.rec)
-	// Three attempts: a take-over moves the old claim away and creates anew, racing others.
+	rec := claimRecord{Host: host, PID: os.Getpid(), Since: time.Now().UTC(), Token: hex.EncodeToString(token)}
+	body, _ := json.Marshal(rec)
+	// Three attempts: a process that loses the race for a generation looks again.
 	for range 3 {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, werr := f.Write(append(body, '\n'))
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				os.Remove(path)
-				return nil, fmt.Errorf("experiment: claim %s: %w", path, werr)
-			}
-			return c, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("experiment: claim %s: %w", path, err)
-		}
-		old, age, err := readClaim(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // released meanwhile
-		}
+		seen, err := listClaims(dir, id)
 		if err != nil {
 			return nil, err
 		}
-		if !takeOver && age < staleAfter {
-			return nil, fmt.Errorf("unit %s: %w: %s, heartbeat %s ago (taken over after %s without one, or with --take-over)",
-				id, ErrBusy, old, age.Round(time.Second), staleAfter)
+		gen := 1
+		if len(seen) > 0 {
+			top := seen[len(seen)-1]
+			if !takeOver && top.age < staleAfter {
+				return nil, fmt.Errorf("unit %s: %w: %s, heartbeat %s ago (taken over after %s without one, or with --take-over)",
+					id, ErrBusy, top.rec, top.age.Round(time.Second), staleAfter)
+			}
+			gen = top.gen + 1
 		}
-		if err := moveAwayClaim(path, old, c.rec.Token); err != nil {
+		c := &claim{dir: dir, id: id, path: claimPath(dir, id, gen), rec: rec}
+		f, err := os.OpenFile(c.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another process got this generation first
+		}
+		if err != nil {
+			return nil, fmt.Errorf("experiment: claim %s: %w", c.path, err)
+		}
+		_, werr := f.Write(append(body, '\n'))
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(c.path)
+			return nil, fmt.Errorf("experiment: claim %s: %w", c.path, werr)
+		}
+		// A claim that appeared after the listing above was made by a process that did not see
+		// this one's: yield to it rather than judge it, so that two can never both hold.
+		now, err := listClaims(dir, id)
+		if err != nil {
+			os.Remove(c.path)
 			return nil, err
 		}
+		for _, f := range now {
+			if f.gen != gen && !slices.ContainsFunc(seen, func(s claimFile) bool { return s.path == f.path && s.rec.Token == f.rec.Token }) {
+				os.Remove(c.path)
+				return nil, fmt.Errorf("unit %s: %w: %s claimed it at the same time", id, ErrBusy, f.rec)
+			}
+		}
+		for _, f := range seen {
+			os.Remove(f.path)
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("unit %s: %w: other processes keep taking it over", id, ErrBusy)
-}
-
-// moveAwayClaim removes the stale claim old at path by renaming it to a name of this process's
-// own (rename is atomic: of two processes taking over, one moves it, the other finds it gone).
-// If what was moved is not old, another process took over first and this one moved that
-// process's fresh claim: it is linked back (link does not overwrite), leaving the next attempt
-// to find it held.
-func moveAwayClaim(path string, old claimRecord, token string) error {
-	moved := path + ".stale-" + token
-	if err := os.Rename(path, moved); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("experiment: take over %s: %w", path, err)
-	}
-	defer os.Remove(moved)
-	got, _, err := readClaim(moved)
-	if err == nil && got.Token != old.Token {
-		os.Link(moved, path)
-	}
-	return nil
 }
 
 // readClaim reads the claim file at path and the age of its heartbeat.
@@ -150,10 +206,10 @@ func readClaim(path string) (claimRecord, time.Duration, error) {
 	return rec, time.Since(st.ModTime()), nil
 }
 
-// holds reports whether the claim file still carries c's token.
+// holds reports whether c's file still carries its token and no later generation exists.
 func (c *claim) holds() bool {
-	rec, _, err := readClaim(c.path)
-	return err == nil && rec.Token == c.rec.Token
+	top, ok, err := currentClaim(c.dir, c.id)
+	return err == nil && ok && top.path == c.path && top.rec.Token == c.rec.Token
 }
 
 // heartbeat touches the claim every interval until ctx ends, and cancels the unit (cancel with
@@ -176,9 +232,9 @@ func (c *claim) heartbeat(ctx context.Context, interval time.Duration, cancel co
 	}
 }
 
-// release removes the claim if this process still holds it.
+// release removes c's file if it still carries c's token.
 func (c *claim) release() {
-	if c.holds() {
+	if rec, _, err := readClaim(c.path); err == nil && rec.Token == c.rec.Token {
 		os.Remove(c.path)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -76,33 +77,43 @@ func TestClaimStaleTakenOver(t *testing.T) {
 	}
 }
 
-// TestClaimRace: of many claimers racing for one stale claim, exactly one gets it.
+// TestClaimRace: of many claimers racing for a free unit or for one stale claim, exactly one
+// gets it, and its claim is the only file left. A round takes milliseconds; many rounds give
+// an interleaving that breaks a take-over which is not exclusive a good chance to occur.
 func TestClaimRace(t *testing.T) {
-	dir := t.TempDir()
-	old, err := acquireClaim(dir, "seed-2/rloo", time.Minute, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ago := time.Now().Add(-time.Hour)
-	os.Chtimes(old.path, ago, ago)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	won := 0
-	for range 8 {
-		wg.Go(func() {
-			_, err := acquireClaim(dir, "seed-2/rloo", time.Minute, false)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				won++
-			} else if !errors.Is(err, ErrBusy) {
-				t.Error(err)
+	for round := range 40 {
+		dir := t.TempDir()
+		if round%2 == 1 {
+			old, err := acquireClaim(dir, "seed-2/rloo", time.Minute, false)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
-	wg.Wait()
-	if won != 1 {
-		t.Fatalf("%d claimers won the stale claim, want 1", won)
+			ago := time.Now().Add(-time.Hour)
+			os.Chtimes(old.path, ago, ago)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var won []*claim
+		for range 8 {
+			wg.Go(func() {
+				c, err := acquireClaim(dir, "seed-2/rloo", time.Minute, false)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					won = append(won, c)
+				} else if !errors.Is(err, ErrBusy) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("round %d (stale claim %v): %d claimers won, want 1", round, round%2 == 1, len(won))
+		}
+		left, _ := os.ReadDir(filepath.Join(dir, claimsDir))
+		if !won[0].holds() || len(left) != 1 {
+			t.Fatalf("round %d: the winner holds %v; files left %v", round, won[0].holds(), left)
+		}
 	}
 }
 

@@ -25,7 +25,8 @@
 //
 //	plan.json                       the plan (request and resolved settings)
 //	results.json, results.md        the tables so far
-//	claims/seed-N~<method>.claim    the claim of a unit being run (seed-N~sft: its SFT), and who holds it
+//	claims/seed-N~<method>.claim    the claim of a unit being run (seed-N~sft: its SFT), and who holds it;
+//	                                after a take-over, .claim.2, .claim.3 and so on
 //	seed-N/sft-base/                the SFT base of seed N (a Hugging Face folder with its tokenizer)
 //	seed-N/checkpoints/             its SFT checkpoint while SFT runs
 //	seed-N/metrics.jsonl            its SFT step records

@@ -256,8 +256,8 @@ func (r *runner) waitForBase(ctx context.Context, u Unit) error {
 		}
 	}
 	holder := "no process holds it"
-	if rec, age, err := readClaim(claimPath(r.opt.Dir, sft.ID())); err == nil {
-		holder = fmt.Sprintf("claimed by %s, heartbeat %s ago", rec, age.Round(time.Second))
+	if top, ok, err := currentClaim(r.opt.Dir, sft.ID()); err == nil && ok {
+		holder = fmt.Sprintf("claimed by %s, heartbeat %s ago", top.rec, top.age.Round(time.Second))
 	}
 	return fmt.Errorf("experiment: unit %s starts from the SFT base of unit %s, which has not finished after waiting %s (%s): run unit %s first, or let this one wait for it longer (--wait)",
 		u.ID(), sft.ID(), r.opt.Wait, holder, sft.ID())
