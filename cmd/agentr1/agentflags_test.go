@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"agentr1/model"
+	"agentr1/rl/pipeline"
 )
 
 // TestLoadAgentCompute checks that eval's and chat's --compute reaches the loaded model:
@@ -53,5 +54,37 @@ func TestLoadAgentCompute(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"chat", "--model", bf16Dir, "--compute", "fp16"}, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), `compute "fp16": want one of f32, bf16`) {
 		t.Errorf("chat --compute fp16: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestTokenizerBeyondTheModel puts a tokenizer with more tokens than the model's vocabulary
+// beside it and checks that eval, chat and sft refuse the folder with an error naming
+// tokenizer.json, where their first forward pass used to panic on an id past the embedding.
+func TestTokenizerBeyondTheModel(t *testing.T) {
+	modelDir, corpus, small := chatFixture(t)
+	big, err := pipeline.TrainTokenizer([]string{chatCorpus, strings.Repeat("Berlin Germany Rome Italy Paris France founded capital ", 4),
+		"zebra quartz jumping vexed wolves fjord nymph blitz"}, small.VocabSize()+60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.VocabSize() <= small.VocabSize() {
+		t.Fatalf("fixture: tokenizer of %d tokens, want more than %d", big.VocabSize(), small.VocabSize())
+	}
+	if err := big.Save(modelDir); err != nil {
+		t.Fatal(err)
+	}
+	old := chatInput
+	t.Cleanup(func() { chatInput = old })
+	chatInput = strings.NewReader("What is the capital of France?\n")
+	for _, args := range [][]string{
+		{"eval", "--model", modelDir, "--corpus", corpus, "--n", "1", "--max-turns", "1", "--turn-tokens", "2"},
+		{"chat", "--model", modelDir, "--corpus", corpus, "--max-turns", "1", "--turn-tokens", "2"},
+		{"sft", "--model", modelDir, "--data", sftSample, "--out", filepath.Join(t.TempDir(), "out"), "--steps", "1", "--batch", "1"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		if want := filepath.Join(modelDir, "tokenizer.json"); code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and an error naming %s", args[0], code, stderr.String(), want)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"agentr1/model"
 	"agentr1/rl/pipeline"
-	"agentr1/tokenizer"
 )
 
 func init() {
@@ -79,7 +78,7 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokenizer.Load(filepath.Join(a.model, tokenizer.FileName))
+	tok, err := loadTokenizer(a.model, policy.Config.VocabSize)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"agentr1/env/search"
 	"agentr1/model"
 	"agentr1/rl/pipeline"
-	"agentr1/tokenizer"
 )
 
 // runRealData is `agentr1 train --data D --model DIR`: RL of a pretrained policy on real
@@ -34,12 +32,9 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Load(filepath.Join(cfg.InitModel, tokenizer.FileName))
+	tok, err := loadTokenizer(cfg.InitModel, policy.Config.VocabSize)
 	if err != nil {
 		return nil, err
-	}
-	if tok.VocabSize() > policy.Config.VocabSize {
-		return nil, fmt.Errorf("--model %s: the tokenizer has %d tokens, the model's vocabulary %d", cfg.InitModel, tok.VocabSize(), policy.Config.VocabSize)
 	}
 	passages, err := search.LoadCorpus(cfg.Corpus)
 	if err != nil {
