@@ -21,6 +21,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits of one evaluation. They bound what an agent's text can cost: Length bounds the bytes
@@ -51,7 +52,7 @@ func Eval(expr string) (float64, error) {
 	}
 	p.skipSpace()
 	if p.pos < len(p.src) {
-		return 0, p.errorf("unexpected %q", p.src[p.pos])
+		return 0, p.errorf("unexpected %q", p.char())
 	}
 	return v, nil
 }
@@ -86,6 +87,13 @@ func (p *parser) skipSpace() {
 	for p.pos < len(p.src) && (p.src[p.pos] == ' ' || p.src[p.pos] == '\t' || p.src[p.pos] == '\n' || p.src[p.pos] == '\r') {
 		p.pos++
 	}
+}
+
+// char returns the character at pos, whole: an agent that wrote "3 × 4" or "−2" reads back
+// the sign it wrote, not the first byte of its UTF-8 encoding shown as a Latin-1 letter.
+func (p *parser) char() rune {
+	r, _ := utf8.DecodeRuneInString(p.src[p.pos:])
+	return r
 }
 
 // peek returns the next non-space byte, or 0 at the end.
@@ -185,7 +193,7 @@ func (p *parser) primary() (float64, error) {
 	case c == 0:
 		return 0, p.errorf("expression ends where a number or ( was expected")
 	default:
-		return 0, p.errorf("unexpected %q where a number or ( was expected", c)
+		return 0, p.errorf("unexpected %q where a number or ( was expected", p.char())
 	}
 }
 

@@ -62,6 +62,8 @@ func TestEvalErrors(t *testing.T) {
 		{"(1 + 2", "at byte 6: missing )"},
 		{"1 + 2)", "at byte 5: unexpected ')'"},
 		{"2 x 3", "at byte 2: unexpected 'x'"},
+		{"3 × 4", "at byte 2: unexpected '×'"},
+		{"−2 + 1", "at byte 0: unexpected '−' where a number or ( was expected"},
 		{"1e5", "at byte 1: unexpected 'e'"},
 		{"3.", "at byte 0: number \"3.\" needs digits after the point"},
 		{"abc", "at byte 0: unexpected 'a' where a number or ( was expected"},
