@@ -254,7 +254,8 @@ func (p *parser) apply(op byte, x, y float64) (float64, error) {
 		}
 		z = math.Pow(x, y)
 		if math.IsNaN(z) {
-			return 0, fmt.Errorf("%s^%s is not a real number", Format(x), Format(y))
+			// The base in parentheses: by the grammar -8^0.5 is -(8^0.5), a real number.
+			return 0, fmt.Errorf("(%s)^%s is not a real number", Format(x), Format(y))
 		}
 	}
 	if math.Abs(z) > MaxMagnitude || math.IsNaN(z) {

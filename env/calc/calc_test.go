@@ -57,7 +57,7 @@ func TestEvalErrors(t *testing.T) {
 		{"1 / (2 - 2)", "division by zero"},
 		{"5 % 0", "remainder of a division by zero"},
 		{"0 ^ -1", "zero to a negative power"},
-		{"(-8) ^ 0.5", "-8^0.5 is not a real number"},
+		{"(-8) ^ 0.5", "(-8)^0.5 is not a real number"},
 		{"1 +", "at byte 3: expression ends where a number or ( was expected"},
 		{"(1 + 2", "at byte 6: missing )"},
 		{"1 + 2)", "at byte 5: unexpected ')'"},
