@@ -84,27 +84,29 @@ func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokeni
 		fmt.Fprintf(stderr, "--max-len %d exceeds the model's max_position_embeddings; using %d\n", a.maxLen, limit)
 		a.maxLen = limit
 	}
-	tok, err := loadTokenizer(a.model, policy.Config.VocabSize)
+	tok, sp, err := loadTokenizer(a.model, policy.Config.VocabSize)
 	if err != nil {
 		return nil, nil, sp, err
-	}
-	if sp, err = pipeline.SpecialsOf(tok); err != nil {
-		return nil, nil, sp, fmt.Errorf("%s: %w", a.model, err)
 	}
 	return policy, tok, sp, nil
 }
 
-// loadTokenizer reads the tokenizer.json of the checkpoint folder dir and checks that each of
-// its ids has a row in the model's embedding of vocab rows: a tokenizer copied beside another
-// model would otherwise stop the first forward pass with a panic on an id past the table.
-func loadTokenizer(dir string, vocab int) (*tokenizer.Tokenizer, error) {
+// loadTokenizer reads the tokenizer.json of the checkpoint folder dir, checks that each of its
+// ids has a row in the model's embedding of vocab rows (a tokenizer copied beside another model
+// would otherwise stop the first forward pass with a panic on an id past the table) and returns
+// it with the special tokens' ids, an error about either naming the file.
+func loadTokenizer(dir string, vocab int) (*tokenizer.Tokenizer, trainer.Specials, error) {
 	path := filepath.Join(dir, tokenizer.FileName)
 	tok, err := tokenizer.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, trainer.Specials{}, err
 	}
 	if tok.VocabSize() > vocab {
-		return nil, fmt.Errorf("%s: %d tokens, more than the %d of vocab_size in %s", path, tok.VocabSize(), vocab, filepath.Join(dir, "config.json"))
+		return nil, trainer.Specials{}, fmt.Errorf("%s: %d tokens, more than the %d of vocab_size in %s", path, tok.VocabSize(), vocab, filepath.Join(dir, "config.json"))
 	}
-	return tok, nil
+	sp, err := pipeline.SpecialsOf(tok)
+	if err != nil {
+		return nil, sp, fmt.Errorf("%s: %w", path, err)
+	}
+	return tok, sp, nil
 }

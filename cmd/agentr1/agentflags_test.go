@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"agentr1/model"
 	"agentr1/rl/pipeline"
+	"agentr1/tokenizer"
 )
 
 // TestLoadAgentCompute checks that eval's and chat's --compute reaches the loaded model:
@@ -85,6 +87,34 @@ func TestTokenizerBeyondTheModel(t *testing.T) {
 		code := run(args, &stdout, &stderr)
 		if want := filepath.Join(modelDir, "tokenizer.json"); code != 1 || !strings.Contains(stderr.String(), want) {
 			t.Errorf("%s: exit %d, stderr %q; want 1 and an error naming %s", args[0], code, stderr.String(), want)
+		}
+	}
+}
+
+// TestTokenizerWithoutSpecials saves, beside a model, a tokenizer that lacks the </tool_call>
+// token the rollout stops on, and checks that eval, sft and train --model refuse the folder
+// with an error naming its tokenizer.json and the token.
+func TestTokenizerWithoutSpecials(t *testing.T) {
+	dir := t.TempDir()
+	questions, corpus, modelDir := realDataFixture(t, dir)
+	specials := slices.DeleteFunc(slices.Clone(pipeline.SpecialTokens), func(s string) bool { return s == "</tool_call>" })
+	tok, err := tokenizer.Train([]string{chatCorpus}, 300, specials, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Save(modelDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"eval", "--model", modelDir, "--corpus", corpus, "--data", questions, "--n", "1"},
+		{"sft", "--model", modelDir, "--data", sftSample, "--out", filepath.Join(dir, "sft"), "--steps", "1", "--batch", "1"},
+		realTrainArgs(questions, corpus, modelDir, filepath.Join(dir, "run"), "--rl.steps", "1"),
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		want := filepath.Join(modelDir, "tokenizer.json") + ": tokenizer has no </tool_call> token"
+		if code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", args[0], code, stderr.String(), want)
 		}
 	}
 }

@@ -78,13 +78,9 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := loadTokenizer(a.model, policy.Config.VocabSize)
+	tok, sp, err := loadTokenizer(a.model, policy.Config.VocabSize)
 	if err != nil {
 		return err
-	}
-	sp, err := pipeline.SpecialsOf(tok)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.model, err)
 	}
 	f, err := os.Open(a.data)
 	if err != nil {

@@ -32,7 +32,7 @@ func runRealData(ctx context.Context, a *trainArgs, run *trainRun) (*pipeline.Re
 	if err != nil {
 		return nil, err
 	}
-	tok, err := loadTokenizer(cfg.InitModel, policy.Config.VocabSize)
+	tok, _, err := loadTokenizer(cfg.InitModel, policy.Config.VocabSize)
 	if err != nil {
 		return nil, err
 	}
