@@ -321,3 +321,38 @@ func TestSharedSFT(t *testing.T) {
 		t.Errorf("results do not say the SFT base was shared")
 	}
 }
+
+// TestResultOfAnotherUnit checks that a unit's result.json is taken as its result only when it
+// names the unit's method and seed: a damaged one ("null", "{}") or one copied from another
+// unit is an error naming the file, not a finished unit with no figures or another's.
+func TestResultOfAnotherUnit(t *testing.T) {
+	p, err := NewPlan(Request{Preset: "tiny", Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(p, Options{Dir: t.TempDir()})
+	m := p.Methods[len(p.Methods)-1]
+	u := Unit{Seed: p.Seeds[0], Method: &m}
+	path := filepath.Join(r.unitDir(u), ResultFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, content string
+		done          bool
+	}{
+		{"its own", fmt.Sprintf(`{"method": %q, "seed": %d, "evals": []}`, m.Name, u.Seed), true},
+		{"null", "null", false},
+		{"empty object", "{}", false},
+		{"another method", fmt.Sprintf(`{"method": "naive-rag", "seed": %d}`, u.Seed), false},
+		{"another seed", fmt.Sprintf(`{"method": %q, "seed": %d}`, m.Name, u.Seed+1), false},
+	} {
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, done, err := r.finished(u)
+		if done != tc.done || (err == nil) != tc.done || (err != nil && !strings.Contains(err.Error(), path)) {
+			t.Errorf("%s: done %v, error %v; want done %v and, if not, an error naming %s", tc.name, done, err, tc.done, path)
+		}
+	}
+}

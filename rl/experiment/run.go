@@ -311,11 +311,20 @@ func (r *runner) finished(u Unit) (*UnitResult, bool, error) {
 		_, err := os.Stat(filepath.Join(r.baseDir(u.Seed), model.WeightsFile))
 		return nil, err == nil, nil
 	}
-	res, err := readResult(filepath.Join(r.unitDir(u), ResultFile))
+	path := filepath.Join(r.unitDir(u), ResultFile)
+	res, err := readResult(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
-	return res, err == nil, err
+	if err != nil {
+		return nil, false, err
+	}
+	// A result that is not this unit's ("null", "{}", or a file copied from another unit's
+	// folder) would count the unit as done and put no figures, or another's, in its row.
+	if res.Method != u.Method.Name || res.Seed != u.Seed {
+		return nil, false, fmt.Errorf("experiment: %s: method %q and seed %d, want the unit's %q and %d", path, res.Method, res.Seed, u.Method.Name, u.Seed)
+	}
+	return res, true, nil
 }
 
 func readResult(path string) (*UnitResult, error) {
