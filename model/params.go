@@ -403,7 +403,7 @@ func weightsPath(dir string) (string, error) {
 // model has no use for is an error, except lm_head.weight of a tied model (a copy of the
 // embedding) and the rotary inv_freq buffers older checkpoints carry.
 func LoadWeights(cfg Config, path string) (*Model, error) {
-	m, err := newModel(cfg)
+	m, err := newLayout(cfg) // readWeights allocates the parameters once the file holds them
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -414,14 +414,33 @@ func LoadWeights(cfg Config, path string) (*Model, error) {
 }
 
 // readWeights fills every parameter of m from the checkpoint at path (a .safetensors file or
-// an index): into its Data, or into its Packed matrix for a model held for inference. It
-// fails on a missing tensor, a wrong shape, or a tensor m has no use for (checkNoExtra).
+// an index): into its Data, or into its Packed matrix for a model held for inference; the
+// parameters with neither are allocated first. It fails on a missing tensor, a wrong shape,
+// or a tensor m has no use for (checkNoExtra).
 func (m *Model) readWeights(path string) error {
 	ck, err := openCheckpoint(path)
 	if err != nil {
 		return fmt.Errorf("load model: %w", err)
 	}
 	defer ck.Close()
+	// The headers are checked against every parameter before anything is allocated: a
+	// config.json describing a larger model than its weights (another model's) is refused
+	// naming the tensor, not after allocating gigabytes or running out of memory.
+	if err := ck.checkShapes(m.Params); err != nil {
+		return fmt.Errorf("load model: %w", err)
+	}
+	if err := checkNoExtra(m, ck, path); err != nil {
+		return err
+	}
+	var unallocated []*Param
+	for _, p := range m.Params {
+		if p.Data == nil && p.Packed == nil {
+			unallocated = append(unallocated, p)
+		}
+	}
+	if len(unallocated) > 0 {
+		allocate(unallocated)
+	}
 	for _, p := range m.Params {
 		if p.Data != nil {
 			err = ck.read(p.Name, p.Shape, p.Data)
@@ -432,7 +451,7 @@ func (m *Model) readWeights(path string) error {
 			return fmt.Errorf("load model: %w", err)
 		}
 	}
-	return checkNoExtra(m, ck, path)
+	return nil
 }
 
 // checkNoExtra returns an error naming the first tensor of ck that is not a parameter of m,

@@ -401,6 +401,21 @@ func (ck *checkpoint) Close() error {
 	return errors.Join(errs...)
 }
 
+// checkShapes returns an error naming the first of params that ck does not hold with the
+// parameter's shape, reading the headers only.
+func (ck *checkpoint) checkShapes(params []*Param) error {
+	for _, p := range params {
+		st, ok := ck.where[p.Name]
+		if !ok {
+			return fmt.Errorf("%s: missing tensor %q", ck.path, p.Name)
+		}
+		if shape := st.tensors[p.Name].Shape; !sameShape(shape, p.Shape) {
+			return fmt.Errorf("%s: tensor %q has shape %v, want %v", st.path, p.Name, shape, p.Shape)
+		}
+	}
+	return nil
+}
+
 // read loads tensor name with the given shape into dst.
 func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
 	st, ok := ck.where[name]

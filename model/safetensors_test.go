@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -231,6 +232,39 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil {
 		t.Error("empty folder: no error")
+	}
+}
+
+// TestLoadChecksShapesBeforeAllocating gives a tiny model's weights a config.json of a model
+// of about 100 M parameters, as when a folder's config.json is another model's, and checks
+// that Load names the first tensor of the wrong shape without allocating the model the
+// config describes (400 MB here, gigabytes or an out-of-memory crash at real sizes).
+func TestLoadChecksShapesBeforeAllocating(t *testing.T) {
+	dir := t.TempDir()
+	if err := newTestModel(t, tinyConfig(true), 3).Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	big := tinyConfig(true)
+	big.VocabSize, big.HiddenSize, big.IntermediateSize = 32000, 1024, 4096
+	big.NumAttentionHeads, big.NumKeyValueHeads, big.NumHiddenLayers = 8, 8, 4
+	if err := big.Save(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []struct {
+		name string
+		fn   func(string) (*Model, error)
+	}{{"Load", Load}, {"LoadForInference", LoadForInference}} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := load.fn(dir)
+		runtime.ReadMemStats(&after)
+		want := `"model.embed_tokens.weight" has shape [23 16], want [32000 1024]`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one containing %s", load.name, err, want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s: allocated %d bytes before refusing the weights, want under 16 MiB", load.name, n)
+		}
 	}
 }
 
