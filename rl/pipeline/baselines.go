@@ -45,6 +45,9 @@ const closedBookPrefix = "<think>I will answer from memory.</think>\n<answer>"
 // the next turn (evaluate with MaxTurns 1). The observation is cut to maxObsTokens (0: whole)
 // as rollout.EncodeObservation cuts the agent's own.
 func NaiveRAGProblems(ctx context.Context, qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.Encoder, maxObsTokens int) ([]trainer.Problem, error) {
+	// The scripted search is a turn of the environment's own: a run limited to one agent turn
+	// (--rl.max-turns 1) still gives the baseline its answer turn after it.
+	cfg.Env.MaxTurns = max(cfg.Env.MaxTurns, 2)
 	out := make([]trainer.Problem, 0, len(qs))
 	for _, q := range qs {
 		start := func() (*qa.Env, []int, error) {
