@@ -382,3 +382,32 @@ func waitUntil(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, what string, read
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestResumeWithoutCheckpoint resumes a run that left its output files but no checkpoint, as
+// one killed before its first does: the run starts over, and its metrics.jsonl must hold each
+// step once, as an uninterrupted run's, not the lost steps followed by the same steps again.
+func TestResumeWithoutCheckpoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	args := append(tinyRunArgs(out), "--rl.steps", "2")
+	var buf bytes.Buffer
+	if code := run(args, &buf, &buf); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, buf.String())
+	}
+	sft, rl := len(stepRecords(t, filepath.Join(out, "metrics.jsonl"), "sft")), len(rlSteps(t, filepath.Join(out, "metrics.jsonl")))
+	for _, saved := range []string{"checkpoints", "sft-base"} {
+		if err := os.RemoveAll(filepath.Join(out, saved)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf.Reset()
+	if code := run([]string{"train", "--resume", out}, &buf, &buf); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, buf.String())
+	}
+	if !strings.Contains(buf.String(), "the run starts over") {
+		t.Errorf("resume without a checkpoint did not say it starts over:\n%s", buf.String())
+	}
+	gotSFT, gotRL := len(stepRecords(t, filepath.Join(out, "metrics.jsonl"), "sft")), len(rlSteps(t, filepath.Join(out, "metrics.jsonl")))
+	if gotSFT != sft || gotRL != rl {
+		t.Errorf("after the resume metrics.jsonl holds %d SFT and %d RL steps, want %d and %d", gotSFT, gotRL, sft, rl)
+	}
+}

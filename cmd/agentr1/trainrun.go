@@ -49,6 +49,18 @@ func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun
 
 func (r *trainRun) close() { r.metrics.Close() }
 
+// startOverIfNothingSaved cuts a resumed run's output files back to empty when its checkpoint
+// folder holds nothing to continue from (the run was killed before its first checkpoint): the
+// run starts over, and metrics.jsonl would otherwise hold the lost steps, then the same steps
+// again.
+func (r *trainRun) startOverIfNothingSaved() error {
+	if ok, err := pipeline.Resumable(r.args.cfg); ok || err != nil {
+		return err
+	}
+	r.logger.Warn("no checkpoint to resume from: the run starts over", "checkpoints", r.args.cfg.CheckpointDir)
+	return r.runState("resume", &pipeline.RunState{State: json.RawMessage(`{}`)})
+}
+
 // rlETA is the time the RL phase has left after step v, at the mean rate of the steps this
 // process ran (a resumed run counts from the step it resumed after); the evaluations between
 // steps are in the rate.
