@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentr1/internal/atomicfile"
+	"agentr1/report"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
@@ -142,6 +143,13 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	}
 	if a.out == "" {
 		a.out = filepath.Join("runs", time.Now().Format("20060102-150405"))
+	}
+	// A new run in a run directory would replace its config.json, append to its metrics and
+	// overwrite its checkpoints and models: the earlier run's record would be lost.
+	for _, name := range []string{report.ConfigFile, report.MetricsFile} {
+		if _, err := os.Stat(filepath.Join(a.out, name)); a.resume == "" && err == nil {
+			return nil, fmt.Errorf("%w: --out %s already holds a run (%s); continue it with --resume %s, or choose another folder", errUsage, a.out, name, a.out)
+		}
 	}
 	a.cfg.CheckpointDir = filepath.Join(a.out, "checkpoints")
 	// Periodic checkpoints guard a long run against a crash (an interrupt always saves): a

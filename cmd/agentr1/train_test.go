@@ -31,6 +31,27 @@ func TestTrainRejectsInvalidSettingsUpFront(t *testing.T) {
 	}
 }
 
+// TestTrainRefusesARunDirectory checks that a new run is refused an --out that holds a run's
+// config.json or metrics.jsonl, which it would replace and append to, and that the earlier
+// run's config.json is left as it was.
+func TestTrainRefusesARunDirectory(t *testing.T) {
+	for _, name := range []string{"config.json", "metrics.jsonl"} {
+		out := t.TempDir()
+		earlier := []byte(`{"Seed": 5}`)
+		if err := os.WriteFile(filepath.Join(out, name), earlier, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"train", "--out", out, "--seed", "6", "--rl.steps", "1", "--sft.steps", "1"}, &stdout, &stderr)
+		if want := "already holds a run (" + name + "); continue it with --resume " + out; code != 2 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", name, code, stderr.String(), want)
+		}
+		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Equal(got, earlier) {
+			t.Errorf("%s: the earlier run's file now holds %q (%v)", name, got, err)
+		}
+	}
+}
+
 func TestTrainSettingsLayering(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "c.json")

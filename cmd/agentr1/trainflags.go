@@ -29,7 +29,7 @@ var trainFlagGroups = []string{"run", "environment", "model", "SFT", "RL", "algo
 // texts follow the fields' doc comments in rl/pipeline, rl/trainer and env/world.
 var trainFlagDocs = map[string]flagDoc{
 	// run: where the run lives, what it trains on, how it logs.
-	"out":                  {"run", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>)"},
+	"out":                  {"run", "run directory for config.json, metrics.jsonl, checkpoints, eval.json, report.html (default runs/<timestamp>); one holding a run already is refused (continue that with --resume)"},
 	"config":               {"run", "JSON file of settings (pipeline.Config field names), applied before the flags"},
 	"resume":               {"run", "continue the run in DIR from its latest checkpoint, RL or SFT (its config.json is reused)"},
 	"data":                 {"run", "training data: world (generated), hotpotqa, 2wiki, musique (embedded samples) or a question FILE (mhqa JSONL, FlashRAG JSONL, HotpotQA JSON); all but world need --model"},
