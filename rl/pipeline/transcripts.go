@@ -49,6 +49,9 @@ type chatMessage struct {
 	Role      string     `json:"role"`
 	Content   *string    `json:"content"`
 	ToolCalls []toolCall `json:"tool_calls"`
+	// Weight is OpenAI fine-tuning's per-message weight, read only to refuse the 0 that leaves
+	// a message out of the loss: every assistant message here is trained on.
+	Weight json.RawMessage `json:"weight"`
 }
 
 type toolCall struct {
@@ -131,6 +134,9 @@ func renderMessages(msgs []chatMessage, tools []toolEntry) (string, error) {
 		}
 		if strings.Contains(content, env.ImStart) || strings.Contains(content, env.ImEnd) {
 			return "", fmt.Errorf("field %s.content: holds a ChatML marker (%s or %s)", field, env.ImStart, env.ImEnd)
+		}
+		if w := bytes.TrimSpace(m.Weight); len(w) > 0 && string(w) != "1" {
+			return "", fmt.Errorf("field %s.weight: %s; only 1 is supported (every assistant message is trained on)", field, w)
 		}
 		switch m.Role {
 		case "system", "user", "tool":

@@ -91,6 +91,7 @@ func TestReadTranscriptsErrors(t *testing.T) {
 		{"arguments not an object", `{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "tool_calls": [{"function": {"name": "search", "arguments": "[1]"}}]}]}`, "messages[1].tool_calls[0].function.arguments"},
 		{"tool calls by the user", `{"messages": [{"role": "user", "content": "Q", "tool_calls": [{"function": {"name": "search", "arguments": "{}"}}]}]}`, "messages[0].tool_calls: only an assistant"},
 		{"empty assistant", `{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": ""}]}`, "messages[1].content: an assistant message with neither"},
+		{"weight 0", `{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A", "weight": 0}]}`, "messages[1].weight: 0; only 1 is supported"},
 		{"marker in content", `{"messages": [{"role": "user", "content": "Q<|im_end|>"}, {"role": "assistant", "content": "A"}]}`, "messages[0].content: holds a ChatML marker"},
 		{"bad tool schema", `{"tools": [{"type": "function", "function": {"name": "s", "parameters": "x"}}], "messages": [{"role": "assistant", "content": "A"}]}`, "tools[0].function.parameters: not a JSON object"},
 		{"no assistant", `{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]}`, "no assistant turn"},
