@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"agentr1/env"
@@ -39,9 +41,9 @@ func (t Transcript) Text() string {
 
 // transcriptLine is one JSONL line: OpenAI-style messages (with optional tools) or ChatML text.
 type transcriptLine struct {
-	Messages []chatMessage `json:"messages"`
-	Tools    []toolEntry   `json:"tools"`
-	Text     *string       `json:"text"`
+	Messages []json.RawMessage `json:"messages"` // each decoded by renderMessages, which names its index
+	Tools    []toolEntry       `json:"tools"`
+	Text     *string           `json:"text"`
 }
 
 // chatMessage is one OpenAI-style message. Content is a string (or null beside tool calls).
@@ -81,7 +83,7 @@ func ParseTranscript(line []byte) (Transcript, error) {
 	var in transcriptLine
 	dec := json.NewDecoder(bytes.NewReader(line)) // other fields (ids, names) are ignored
 	if err := dec.Decode(&in); err != nil {
-		return Transcript{}, fmt.Errorf("invalid JSON: %w", err)
+		return Transcript{}, decodeError("", err)
 	}
 	if dec.More() {
 		return Transcript{}, fmt.Errorf("invalid JSON: more than one value on the line")
@@ -107,7 +109,7 @@ func ParseTranscript(line []byte) (Transcript, error) {
 // renderMessages validates OpenAI-style messages and tools and renders them with
 // tokenizer.RenderChat, tool calls written into the assistant's content as Qwen2.5's template
 // writes them.
-func renderMessages(msgs []chatMessage, tools []toolEntry) (string, error) {
+func renderMessages(msgs []json.RawMessage, tools []toolEntry) (string, error) {
 	if len(msgs) == 0 {
 		return "", fmt.Errorf(`field "messages": empty`)
 	}
@@ -126,8 +128,12 @@ func renderMessages(msgs []chatMessage, tools []toolEntry) (string, error) {
 		specs[i] = tokenizer.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}
 	}
 	out := make([]tokenizer.Message, len(msgs))
-	for i, m := range msgs {
+	for i, raw := range msgs {
 		field := fmt.Sprintf("messages[%d]", i)
+		var m chatMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return "", decodeError(field, err)
+		}
 		content := ""
 		if m.Content != nil {
 			content = *m.Content
@@ -161,6 +167,30 @@ func renderMessages(msgs []chatMessage, tools []toolEntry) (string, error) {
 		out[i] = tokenizer.Message{Role: m.Role, Content: content}
 	}
 	return tokenizer.RenderChat(out, specs, false), nil
+}
+
+// decodeError describes an error decoding the value at field ("" for the whole line): a value
+// of the wrong JSON type by the field it is in, what it is and what is wanted (a content given
+// as OpenAI's list of parts, say, is "field messages[0].content: an array, want a string"
+// rather than a JSON syntax error, which the line is not); anything else as invalid JSON.
+func decodeError(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if te.Field != "" {
+		field = strings.TrimPrefix(field+"."+te.Field, ".")
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Slice:
+		want = "an array"
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		want = "a number"
+	}
+	return fmt.Errorf("field %s: a JSON %s, want %s", field, te.Value, want)
 }
 
 // renderToolCalls writes calls as Qwen2.5's template does, one per line:
