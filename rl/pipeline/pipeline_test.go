@@ -315,6 +315,34 @@ func TestSFTBaseChecksTokenizer(t *testing.T) {
 	}
 }
 
+// TestSFTBaseRefusesDamagedState resumes a run whose SFT base is saved with a damaged
+// sft-base.state.json (the output files' state when SFT ended) and checks that SFTBase refuses
+// it naming the file, where the run used to train to its end and then fail.
+func TestSFTBaseRefusesDamagedState(t *testing.T) {
+	tok, err := TrainTokenizer([]string{"Reku was founded in 1800 and has 100 thousand people."}, 270, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := ModelConfig{Hidden: 16, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 32, InitRange: 0.02}
+	policy, err := NewPolicy(mc, tok, 64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.BasePolicy, cfg.CheckpointDir = t.TempDir(), t.TempDir()
+	if err := policy.Save(cfg.BasePolicy); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(cfg.CheckpointDir, baseStateFile)
+	if err := os.WriteFile(state, []byte(`{"metrics_size": 6`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = SFTBase(context.Background(), cfg, &Setup{Tokenizer: tok}, policy, true, func(string, any) {})
+	if err == nil || !strings.Contains(err.Error(), state) {
+		t.Errorf("damaged %s: err %v, want one naming it", baseStateFile, err)
+	}
+}
+
 // finite reports whether every figure is a number (not NaN or ±Inf).
 func finite(xs ...trainer.Num) bool {
 	for _, x := range xs {

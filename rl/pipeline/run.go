@@ -412,10 +412,16 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 			log("info", "loaded the SFT base from "+cfg.BasePolicy)
 			if resume && cfg.CheckpointDir != "" {
 				// This run trained the base and stopped before its first RL checkpoint.
-				state, err := os.ReadFile(filepath.Join(cfg.CheckpointDir, baseStateFile))
-				if err == nil {
+				path := filepath.Join(cfg.CheckpointDir, baseStateFile)
+				state, err := os.ReadFile(path)
+				switch {
+				case err == nil && !json.Valid(state):
+					// Refused before the run goes on: the Logger could only report it once
+					// RL had run, its files not restored.
+					return fmt.Errorf("%s: damaged (not JSON): the state of the output files when the SFT base was saved", path)
+				case err == nil:
 					log("resume", &RunState{State: state})
-				} else if !errors.Is(err, fs.ErrNotExist) {
+				case !errors.Is(err, fs.ErrNotExist):
 					return err
 				}
 			}
