@@ -226,6 +226,22 @@ func (st *stFile) readFloat32(name string, shape []int, dst []float32) error {
 	return nil
 }
 
+// checkFinite returns an error naming the first weight of tensor name (read from path) that is
+// NaN or infinite. A model's weights must be finite: a checkpoint saved by a run that diverged
+// would otherwise load and answer nothing, its evaluation all zeros, with no sign of why.
+func checkFinite(path, name string, values []float32) error {
+	for i, x := range values {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nonFinite(path, name, i, x)
+		}
+	}
+	return nil
+}
+
+func nonFinite(path, name string, i int, x float32) error {
+	return fmt.Errorf("%s: tensor %q: value %d is %v; a checkpoint's weights must be finite", path, name, i, x)
+}
+
 // float16ToFloat32 converts an IEEE 754 half-precision value, including subnormals,
 // infinities and NaN.
 func float16ToFloat32(h uint16) float32 {
@@ -416,19 +432,23 @@ func (ck *checkpoint) checkShapes(params []*Param) error {
 	return nil
 }
 
-// read loads tensor name with the given shape into dst.
+// read loads tensor name with the given shape into dst and checks that its values are finite.
 func (ck *checkpoint) read(name string, shape []int, dst []float32) error {
 	st, ok := ck.where[name]
 	if !ok {
 		return fmt.Errorf("%s: missing tensor %q", ck.path, name)
 	}
-	return st.readFloat32(name, shape, dst)
+	if err := st.readFloat32(name, shape, dst); err != nil {
+		return err
+	}
+	return checkFinite(st.path, name, dst)
 }
 
 // readPacked packs tensor name, a weight matrix W (out, in) of the given shape, into dst as
 // op(B) = W^T for tensor.GemmPacked of the model m: a BF16 tensor's values as they are
 // (m.packBF16), read through the file's memory map where there is one; any other float dtype
-// converted to float32 first (PackCopy), as read does, which m's ComputeBF16 refuses.
+// converted to float32 first (PackCopy), as read does, which m's ComputeBF16 refuses. A value
+// that is not finite is an error, as in read.
 func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB, m *Model) error {
 	st, ok := ck.where[name]
 	if !ok {
@@ -447,6 +467,9 @@ func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB, 
 		if err := st.readFloat32(name, shape, w); err != nil {
 			return err
 		}
+		if err := checkFinite(st.path, name, w); err != nil {
+			return err
+		}
 		dst.PackCopy(true, in, out, w, in)
 		return nil
 	}
@@ -455,6 +478,11 @@ func (ck *checkpoint) readPacked(name string, shape []int, dst *tensor.PackedB, 
 		return err
 	}
 	defer release()
+	for i, v := range values {
+		if v&0x7f80 == 0x7f80 { // the exponent all ones: an infinity or a NaN
+			return nonFinite(st.path, name, i, tensor.BF16ToFloat32(v))
+		}
+	}
 	m.packBF16(dst, shape, values)
 	return nil
 }

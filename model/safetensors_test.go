@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -232,6 +233,40 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil {
 		t.Error("empty folder: no error")
+	}
+}
+
+// TestLoadRefusesNonFiniteWeights saves a checkpoint one of whose weights is infinite, in F32
+// and in BF16, and checks that loading it for training and for inference is an error naming
+// the file and the tensor, not a model whose every answer is empty.
+func TestLoadRefusesNonFiniteWeights(t *testing.T) {
+	cfg := tinyConfig(true)
+	m := newTestModel(t, cfg, 5)
+	const bad = "model.layers.1.mlp.up_proj.weight"
+	var entries []stEntry
+	for _, p := range m.Params {
+		data := p.Data
+		if p.Name == bad {
+			data = slices.Clone(p.Data)
+			data[7] = float32(math.Inf(1))
+		}
+		entries = append(entries, stEntry{p.Name, p.Shape, data})
+	}
+	for _, dtype := range []DType{F32, BF16} {
+		dir := t.TempDir()
+		if err := cfg.Save(filepath.Join(dir, "config.json")); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, WeightsFile)
+		if err := writeSafetensors(path, entries, dtype); err != nil {
+			t.Fatal(err)
+		}
+		for name, load := range map[string]func(string) (*Model, error){"Load": Load, "LoadForInference": LoadForInference} {
+			_, err := load(dir)
+			if want := path + `: tensor "` + bad + `": value 7 is +Inf`; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s %s: error %v, want one containing %s", dtype, name, err, want)
+			}
+		}
 	}
 }
 
