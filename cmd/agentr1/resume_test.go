@@ -411,3 +411,38 @@ func TestResumeWithoutCheckpoint(t *testing.T) {
 		t.Errorf("after the resume metrics.jsonl holds %d SFT and %d RL steps, want %d and %d", gotSFT, gotRL, sft, rl)
 	}
 }
+
+// TestResumeSharedBaseWithoutRLCheckpoint resumes a run that loaded its SFT base from a shared
+// --base-policy folder and left its output files but no RL checkpoint, as one killed before its
+// first does: the resumed run must load the same base (not train its own) and redo RL from step
+// 1 with every output file as an uninterrupted run's, not the lost steps followed by the same
+// steps again.
+func TestResumeSharedBaseWithoutRLCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	base, out := filepath.Join(dir, "base"), filepath.Join(dir, "run")
+	var buf bytes.Buffer
+	if code := run(append(tinyRunArgs(base), "--rl.steps", "1"), &buf, &buf); code != 0 {
+		t.Fatalf("run training the base: exit %d\n%s", code, buf.String())
+	}
+	args := append(tinyRunArgs(out), "--rl.steps", "2", "--base-policy", filepath.Join(base, "sft-base"))
+	if code := run(args, &buf, &buf); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, buf.String())
+	}
+	whole := filepath.Join(dir, "whole")
+	if err := os.CopyFS(whole, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(out, "checkpoints")); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if code := run([]string{"train", "--resume", out}, &buf, &buf); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, buf.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "sft-base")); err == nil {
+		t.Errorf("the resumed run trained its own SFT base instead of loading the shared one:\n%s", buf.String())
+	}
+	for _, name := range []string{"metrics.jsonl", "samples.jsonl", "eval.json"} {
+		sameOutput(t, "resumed", filepath.Join(out, name), filepath.Join(whole, name))
+	}
+}

@@ -162,11 +162,12 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 		a.cfg.SFTCheckpointEvery = max(minSFTCheckpointEvery, a.cfg.SFT.Steps/10)
 	}
 	// The SFT base lives in the run directory unless --base-policy names one to share between
-	// runs (loaded when it holds a model, else trained and saved there).
+	// runs (loaded when it holds a model, else trained and saved there). A resumed run keeps
+	// the base its config.json names: another would make it a different run.
 	switch {
 	case !pipeline.IsWorldData(a.cfg.Data):
 		a.cfg.BasePolicy = ""
-	case !set["base-policy"]:
+	case !set["base-policy"] && (a.resume == "" || a.cfg.BasePolicy == ""):
 		a.cfg.BasePolicy = filepath.Join(a.out, "sft-base")
 	}
 	if err := a.cfg.Validate(); err != nil {

@@ -159,9 +159,11 @@ func (r *trainRun) runState(kind string, rs *pipeline.RunState) error {
 		rs.State, err = json.Marshal(st)
 		return err
 	case "resume":
-		var st outputState
-		if err := json.Unmarshal(rs.State, &st); err != nil {
-			return fmt.Errorf("checkpoint's output state: %w", err)
+		var st outputState // an empty State, the run's start, leaves it zero
+		if len(rs.State) > 0 {
+			if err := json.Unmarshal(rs.State, &st); err != nil {
+				return fmt.Errorf("checkpoint's output state: %w", err)
+			}
 		}
 		if err := r.metrics.Truncate(st.MetricsSize); err != nil {
 			return err

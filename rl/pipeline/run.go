@@ -30,7 +30,8 @@ type Logger func(kind string, record any)
 // output files back as they were at the checkpoint (an uninterrupted run's, before the steps it
 // redoes). Before each checkpoint is written the Logger receives kind "save" with a *RunState
 // whose State it may set; a run resumed from that checkpoint logs kind "resume" with a
-// *RunState holding the same State, before any record of the part it redoes.
+// *RunState holding the same State, before any record of the part it redoes. A "resume" with
+// an empty State puts the files back as they were at the run's start, before any record.
 type RunState struct {
 	State json.RawMessage
 }
@@ -421,7 +422,12 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 					return fmt.Errorf("%s: damaged (not JSON): the state of the output files when the SFT base was saved", path)
 				case err == nil:
 					log("resume", &RunState{State: state})
-				case !errors.Is(err, fs.ErrNotExist):
+				case errors.Is(err, fs.ErrNotExist):
+					// No state saved with the base: the run did not train it but loaded it at
+					// its start (a base shared through BasePolicy), before logging any step, so
+					// RL redone from step 1 starts the output files over.
+					log("resume", &RunState{})
+				default:
 					return err
 				}
 			}
