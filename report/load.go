@@ -65,11 +65,12 @@ func (m *metrics) phases() []phase {
 
 // readMetrics reads metrics.jsonl. Each non-blank line must be a JSON object; its number
 // fields become the row and a string "phase" its phase; everything else (other strings, nulls
-// such as an undefined explained variance, nested objects) is ignored.
-func readMetrics(path string) (*metrics, error) {
+// such as an undefined explained variance, nested objects) is ignored. A torn last line goes
+// to warn (scanJSONL).
+func readMetrics(path string, warn func(string)) (*metrics, error) {
 	m := &metrics{}
 	seen := map[string]bool{}
-	err := scanJSONL(path, func(line int, raw []byte) error {
+	err := scanJSONL(path, warn, func(line int, raw []byte) error {
 		v, err := parseValue(raw)
 		if err != nil {
 			return err
@@ -166,7 +167,7 @@ func loadRun(dir string, opt Options) (*run, error) {
 	if r.Config, err = readJSONObject(filepath.Join(dir, ConfigFile)); err != nil && !missing(err, ConfigFile) {
 		return nil, err
 	}
-	if r.Metrics, err = readMetrics(filepath.Join(dir, MetricsFile)); err != nil && !missing(err, MetricsFile) {
+	if r.Metrics, err = readMetrics(filepath.Join(dir, MetricsFile), opt.Warn); err != nil && !missing(err, MetricsFile) {
 		return nil, err
 	}
 	if r.Samples, err = selectSamples(filepath.Join(dir, SamplesFile), opt); err != nil && !missing(err, SamplesFile) {

@@ -121,7 +121,7 @@ func WriteSamples(path string, samples []Sample) error {
 // that is not a Sample is an error naming the file and the line.
 func ReadSamples(path string) ([]Sample, error) {
 	var out []Sample
-	err := scanJSONL(path, func(line int, raw []byte) error {
+	err := scanJSONL(path, nil, func(line int, raw []byte) error {
 		var s Sample
 		if err := decodeStrict(raw, &s); err != nil {
 			return err
@@ -134,8 +134,10 @@ func ReadSamples(path string) ([]Sample, error) {
 
 // scanJSONL calls fn with every non-blank line of the file at path and its 1-based number.
 // Errors from reading or from fn come back as "path:line: ...". A missing file returns an
-// error satisfying errors.Is(err, fs.ErrNotExist).
-func scanJSONL(path string, fn func(line int, raw []byte) error) error {
+// error satisfying errors.Is(err, fs.ErrNotExist). A last line without its newline that fn
+// refuses is torn, as a process killed mid-write leaves it: when warn is set it is skipped
+// and warn told "path:line: ...", so that the lines before it still read.
+func scanJSONL(path string, warn func(string), fn func(line int, raw []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -146,6 +148,10 @@ func scanJSONL(path string, fn func(line int, raw []byte) error) error {
 		raw, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(raw)) > 0 {
 			if ferr := fn(line, raw); ferr != nil {
+				if errors.Is(err, io.EOF) && warn != nil {
+					warn(fmt.Sprintf("%s:%d: skipped a torn last line (no newline, as a crash mid-write leaves): %v", path, line, ferr))
+					return nil
+				}
 				return fmt.Errorf("report: %s:%d: %w", path, line, ferr)
 			}
 		}

@@ -23,6 +23,9 @@ type Options struct {
 	MaxSamples int
 	// Title heads the page; empty means the run folder's name (runName).
 	Title string
+	// Warn, when set, receives what the page is written despite: a torn last line of
+	// metrics.jsonl or samples.jsonl, skipped. When nil such a line is an error.
+	Warn func(msg string)
 }
 
 // ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.
@@ -68,7 +71,7 @@ type sampleIndex struct {
 func selectSamples(path string, opt Options) (*sampleIndex, error) {
 	counts := map[int]int{}
 	var lineSteps []int // (non-blank lines,) the step of each sample, in file order
-	err := scanJSONL(path, func(line int, raw []byte) error {
+	err := scanJSONL(path, opt.Warn, func(line int, raw []byte) error {
 		var head struct {
 			Step int `json:"step"`
 		}
@@ -121,7 +124,7 @@ func selectSamples(path string, opt Options) (*sampleIndex, error) {
 
 	seen := map[int]int{} // step -> samples of it read so far
 	n := 0                // samples read so far
-	err = scanJSONL(path, func(line int, raw []byte) error {
+	err = scanJSONL(path, opt.Warn, func(line int, raw []byte) error {
 		if n >= len(lineSteps) {
 			return nil // appended since the first pass (a run still writing): not counted, not shown
 		}

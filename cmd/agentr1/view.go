@@ -35,7 +35,7 @@ func init() {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 		}
-		return runView(runDir, opt, stdout)
+		return runView(runDir, opt, stdout, stderr)
 	}
 	register(c)
 }
@@ -54,8 +54,9 @@ func viewFlags(opt *viewOptions) func(fs *flag.FlagSet) {
 	}
 }
 
-// runView writes the report page of the run directory and prints where it went.
-func runView(runDir string, opt viewOptions, stdout io.Writer) error {
+// runView writes the report page of the run directory and prints where it went; warnings
+// about the run's files go to stderr.
+func runView(runDir string, opt viewOptions, stdout, stderr io.Writer) error {
 	steps, err := report.ParseSteps(opt.steps)
 	if err != nil {
 		return fmt.Errorf("%w: --steps: %v", errUsage, err)
@@ -67,7 +68,8 @@ func runView(runDir string, opt viewOptions, stdout io.Writer) error {
 	if out == "" {
 		out = filepath.Join(runDir, "report.html")
 	}
-	ropt := report.Options{Steps: steps, MaxSamples: opt.maxSamples, Title: opt.title}
+	ropt := report.Options{Steps: steps, MaxSamples: opt.maxSamples, Title: opt.title,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "agentr1 view: warning: %s\n", msg) }}
 	if err := report.WriteHTML(runDir, out, ropt); err != nil {
 		return err
 	}

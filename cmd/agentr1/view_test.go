@@ -55,3 +55,34 @@ func TestViewCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestViewTornLastLine views runs whose metrics.jsonl or samples.jsonl ends in a line cut
+// short, as a process killed mid-write leaves it: the page is written without that line and
+// stderr names the file and the line. A damaged line before the last stays an error naming
+// them.
+func TestViewTornLastLine(t *testing.T) {
+	sample := `{"step": 1, "question": "q?", "tokens": []}` + "\n"
+	metrics := `{"step": 1, "reward_mean": 0.5}` + "\n" + `{"step": 2, "reward_mean": 0.7}` + "\n"
+	for _, tc := range []struct {
+		name, metrics, samples string
+		code                   int
+		stderr                 string
+	}{
+		{"metrics torn", metrics + `{"step": 3, "rew`, sample, 0, "metrics.jsonl:3: skipped a torn last line"},
+		{"samples torn", metrics, sample + `{"step": 2, "quest`, 0, "samples.jsonl:2: skipped a torn last line"},
+		{"metrics damaged in the middle", `{"step": 1, "rew` + "\n" + metrics, sample, 1, "metrics.jsonl:1: "},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, report.MetricsFile), []byte(tc.metrics), 0o644)
+		os.WriteFile(filepath.Join(dir, report.SamplesFile), []byte(tc.samples), 0o644)
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"view", dir}, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr.String(), tc.code, tc.stderr)
+		}
+		_, err := os.Stat(filepath.Join(dir, "report.html"))
+		if written := err == nil; written != (tc.code == 0) {
+			t.Errorf("%s: page written %v, want %v", tc.name, written, tc.code == 0)
+		}
+	}
+}
