@@ -446,3 +446,51 @@ func TestResumeSharedBaseWithoutRLCheckpoint(t *testing.T) {
 		sameOutput(t, "resumed", filepath.Join(out, name), filepath.Join(whole, name))
 	}
 }
+
+// TestResumeDamagedCheckpoint resumes a run whose latest RL checkpoint is damaged: the error
+// must name the file and say that the run continues from the checkpoint before it, named,
+// once the damaged file is moved aside; the file is left in place, and doing as told finishes
+// the run with its files as an uninterrupted run's.
+func TestResumeDamagedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	var buf bytes.Buffer
+	if code := run(append(tinyRunArgs(out), "--rl.steps", "2"), &buf, &buf); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, buf.String())
+	}
+	whole := filepath.Join(dir, "whole")
+	if err := os.CopyFS(whole, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	latest := filepath.Join(out, "checkpoints", "step-000002.ckpt")
+	raw, err := os.ReadFile(latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0xff
+	if err := os.WriteFile(latest, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if code := run([]string{"train", "--resume", out}, &buf, &buf); code != 1 {
+		t.Fatalf("resume from a damaged checkpoint: exit %d, want 1\n%s", code, buf.String())
+	}
+	for _, want := range []string{latest, "checksum", "the checkpoint before it, " + filepath.Join(out, "checkpoints", "step-000001.ckpt"), "move the damaged file aside"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the error lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if _, err := os.Stat(latest); err != nil {
+		t.Errorf("the damaged checkpoint was not left in place: %v", err)
+	}
+	if err := os.Rename(latest, latest+".damaged"); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if code := run([]string{"train", "--resume", out}, &buf, &buf); code != 0 {
+		t.Fatalf("resume once the damaged checkpoint is moved aside: exit %d\n%s", code, buf.String())
+	}
+	for _, name := range []string{"metrics.jsonl", "samples.jsonl", "eval.json"} {
+		sameOutput(t, "resumed from the checkpoint before the damaged one", filepath.Join(out, name), filepath.Join(whole, name))
+	}
+}

@@ -206,6 +206,9 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	res.Trainer = tr
 	if ckpt != "" {
 		if err := tr.LoadCheckpoint(ckpt); err != nil {
+			if errors.Is(err, trainer.ErrDamagedCheckpoint) {
+				return nil, fmt.Errorf("%w; %s", err, damagedAdvice(ckpt))
+			}
 			return nil, err
 		}
 		// The checkpoint's settings continue the run; only its length may be extended (which
@@ -234,6 +237,18 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// damagedAdvice says how a run whose latest RL checkpoint, path, is damaged goes on: from the
+// checkpoint before it once path is moved aside. Nothing is removed for the user, who may
+// want to keep the file to look into.
+func damagedAdvice(path string) string {
+	aside := fmt.Sprintf("move the damaged file aside (mv %s %s.damaged) or remove it", path, path)
+	prev, err := trainer.PreviousCheckpoint(path)
+	if err != nil {
+		return aside + ", and resume again: there is no earlier RL checkpoint, so RL starts over from step 1"
+	}
+	return fmt.Sprintf("the run can continue from the checkpoint before it, %s: %s, and resume again", prev, aside)
 }
 
 // divergenceCount counts the steps of this process flagged as diverging (SFTMetrics and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,6 +195,22 @@ func LoadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params
 // LatestCheckpoint returns the path of the checkpoint with the highest step in dir, or an
 // error wrapping ErrNoCheckpoint when dir holds none or does not exist.
 func LatestCheckpoint(dir string) (string, error) {
+	return latestBefore(dir, math.MaxInt)
+}
+
+// PreviousCheckpoint returns the path of the checkpoint beside path (a file named
+// CheckpointName) with the highest step below path's, or an error wrapping ErrNoCheckpoint
+// when there is none.
+func PreviousCheckpoint(path string) (string, error) {
+	step, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "step-"), ".ckpt"))
+	if err != nil {
+		return "", fmt.Errorf("previous checkpoint: %s is not named as a checkpoint", path)
+	}
+	return latestBefore(filepath.Dir(path), step)
+}
+
+// latestBefore returns the path of the checkpoint in dir with the highest step below limit.
+func latestBefore(dir string, limit int) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("latest checkpoint: %s does not exist: %w", dir, ErrNoCheckpoint)
@@ -208,7 +225,7 @@ func LatestCheckpoint(dir string) (string, error) {
 			continue
 		}
 		s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "step-"), ".ckpt"))
-		if err == nil && s > bestStep {
+		if err == nil && s > bestStep && s < limit {
 			best, bestStep = filepath.Join(dir, name), s
 		}
 	}

@@ -100,7 +100,7 @@ func ReadCheckpointFile(path string) (*CheckpointFile, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer f.Close()
-	bad := func(msg string) error { return fmt.Errorf("checkpoint %s: %s", path, msg) }
+	bad := func(msg string) error { return fmt.Errorf("checkpoint %s: %w: %s", path, ErrDamagedCheckpoint, msg) }
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -174,3 +174,8 @@ func ReadCheckpointFile(path string) (*CheckpointFile, error) {
 
 // ErrNoCheckpoint is returned by LatestCheckpoint when a directory holds none.
 var ErrNoCheckpoint = errors.New("no checkpoint")
+
+// ErrDamagedCheckpoint is wrapped by ReadCheckpointFile's errors for a file that is not a whole
+// checkpoint (bad magic, checksum mismatch, sizes past its end), so that a caller can tell
+// damage, which an earlier checkpoint gets round, from a checkpoint of other settings.
+var ErrDamagedCheckpoint = errors.New("damaged")
