@@ -494,3 +494,27 @@ func TestResumeDamagedCheckpoint(t *testing.T) {
 		sameOutput(t, "resumed from the checkpoint before the damaged one", filepath.Join(out, name), filepath.Join(whole, name))
 	}
 }
+
+// TestResumeMovedRun resumes a run folder moved after its SFT base was saved: the run must
+// load the base at the folder's new place, not train another at the old one.
+func TestResumeMovedRun(t *testing.T) {
+	dir := t.TempDir()
+	orig, moved := filepath.Join(dir, "run"), filepath.Join(dir, "moved")
+	var buf bytes.Buffer
+	if code := run(append(tinyRunArgs(orig), "--rl.steps", "1"), &buf, &buf); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, buf.String())
+	}
+	if err := os.RemoveAll(filepath.Join(orig, "checkpoints")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(orig, moved); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if code := run([]string{"train", "--resume", moved}, &buf, &buf); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, buf.String())
+	}
+	if _, err := os.Stat(orig); err == nil {
+		t.Errorf("the resumed run wrote to its old folder %s:\n%s", orig, buf.String())
+	}
+}
