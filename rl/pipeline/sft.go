@@ -52,11 +52,11 @@ type SFTConfig struct {
 // DefaultSFTConfig returns the warm-start defaults for the ~1M-parameter policy.
 // ContextWeight 0.5 trains the tool responses at half weight: a policy that has never
 // modelled the passages reads them badly, and without it the warm start answers worse and RL
-// gains nothing from it. Steps 2,400 (batches of 8 over the default 3,000 demonstrations,
-// about 11 minutes on 2 cores) runs past the point where the agent-token loss, after falling
-// slowly to ~1.0, falls steeply as the policy starts to read names out of the passages
-// (Config.Worlds); what the base reads bounds what RL can reach, and a shorter warm start
-// stops before that fall. docs/RESULTS.md has the measurements.
+// gains nothing from it. Steps 2,400 (batches of 8 over the default 6,000 demonstrations,
+// about 5 minutes on 2 cores with the avx512 kernels) runs past the point where the
+// agent-token loss, after falling slowly to ~1.0, falls steeply as the policy starts to read
+// names out of the passages (Config.Worlds); what the base reads bounds what RL can reach,
+// and a shorter warm start stops before that fall. docs/RESULTS.md has the measurements.
 func DefaultSFTConfig() SFTConfig {
 	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, CopyLR: 1e-3}
 }

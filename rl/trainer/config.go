@@ -13,10 +13,11 @@ import (
 // that chose ours.
 type RLConfig struct {
 	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk
-	// Steps is the number of RL steps (one rollout + update each). The default 120 (about 4
-	// minutes of GRPO on 2 cores) is where the unseen world's EM has risen clearly: after 40
-	// steps the policy searches every hop in the world it trained on, but reads the names of a
-	// world it never saw no better than its warm start did (docs/RESULTS.md section 1).
+	// Steps is the number of RL steps (one rollout + update each). The default 240 (about 8
+	// minutes of GRPO on 2 cores): after 40 steps the policy searches every hop in the world
+	// it trained on, but reads the names of a world it never saw no better than its warm start
+	// did; that reading comes later and unevenly, and 240 steps give it to every seed where 120
+	// left one behind (docs/RESULTS.md section 1).
 	Steps   int
 	Prompts int // prompts per step (paper: 128)
 	// N is the samples per prompt, the GRPO group (paper: 5). The default 10 prompts x 8
@@ -86,9 +87,9 @@ type RLConfig struct {
 
 	// Optimiser.
 	// LR is the actor's peak learning rate (paper: 1e-6 for a 3B model). A ~1M-parameter policy
-	// given 120 steps needs far larger ones. The default 3e-4 did best of the rates tried: 1e-3
-	// collapses the policy to answering without searching within the run, 5e-4 ends lower, and
-	// 1e-4 learns less in the same steps.
+	// given a few hundred steps needs far larger ones. The default 3e-4 did best of the rates
+	// tried: 1e-3 collapses the policy to answering without searching within the run, 5e-4
+	// ends lower, and 1e-4 learns less in the same steps.
 	LR          float64
 	CriticLR    float64 // critic peak learning rate (paper: 1e-5)
 	WarmupSteps int     // linear lr warm-up, in optimiser steps
@@ -118,7 +119,7 @@ type RLConfig struct {
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
 		Algorithm:     algo,
-		Steps:         120,
+		Steps:         240,
 		Prompts:       10,
 		N:             8,
 		MaxTurns:      4,
