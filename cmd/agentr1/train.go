@@ -203,11 +203,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fail(err)
 	}
 	defer run.close()
-	if a.resume != "" {
-		if err := run.startOverIfNothingSaved(); err != nil {
-			return fail(err)
-		}
-	}
 	var res *pipeline.Result
 	if pipeline.IsWorldData(a.cfg.Data) {
 		fmt.Fprintf(stdout, "agentr1 train: %s on the generated world, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.Seed, a.out)

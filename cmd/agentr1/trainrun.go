@@ -49,18 +49,6 @@ func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun
 
 func (r *trainRun) close() { r.metrics.Close() }
 
-// startOverIfNothingSaved cuts a resumed run's output files back to empty when its checkpoint
-// folder holds nothing to continue from (the run was killed before its first checkpoint): the
-// run starts over, and metrics.jsonl would otherwise hold the lost steps, then the same steps
-// again.
-func (r *trainRun) startOverIfNothingSaved() error {
-	if ok, err := pipeline.Resumable(r.args.cfg); ok || err != nil {
-		return err
-	}
-	r.logger.Warn("no checkpoint to resume from: the run starts over", "checkpoints", r.args.cfg.CheckpointDir)
-	return r.runState("resume", &pipeline.RunState{State: json.RawMessage(`{}`)})
-}
-
 // rlETA is the time the RL phase has left after step v, at the mean rate of the steps this
 // process ran (a resumed run counts from the step it resumed after); the evaluations between
 // steps are in the rate.
@@ -160,10 +148,10 @@ func (r *trainRun) runState(kind string, rs *pipeline.RunState) error {
 		return err
 	case "resume":
 		var st outputState // an empty State, the run's start, leaves it zero
-		if len(rs.State) > 0 {
-			if err := json.Unmarshal(rs.State, &st); err != nil {
-				return fmt.Errorf("checkpoint's output state: %w", err)
-			}
+		if len(rs.State) == 0 {
+			r.logger.Warn("no checkpoint to resume from: the run starts over", "checkpoints", r.args.cfg.CheckpointDir)
+		} else if err := json.Unmarshal(rs.State, &st); err != nil {
+			return fmt.Errorf("checkpoint's output state: %w", err)
 		}
 		if err := r.metrics.Truncate(st.MetricsSize); err != nil {
 			return err

@@ -170,6 +170,11 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 			return nil, err
 		}
 	}
+	if ckpt == "" && st.Resume && !st.SFT {
+		// Nothing saved to resume RL from, and no SFT here to say so: RL starts over, and the
+		// output files go back to the run's start.
+		log("resume", &RunState{})
+	}
 	if ckpt == "" {
 		if st.SFT {
 			if err := SFTBase(ctx, cfg, setup, policy, st.Resume, log); err != nil {
@@ -498,31 +503,6 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 
 // baseStateFile, in the checkpoint folder, holds the Logger's RunState as SFT ended.
 const baseStateFile = "sft-base.state.json"
-
-// Resumable reports whether a run of cfg has saved something a resumed run continues from:
-// an RL or SFT checkpoint in cfg.CheckpointDir, the state saved with a finished SFT base, or
-// the SFT base itself. Without any, a resumed run starts over.
-func Resumable(cfg Config) (bool, error) {
-	if cfg.BasePolicy != "" {
-		if _, err := os.Stat(filepath.Join(cfg.BasePolicy, model.WeightsFile)); err == nil {
-			return true, nil
-		}
-	}
-	if cfg.CheckpointDir == "" {
-		return false, nil
-	}
-	if _, err := trainer.LatestCheckpoint(cfg.CheckpointDir); !errors.Is(err, trainer.ErrNoCheckpoint) {
-		return err == nil, err
-	}
-	if sft, err := latestSFTCheckpoint(cfg.CheckpointDir); sft != "" || err != nil {
-		return sft != "", err
-	}
-	_, err := os.Stat(filepath.Join(cfg.CheckpointDir, baseStateFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return err == nil, err
-}
 
 // mistakeWeights turns each demonstration's mistake marks into its turns' action weights:
 // weight on a mistake, 1 elsewhere.

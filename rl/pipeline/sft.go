@@ -101,7 +101,8 @@ type SFTOptions struct {
 	StopOnDivergence bool
 	// SaveState, when set, gives the caller's own state before each checkpoint, saved in it;
 	// RestoreState, when set, receives it back when SFT resumes from that checkpoint, before
-	// any step (a caller keeps there how far its output files had got: see RunState).
+	// any step (a caller keeps there how far its output files had got: see RunState), or nil
+	// when Resume finds no checkpoint and SFT starts over.
 	SaveState    func() json.RawMessage
 	RestoreState func(json.RawMessage)
 }
@@ -164,6 +165,8 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			if opt.RestoreState != nil && st.run != nil {
 				opt.RestoreState(st.run)
 			}
+		} else if opt.RestoreState != nil {
+			opt.RestoreState(nil)
 		}
 	}
 	ws := model.NewWorkspace()
