@@ -121,7 +121,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		{"compute", a.compute.String(), "-"},
 		{"threads", strconv.Itoa(tensor.Workers()), "-"},
 		{"params", strconv.Itoa(m.NumParams()), "-"},
-		{"load_time", fmt.Sprintf("%.3f", load), "s"},
+		{"load_time", strconv.FormatFloat(load, 'g', 4, 64), "s"}, // 4 digits: a tiny model loads in under a millisecond
 		{"prefill_batch", strconv.Itoa(w.PrefillBatch), "rows"},
 		{"prefill_len", strconv.Itoa(w.PrefillLen), "tokens"},
 		{"prefill", fmt.Sprintf("%.1f", bench.Median(prefill)), "tokens/s"},
