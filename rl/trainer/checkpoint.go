@@ -43,6 +43,16 @@ const randomNote = "every random stream is PCG(seed, step<<8|purpose) or PCG(see
 // CheckpointName is the file name of the checkpoint after step s.
 func CheckpointName(s int) string { return fmt.Sprintf("step-%06d.ckpt", s) }
 
+// checkpointStep is CheckpointName's inverse: the step of the checkpoint file name, and
+// whether name is one.
+func checkpointStep(name string) (int, bool) {
+	if !strings.HasPrefix(name, "step-") || !strings.HasSuffix(name, ".ckpt") {
+		return 0, false
+	}
+	s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "step-"), ".ckpt"))
+	return s, err == nil
+}
+
 // SaveCheckpoint writes the trainer's state (policy, reference, critic, both optimisers' moments
 // and step counters, the configuration and the random state) to dir/CheckpointName(StepsDone),
 // atomically and with a SHA-256 checksum, and returns the path. A reference held for inference
@@ -202,8 +212,8 @@ func LatestCheckpoint(dir string) (string, error) {
 // CheckpointName) with the highest step below path's, or an error wrapping ErrNoCheckpoint
 // when there is none.
 func PreviousCheckpoint(path string) (string, error) {
-	step, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "step-"), ".ckpt"))
-	if err != nil {
+	step, ok := checkpointStep(filepath.Base(path))
+	if !ok {
 		return "", fmt.Errorf("previous checkpoint: %s is not named as a checkpoint", path)
 	}
 	return latestBefore(filepath.Dir(path), step)
@@ -220,13 +230,8 @@ func latestBefore(dir string, limit int) (string, error) {
 	}
 	best, bestStep := "", -1
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, "step-") || !strings.HasSuffix(name, ".ckpt") {
-			continue
-		}
-		s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "step-"), ".ckpt"))
-		if err == nil && s > bestStep && s < limit {
-			best, bestStep = filepath.Join(dir, name), s
+		if s, ok := checkpointStep(e.Name()); ok && s > bestStep && s < limit {
+			best, bestStep = filepath.Join(dir, e.Name()), s
 		}
 	}
 	if best == "" {
