@@ -438,9 +438,7 @@ func (m *Model) readWeights(path string) error {
 			unallocated = append(unallocated, p)
 		}
 	}
-	if len(unallocated) > 0 {
-		allocate(unallocated)
-	}
+	allocate(unallocated)
 	for _, p := range m.Params {
 		if p.Data != nil {
 			err = ck.read(p.Name, p.Shape, p.Data)
