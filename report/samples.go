@@ -1,14 +1,14 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
+
+	"agentr1/internal/jsonl"
 )
 
 // Token roles, the values of Token.Role.
@@ -132,36 +132,13 @@ func ReadSamples(path string) ([]Sample, error) {
 	return out, err
 }
 
-// scanJSONL calls fn with every non-blank line of the file at path and its 1-based number.
-// Errors from reading or from fn come back as "path:line: ...". A missing file returns an
-// error satisfying errors.Is(err, fs.ErrNotExist). A last line without its newline that fn
-// refuses is torn, as a process killed mid-write leaves it: when warn is set it is skipped
-// and warn told "path:line: ...", so that the lines before it still read.
+// scanJSONL is jsonl.Scan with the package's prefix on its errors: every non-blank line of the
+// file at path goes to fn, and a torn last line is skipped with a word to warn when it is set.
 func scanJSONL(path string, warn func(string), fn func(line int, raw []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
+	if err := jsonl.Scan(path, warn, fn); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	for line := 1; ; line++ {
-		raw, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(raw)) > 0 {
-			if ferr := fn(line, raw); ferr != nil {
-				if errors.Is(err, io.EOF) && warn != nil {
-					warn(fmt.Sprintf("%s:%d: skipped a torn last line (no newline, as a crash mid-write leaves): %v", path, line, ferr))
-					return nil
-				}
-				return fmt.Errorf("report: %s:%d: %w", path, line, ferr)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("report: %s:%d: %w", path, line, err)
-		}
-	}
+	return nil
 }
 
 // decodeStrict decodes exactly one JSON value from raw into v, rejecting trailing data.

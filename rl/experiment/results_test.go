@@ -97,7 +97,8 @@ func TestMarkdownDuringTraining(t *testing.T) {
 
 // TestReadCurve checks that readCurve keeps the RL evaluations of evals.jsonl in step order,
 // the last record of a set and step winning, without their groups; that an evaluation at one
-// step only gives no curve; and that a malformed line is an error naming the file and line.
+// step only gives no curve; that a torn last line is skipped with a warning and the whole
+// lines kept; and that a malformed line before the last is an error naming the file and line.
 func TestReadCurve(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -114,7 +115,8 @@ func TestReadCurve(t *testing.T) {
 {"name":"sft/heldout","step":0,"em":0.05}
 
 `)
-	curve, err := readCurve(path)
+	noWarn := func(msg string) { t.Errorf("unexpected warning: %s", msg) }
+	curve, err := readCurve(path, noWarn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +128,31 @@ func TestReadCurve(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("curve %v, want %v", got, want)
 	}
-	if curve, err := readCurve(write("final.jsonl", `{"name":"rl/heldout","step":40,"em":0.3}`+"\n")); err != nil || curve != nil {
+	if curve, err := readCurve(write("final.jsonl", `{"name":"rl/heldout","step":40,"em":0.3}`+"\n"), noWarn); err != nil || curve != nil {
 		t.Errorf("one step only: curve %v, err %v; want none", curve, err)
 	}
-	_, err = readCurve(write("bad.jsonl", `{"name":"rl/heldout","step":20,"em":0.1}`+"\n{not json\n"))
-	if err == nil || !strings.Contains(err.Error(), "bad.jsonl line 2") {
-		t.Errorf("malformed line: %v, want an error naming bad.jsonl line 2", err)
+
+	var warnings []string
+	curve, err = readCurve(write("torn.jsonl", `{"name":"rl/heldout","step":20,"em":0.1}
+{"name":"rl/heldout","step":40,"em":0.4}
+{"name":"rl/heldout","st`), func(msg string) { warnings = append(warnings, msg) })
+	if err != nil {
+		t.Fatalf("torn last line: %v, want it skipped", err)
+	}
+	if len(curve) != 2 || curve[0].Step != 20 || curve[1].Step != 40 {
+		t.Errorf("torn last line: curve %v, want the steps 20 and 40 of the whole lines", curve)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "torn.jsonl:3: skipped a torn last line") {
+		t.Errorf("torn last line: warnings %q, want one naming torn.jsonl:3", warnings)
+	}
+
+	for _, c := range []struct{ name, body string }{
+		{"bad.jsonl", `{"name":"rl/heldout","step":20,"em":0.1}` + "\n{not json\n"},
+		{"middle.jsonl", `{"name":"rl/heldout","step":20,"em":0.1}` + "\n{not json\n" + `{"name":"rl/heldout","step":40,"em":0.4}`},
+	} {
+		_, err = readCurve(write(c.name, c.body), noWarn)
+		if err == nil || !strings.Contains(err.Error(), c.name+":2:") {
+			t.Errorf("%s: malformed line 2: %v, want an error naming %s:2", c.name, err, c.name)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"agentr1/internal/atomicfile"
+	"agentr1/internal/jsonl"
 	"agentr1/model"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
@@ -395,7 +395,10 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 			err = pruneCheckpoints(cfg.CheckpointDir)
 		}
 		if err == nil {
-			res.Curve, err = readCurve(filepath.Join(dir, evalsFile))
+			warn := func(msg string) {
+				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: msg})
+			}
+			res.Curve, err = readCurve(filepath.Join(dir, evalsFile), warn)
 		}
 	default:
 		err = fmt.Errorf("method %s: unknown kind %q", u.Method.Name, u.Method.Kind)
@@ -478,28 +481,27 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 // last record of each set and step winning (a resumed run may have logged one set of an
 // evaluation it then cut short), without their per-type groups. It returns nil unless the run
 // evaluated at more than one step: an evaluation at the end only is the unit's Evals already.
-func readCurve(path string) ([]*pipeline.EvalMetrics, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("experiment: %w", err)
-	}
+// A torn last line (a process killed mid-write) is skipped and warn told, as agentr1 view
+// does (jsonl.Scan); a damaged line before it is an error naming the file and the line.
+func readCurve(path string, warn func(string)) ([]*pipeline.EvalMetrics, error) {
 	type key struct {
 		name string
 		step int
 	}
 	last := map[key]*pipeline.EvalMetrics{}
-	for i, line := range bytes.Split(raw, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	err := jsonl.Scan(path, warn, func(_ int, line []byte) error {
 		var m pipeline.EvalMetrics
 		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, fmt.Errorf("experiment: %s line %d: %w", path, i+1, err)
+			return err
 		}
 		if strings.HasPrefix(m.Name, "rl/") {
 			m.Groups = nil
 			last[key{m.Name, m.Step}] = &m
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
 	}
 	steps := map[int]bool{}
 	curve := make([]*pipeline.EvalMetrics, 0, len(last))

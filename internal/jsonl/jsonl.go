@@ -1,0 +1,46 @@
+// Package jsonl reads the JSON Lines files a run appends to (metrics.jsonl, samples.jsonl,
+// evals.jsonl). A process killed mid-write leaves a torn last line; a reader may skip it with
+// a warning, while a damaged line before it stays an error naming the file and the line.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Scan calls fn with every non-blank line of the file at path and its 1-based number.
+// Errors from reading or from fn come back as "path:line: ...". A missing file returns an
+// error satisfying errors.Is(err, fs.ErrNotExist). A last line without its newline that fn
+// refuses is torn, as a process killed mid-write leaves it: when warn is set it is skipped
+// and warn told "path:line: ...", so that the lines before it still read; without warn it is
+// an error like any other.
+func Scan(path string, warn func(string), fn func(line int, raw []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	for line := 1; ; line++ {
+		raw, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) > 0 {
+			if ferr := fn(line, raw); ferr != nil {
+				if errors.Is(err, io.EOF) && warn != nil {
+					warn(fmt.Sprintf("%s:%d: skipped a torn last line (no newline, as a crash mid-write leaves): %v", path, line, ferr))
+					return nil
+				}
+				return fmt.Errorf("%s:%d: %w", path, line, ferr)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+}
