@@ -212,7 +212,7 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	if ckpt != "" {
 		if err := tr.LoadCheckpoint(ckpt); err != nil {
 			if errors.Is(err, trainer.ErrDamagedCheckpoint) {
-				return nil, fmt.Errorf("%w; %s", err, damagedAdvice(ckpt))
+				return nil, fmt.Errorf("%w; %s", err, damagedAdvice(ckpt, "RL"))
 			}
 			return nil, err
 		}
@@ -244,14 +244,15 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	return res, nil
 }
 
-// damagedAdvice says how a run whose latest RL checkpoint, path, is damaged goes on: from the
-// checkpoint before it once path is moved aside. Nothing is removed for the user, who may
+// damagedAdvice says how a run whose latest checkpoint of phase ("RL" or "SFT"), path, is
+// damaged goes on: from the checkpoint of that phase before it once path is moved aside, or
+// with the phase started over when there is none. Nothing is removed for the user, who may
 // want to keep the file to look into.
-func damagedAdvice(path string) string {
+func damagedAdvice(path, phase string) string {
 	aside := fmt.Sprintf("move the damaged file aside (mv %s %s.damaged) or remove it", path, path)
 	prev, err := trainer.PreviousCheckpoint(path)
 	if err != nil {
-		return aside + ", and resume again: there is no earlier RL checkpoint, so RL starts over from step 1"
+		return fmt.Sprintf("%s, and resume again: there is no earlier %s checkpoint, so %s starts over from step 1", aside, phase, phase)
 	}
 	return fmt.Sprintf("the run can continue from the checkpoint before it, %s: %s, and resume again", prev, aside)
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -121,6 +122,8 @@ func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg 
 
 // SFTWithOptions is SFT with checkpoints (opt). When ctx is cancelled the step under way
 // finishes, the state is saved (if opt.CheckpointDir is set) and the error wraps ctx.Err().
+// A latest checkpoint found damaged on resume is an error wrapping
+// trainer.ErrDamagedCheckpoint that says how the run goes on (damagedAdvice).
 func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, opt SFTOptions, onStep func(SFTMetrics)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -157,6 +160,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		}
 		if path != "" {
 			if err := st.load(path); err != nil {
+				if errors.Is(err, trainer.ErrDamagedCheckpoint) {
+					return fmt.Errorf("%w; %s", err, damagedAdvice(path, "SFT"))
+				}
 				return err
 			}
 			if opt.OnResume != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"agentr1/model"
+	"agentr1/rl/trainer"
 )
 
 // TestSFTInterruptResume interrupts SFT at several steps (across a pass boundary, so the saved
@@ -125,5 +126,89 @@ func TestSFTCheckpointEvery(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("%d files left after RemoveSFTCheckpoints", len(entries))
+	}
+}
+
+// TestSFTResumeDamagedCheckpoint resumes SFT whose latest checkpoint is damaged: the error
+// must wrap trainer.ErrDamagedCheckpoint, name the file, and say how the run goes on: from the
+// SFT checkpoint before it, named, once the damaged file is moved aside, or with SFT started
+// over when there is none. The damaged file is left in place, and doing as told resumes.
+func TestSFTResumeDamagedCheckpoint(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.SFT.Steps = 5
+	s, _ := tinySetupPolicy(t, cfg)
+	train := func(dir string, resume bool, stopAfter int, resumedAt *int) error {
+		p, err := NewPolicy(cfg.Model, s.Tokenizer, 2*MaxRow(cfg, s), cfg.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		opt := SFTOptions{CheckpointDir: dir, CheckpointEvery: 2, Resume: resume}
+		opt.OnResume = func(_ string, step int) { *resumedAt = step }
+		return SFTWithOptions(ctx, p, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) {
+			if m.Step == stopAfter {
+				cancel()
+			}
+		})
+	}
+	damage := func(path string) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[len(raw)/2] ^= 0xff
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		earlier bool // an earlier SFT checkpoint (step 2) beside the damaged one (step 4)
+		resumed int  // the step a resume starts at once the damaged file is moved aside
+	}{
+		{"an earlier one", true, 2},
+		{"none earlier", false, 0},
+	} {
+		dir := t.TempDir()
+		resumedAt := -1
+		if err := train(dir, false, 4, &resumedAt); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: interrupt after step 4: %v", tc.name, err)
+		}
+		goOn := "no earlier SFT checkpoint, so SFT starts over from step 1"
+		if tc.earlier {
+			// Another interruption after step 2, kept beside the step-4 checkpoint as a crash
+			// between writing a checkpoint and removing the older ones leaves it.
+			other := t.TempDir()
+			if err := train(other, false, 2, &resumedAt); !errors.Is(err, context.Canceled) {
+				t.Fatalf("%s: interrupt after step 2: %v", tc.name, err)
+			}
+			earlier := filepath.Join(dir, SFTCheckpointName(2))
+			if err := os.Rename(filepath.Join(other, SFTCheckpointName(2)), earlier); err != nil {
+				t.Fatal(err)
+			}
+			goOn = "the checkpoint before it, " + earlier
+		}
+		latest := filepath.Join(dir, SFTCheckpointName(4))
+		damage(latest)
+		err := train(dir, true, -1, &resumedAt)
+		if !errors.Is(err, trainer.ErrDamagedCheckpoint) {
+			t.Fatalf("%s: resume error %v, want one wrapping ErrDamagedCheckpoint", tc.name, err)
+		}
+		for _, want := range []string{latest, "checksum", goOn, "move the damaged file aside"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: the error lacks %q: %v", tc.name, want, err)
+			}
+		}
+		if _, err := os.Stat(latest); err != nil {
+			t.Errorf("%s: the damaged checkpoint was not left in place: %v", tc.name, err)
+		}
+		if err := os.Rename(latest, latest+".damaged"); err != nil {
+			t.Fatal(err)
+		}
+		resumedAt = 0
+		if err := train(dir, true, -1, &resumedAt); err != nil || resumedAt != tc.resumed {
+			t.Errorf("%s: resume once the damaged file is moved aside: resumed at step %d, %v; want step %d", tc.name, resumedAt, err, tc.resumed)
+		}
 	}
 }

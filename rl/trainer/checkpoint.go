@@ -41,16 +41,25 @@ type checkpointMeta struct {
 const randomNote = "every random stream is PCG(seed, step<<8|purpose) or PCG(seed, epoch<<8|1): seed and steps_done are the whole random state"
 
 // CheckpointName is the file name of the checkpoint after step s.
-func CheckpointName(s int) string { return fmt.Sprintf("step-%06d.ckpt", s) }
+func CheckpointName(s int) string { return fmt.Sprintf(rlCheckpointKind+"%06d.ckpt", s) }
 
-// checkpointStep is CheckpointName's inverse: the step of the checkpoint file name, and
-// whether name is one.
-func checkpointStep(name string) (int, bool) {
-	if !strings.HasPrefix(name, "step-") || !strings.HasSuffix(name, ".ckpt") {
-		return 0, false
+// rlCheckpointKind is the prefix of CheckpointName's files, the RL trainer's checkpoints.
+const rlCheckpointKind = "step-"
+
+// splitCheckpointName is CheckpointName's inverse, for every kind of checkpoint: it splits a
+// name "<kind>-<step>.ckpt" (the RL trainer's "step-000012.ckpt", SFT's "sft-000012.ckpt")
+// into its kind, "-" included, and its step, and says whether name is one.
+func splitCheckpointName(name string) (kind string, step int, ok bool) {
+	base, found := strings.CutSuffix(name, ".ckpt")
+	i := strings.LastIndexByte(base, '-')
+	if !found || i < 0 {
+		return "", 0, false
 	}
-	s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "step-"), ".ckpt"))
-	return s, err == nil
+	s, err := strconv.Atoi(base[i+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return base[:i+1], s, true
 }
 
 // SaveCheckpoint writes the trainer's state (policy, reference, critic, both optimisers' moments
@@ -205,22 +214,23 @@ func LoadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params
 // LatestCheckpoint returns the path of the checkpoint with the highest step in dir, or an
 // error wrapping ErrNoCheckpoint when dir holds none or does not exist.
 func LatestCheckpoint(dir string) (string, error) {
-	return latestBefore(dir, math.MaxInt)
+	return latestBefore(dir, rlCheckpointKind, math.MaxInt)
 }
 
-// PreviousCheckpoint returns the path of the checkpoint beside path (a file named
-// CheckpointName) with the highest step below path's, or an error wrapping ErrNoCheckpoint
-// when there is none.
+// PreviousCheckpoint returns the path of the checkpoint beside path of the same kind (an RL
+// checkpoint named CheckpointName, or an SFT checkpoint) with the highest step below path's,
+// or an error wrapping ErrNoCheckpoint when there is none.
 func PreviousCheckpoint(path string) (string, error) {
-	step, ok := checkpointStep(filepath.Base(path))
+	kind, step, ok := splitCheckpointName(filepath.Base(path))
 	if !ok {
 		return "", fmt.Errorf("previous checkpoint: %s is not named as a checkpoint", path)
 	}
-	return latestBefore(filepath.Dir(path), step)
+	return latestBefore(filepath.Dir(path), kind, step)
 }
 
-// latestBefore returns the path of the checkpoint in dir with the highest step below limit.
-func latestBefore(dir string, limit int) (string, error) {
+// latestBefore returns the path of the checkpoint of kind (its name's prefix, as
+// splitCheckpointName gives it) in dir with the highest step below limit.
+func latestBefore(dir, kind string, limit int) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("latest checkpoint: %s does not exist: %w", dir, ErrNoCheckpoint)
@@ -230,7 +240,7 @@ func latestBefore(dir string, limit int) (string, error) {
 	}
 	best, bestStep := "", -1
 	for _, e := range entries {
-		if s, ok := checkpointStep(e.Name()); ok && s > bestStep && s < limit {
+		if k, s, ok := splitCheckpointName(e.Name()); ok && k == kind && s > bestStep && s < limit {
 			best, bestStep = filepath.Join(dir, e.Name()), s
 		}
 	}

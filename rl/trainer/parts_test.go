@@ -108,6 +108,38 @@ func TestCheckpointFile(t *testing.T) {
 	}
 }
 
+// TestPreviousCheckpoint checks that the checkpoints before one are looked for among those of
+// its own kind (RL "step-" or SFT "sft-"), the nearest lower step first, and that
+// LatestCheckpoint sees only the RL ones.
+func TestPreviousCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"step-000002.ckpt", "step-000005.ckpt", "sft-000003.ckpt", "sft-000004.ckpt", "sft-000004.ckpt.damaged", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ of, want string }{
+		{"step-000005.ckpt", "step-000002.ckpt"},
+		{"step-000002.ckpt", ""},
+		{"sft-000004.ckpt", "sft-000003.ckpt"},
+		{"sft-000003.ckpt", ""},
+	} {
+		got, err := PreviousCheckpoint(filepath.Join(dir, c.of))
+		switch {
+		case c.want == "" && !errors.Is(err, ErrNoCheckpoint):
+			t.Errorf("before %s: %q, %v; want ErrNoCheckpoint", c.of, got, err)
+		case c.want != "" && (err != nil || got != filepath.Join(dir, c.want)):
+			t.Errorf("before %s: %q, %v; want %s", c.of, got, err, c.want)
+		}
+	}
+	if _, err := PreviousCheckpoint(filepath.Join(dir, "notes.txt")); err == nil {
+		t.Errorf("before notes.txt: no error, want one saying it is not a checkpoint")
+	}
+	if got, err := LatestCheckpoint(dir); err != nil || filepath.Base(got) != "step-000005.ckpt" {
+		t.Errorf("LatestCheckpoint = %q, %v; want step-000005.ckpt", got, err)
+	}
+}
+
 func TestParseAlgorithm(t *testing.T) {
 	cases := map[string]Algorithm{
 		"ppo": PPO, "GRPO": GRPO, "dr_grpo": DrGRPO, "reinforce_plus_plus": ReinforcePP,
