@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"agentr1/internal/atomicfile"
 	"agentr1/internal/floatio"
@@ -52,7 +54,8 @@ type stFile struct {
 }
 
 // openSafetensors opens path and validates its header: every tensor's dtype is known, its
-// byte range lies inside the file, matches its shape and overlaps no other tensor's.
+// byte range lies inside the file and matches its shape, and the ranges together cover the
+// data section exactly (tilesDataSection).
 func openSafetensors(path string) (*stFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,11 +96,7 @@ func parseSafetensorsHeader(f *os.File, path string) (*stFile, error) {
 	}
 	st := &stFile{path: path, f: f, dataStart: 8 + int64(n), tensors: map[string]stTensor{}}
 	dataLen := size - st.dataStart
-	type span struct {
-		name       string
-		begin, end int64
-	}
-	var spans []span
+	var spans []stSpan
 	for name, v := range raw {
 		if name == "__metadata__" {
 			if err := json.Unmarshal(v, &st.metadata); err != nil {
@@ -126,21 +125,55 @@ func parseSafetensorsHeader(f *os.File, path string) (*stFile, error) {
 			return nil, fmt.Errorf("%s: tensor %q: %s shape %v needs %s bytes, data offsets [%d, %d] hold %d", path, name, t.Dtype, t.Shape, sizeString(size, ok), begin, end, end-begin)
 		}
 		st.tensors[name] = t
-		spans = append(spans, span{name, begin, end})
+		spans = append(spans, stSpan{name, begin, end})
 	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].begin != spans[j].begin {
-			return spans[i].begin < spans[j].begin
-		}
-		return spans[i].name < spans[j].name
-	})
-	for i := 1; i < len(spans); i++ {
-		a, b := spans[i-1], spans[i]
-		if b.begin < a.end {
-			return nil, fmt.Errorf("%s: tensors %q [%d, %d] and %q [%d, %d] overlap", path, a.name, a.begin, a.end, b.name, b.begin, b.end)
-		}
+	if err := tilesDataSection(path, spans, dataLen); err != nil {
+		return nil, err
 	}
 	return st, nil
+}
+
+// stSpan is the byte range [begin, end) of tensor name in a safetensors data section.
+type stSpan struct {
+	name       string
+	begin, end int64
+}
+
+// tilesDataSection checks that the tensors' byte ranges cover a data section of dataLen bytes
+// exactly, as the safetensors format requires: taken in order of their offsets, each begins
+// where the one before it ends, the first at 0, and the last ends where the file does. A gap,
+// an overlap or trailing bytes is an error naming path and the tensor or the bytes at fault.
+// The order is by (begin, end), as the reference implementation sorts, so an empty tensor
+// comes before a tensor beginning at its offset. spans is sorted in place.
+func tilesDataSection(path string, spans []stSpan, dataLen int64) error {
+	slices.SortFunc(spans, func(a, b stSpan) int {
+		if c := cmp.Compare(a.begin, b.begin); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.end, b.end); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var at int64 // where the next tensor must begin: the end of the one before it
+	for i, s := range spans {
+		switch {
+		case s.begin > at:
+			return fmt.Errorf("%s: tensor %q: data offsets [%d, %d] leave the bytes [%d, %d) of the data section unused; safetensors tensors cover it without gaps", path, s.name, s.begin, s.end, at, s.begin)
+		case s.begin < at:
+			prev := spans[i-1]
+			return fmt.Errorf("%s: tensors %q [%d, %d] and %q [%d, %d] overlap", path, prev.name, prev.begin, prev.end, s.name, s.begin, s.end)
+		}
+		at = s.end
+	}
+	if at != dataLen {
+		after := "the header, which names no tensor"
+		if len(spans) > 0 {
+			after = fmt.Sprintf("the last tensor, %q", spans[len(spans)-1].name)
+		}
+		return fmt.Errorf("%s: %d trailing bytes [%d, %d) of the data section after %s; a safetensors file ends where its last tensor does", path, dataLen-at, at, dataLen, after)
+	}
+	return nil
 }
 
 // byteSize returns the bytes a tensor of the given shape (no negative dimension) and element

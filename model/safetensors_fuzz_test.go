@@ -28,11 +28,12 @@ func fuzzSTFile(header map[string]any, data []byte, claimed int64) []byte {
 	return append(append(out, hj...), data...)
 }
 
-// fuzzSTSeeds are files that probe each check of the header: a valid file, then a huge header
-// length, a header longer than the file, negative and inverted offsets, overlapping tensors,
-// an unknown dtype, a negative dimension, sizes that disagree with the shape, shapes whose
-// byte size overflows int64 (and wraps to 0), an empty tensor with huge dimensions, truncation
-// and a non-object header.
+// fuzzSTSeeds are files that probe each check of the header: a valid file (with an empty
+// tensor), then a huge header length, a header longer than the file, negative and inverted
+// offsets, overlapping tensors, an unknown dtype, a negative dimension, sizes that disagree
+// with the shape, shapes whose byte size overflows int64 (and wraps to 0), an empty tensor
+// with huge dimensions, truncation, a non-object header, a gap between tensors and trailing
+// bytes after the last.
 func fuzzSTSeeds() [][]byte {
 	data := make([]byte, 64)
 	for i := range data {
@@ -41,14 +42,19 @@ func fuzzSTSeeds() [][]byte {
 	ok := map[string]any{"__metadata__": map[string]string{"format": "pt"},
 		"a": map[string]any{"dtype": "F32", "shape": []int{2, 3}, "data_offsets": []int64{0, 24}},
 		"b": map[string]any{"dtype": "BF16", "shape": []int{4}, "data_offsets": []int64{24, 32}},
-		"c": map[string]any{"dtype": "F16", "shape": []int{}, "data_offsets": []int64{32, 34}},
-		"d": map[string]any{"dtype": "F64", "shape": []int{1, 1}, "data_offsets": []int64{40, 48}}}
+		"d": map[string]any{"dtype": "F64", "shape": []int{1, 1}, "data_offsets": []int64{32, 40}},
+		"e": map[string]any{"dtype": "F32", "shape": []int{0, 5}, "data_offsets": []int64{40, 40}},
+		"c": map[string]any{"dtype": "F16", "shape": []int{}, "data_offsets": []int64{40, 42}}}
 	entry := func(name, dtype string, shape []int64, begin, end int64) map[string]any {
 		return map[string]any{name: map[string]any{"dtype": dtype, "shape": shape, "data_offsets": []int64{begin, end}}}
 	}
-	full := fuzzSTFile(ok, data, -1)
+	full := fuzzSTFile(ok, data[:42], -1)
 	return [][]byte{
 		full,
+		fuzzSTFile(ok, data, -1),
+		fuzzSTFile(map[string]any{"x": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int64{0, 8}},
+			"y": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int64{12, 20}}}, data[:20], -1),
+		fuzzSTFile(entry("late", "U8", []int64{4}, 4, 8), data[:8], -1),
 		fuzzSTFile(ok, data, math.MaxInt64),
 		fuzzSTFile(ok, data, 99<<20),
 		fuzzSTFile(ok, data[:8], 400),
@@ -75,7 +81,8 @@ func fuzzSTSeeds() [][]byte {
 // name the file in every error, and the name of the tensor at fault in every error about one
 // entry. A header it accepts must be sound: known dtypes, no negative dimension, each byte
 // range inside the data section and exactly the size of its shape (counted without overflow),
-// no two ranges overlapping. Every accepted float tensor small enough to read must read back
+// and the ranges, in order, covering the data section without gap, overlap or trailing
+// bytes. Every accepted float tensor small enough to read must read back
 // as exactly the bytes of its range (bit for bit for F32 and BF16). Run longer with
 // `go test -run '^$' -fuzz '^FuzzSafetensors$' ./model/`.
 func FuzzSafetensors(f *testing.F) {
@@ -124,11 +131,6 @@ func FuzzSafetensors(f *testing.F) {
 			if !ok || size != uint64(end-begin) {
 				t.Fatalf("tensor %q: accepted %s shape %v (%d bytes, exact %v) for %d bytes", name, ti.Dtype, ti.Shape, size, ok, end-begin)
 			}
-			for _, other := range spans {
-				if begin < other.end && other.begin < end {
-					t.Fatalf("tensors %q [%d, %d] and %q [%d, %d] overlap", name, begin, end, other.name, other.begin, other.end)
-				}
-			}
 			spans = append(spans, span{name, begin, end})
 			if n := (end - begin) / width; n <= 1<<16 && (ti.Dtype == "F32" || ti.Dtype == "BF16" || ti.Dtype == "F16" || ti.Dtype == "F64") {
 				dst := make([]float32, n) // (numel,)
@@ -151,6 +153,20 @@ func FuzzSafetensors(f *testing.F) {
 					}
 				}
 			}
+		}
+		// Independently of the reader's order: the bytes the ranges cover add up to the data
+		// section, and no two non-empty ranges share a byte, so together they tile it.
+		var covered int64
+		for i, a := range spans {
+			covered += a.end - a.begin
+			for _, b := range spans[:i] {
+				if a.begin < b.end && b.begin < a.end {
+					t.Fatalf("tensors %q [%d, %d] and %q [%d, %d] overlap", a.name, a.begin, a.end, b.name, b.begin, b.end)
+				}
+			}
+		}
+		if covered != dataLen {
+			t.Fatalf("accepted tensors covering %d bytes of a %d-byte data section", covered, dataLen)
 		}
 	})
 }

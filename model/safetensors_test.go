@@ -155,6 +155,84 @@ func TestSafetensorsCorrupt(t *testing.T) {
 	}
 }
 
+// TestSafetensorsTiling checks that the tensors' byte ranges must cover the data section
+// exactly, as the safetensors format requires: a gap before a tensor, an overlap or bytes
+// after the last tensor is an error naming the file and the tensor or the bytes at fault,
+// while contiguous ranges, empty tensors among them, open. Our own writer's files, in both
+// dtypes and with a scalar and an empty tensor, must open too.
+func TestSafetensorsTiling(t *testing.T) {
+	data := make([]byte, 24)
+	f32 := func(n, begin int) map[string]any {
+		return map[string]any{"dtype": "F32", "shape": []int{n}, "data_offsets": []int{begin, begin + 4*n}}
+	}
+	meta := map[string]string{"format": "pt"}
+	for _, tc := range []struct {
+		name   string
+		header map[string]any
+		data   []byte
+		want   []string // parts of the error; none: the file opens
+	}{
+		{"contiguous", map[string]any{"a": f32(2, 0), "e": f32(0, 8), "b": f32(1, 8), "z": f32(0, 12)}, data[:12], nil},
+		{"no tensors", map[string]any{"__metadata__": meta}, nil, nil},
+		{"gap between", map[string]any{"a": f32(2, 0), "b": f32(2, 12)}, data[:20], []string{`tensor "b"`, "[8, 12)", "unused"}},
+		{"gap at the start", map[string]any{"b": f32(1, 4)}, data[:8], []string{`tensor "b"`, "[0, 4)", "unused"}},
+		{"trailing bytes", map[string]any{"a": f32(2, 0)}, data[:12], []string{"4 trailing bytes [8, 12)", `"a"`}},
+		{"bytes and no tensors", map[string]any{"__metadata__": meta}, data[:4], []string{"4 trailing bytes [0, 4)", "names no tensor"}},
+		{"empty tensor inside another", map[string]any{"a": f32(2, 0), "e": f32(0, 4)}, data[:8], []string{`"a" [0, 8]`, `"e" [4, 4]`, "overlap"}},
+	} {
+		path := filepath.Join(t.TempDir(), "x.safetensors")
+		if err := os.WriteFile(path, rawSafetensors(t, tc.header, tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := openSafetensors(path)
+		if err == nil {
+			st.Close()
+		}
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want the file to open", tc.name, err)
+			}
+			continue
+		}
+		for _, want := range append([]string{path + ": "}, tc.want...) {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, want)
+			}
+		}
+	}
+
+	entries := []stEntry{
+		{name: "w", shape: []int{2, 3}, data: []float32{1, 2, 3, 4, 5, 6}},
+		{name: "scalar", data: []float32{7}},
+		{name: "empty", shape: []int{0, 4}, data: []float32{}},
+		{name: "v", shape: []int{3}, data: []float32{8, 9, 10}},
+	}
+	for _, dtype := range []DType{F32, BF16} {
+		path := filepath.Join(t.TempDir(), "w.safetensors")
+		if err := writeSafetensors(path, entries, dtype); err != nil {
+			t.Fatal(err)
+		}
+		st, err := openSafetensors(path)
+		if err != nil {
+			t.Errorf("%s: our own file does not open: %v", dtype, err)
+			continue
+		}
+		st.Close()
+	}
+
+	// The fuzz test's first seed is its one valid file, the one that reaches the checks of
+	// an accepted header.
+	path := filepath.Join(t.TempDir(), "seed.safetensors")
+	if err := os.WriteFile(path, fuzzSTSeeds()[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openSafetensors(path)
+	if err != nil {
+		t.Fatalf("the fuzz test's valid seed: %v", err)
+	}
+	st.Close()
+}
+
 // TestLoadCheckpointErrors damages a saved checkpoint: missing, misshapen or unexpected
 // tensors are errors naming the tensor; a sharded checkpoint loads like the single file.
 func TestLoadCheckpointErrors(t *testing.T) {
