@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"agentr1/model"
 	"agentr1/rl/trainer"
@@ -46,7 +43,10 @@ type sftMeta struct {
 
 // SFTCheckpointName is the file name of the SFT checkpoint after step s. It does not match
 // the RL checkpoints' "step-" prefix, so LatestCheckpoint never mistakes one for the other.
-func SFTCheckpointName(s int) string { return fmt.Sprintf("sft-%06d.ckpt", s) }
+func SFTCheckpointName(s int) string { return fmt.Sprintf(sftKind+"%06d.ckpt", s) }
+
+// sftKind is the prefix of SFTCheckpointName's files, in trainer.CheckpointsOf's terms.
+const sftKind = "sft-"
 
 // save writes the state to dir/SFTCheckpointName(step) atomically with a checksum, removes the
 // older SFT checkpoints of dir (only the latest is needed to resume) and returns the path. A
@@ -134,45 +134,16 @@ func (st *sftState) load(path string) error {
 }
 
 // sftCheckpoints lists the SFT checkpoints in dir (none when dir does not exist).
-func sftCheckpoints(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sft checkpoints: %w", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if _, ok := sftCheckpointStep(e.Name()); ok {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
-}
-
-func sftCheckpointStep(name string) (int, bool) {
-	if !strings.HasPrefix(name, "sft-") || !strings.HasSuffix(name, ".ckpt") {
-		return 0, false
-	}
-	s, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "sft-"), ".ckpt"))
-	return s, err == nil
-}
+func sftCheckpoints(dir string) ([]string, error) { return trainer.CheckpointsOf(dir, sftKind) }
 
 // latestSFTCheckpoint returns the SFT checkpoint with the highest step in dir, or "" when
 // there is none.
 func latestSFTCheckpoint(dir string) (string, error) {
-	paths, err := sftCheckpoints(dir)
-	if err != nil {
-		return "", err
+	path, err := trainer.LatestCheckpointOf(dir, sftKind)
+	if errors.Is(err, trainer.ErrNoCheckpoint) {
+		return "", nil
 	}
-	best, bestStep := "", -1
-	for _, p := range paths {
-		if s, _ := sftCheckpointStep(filepath.Base(p)); s > bestStep {
-			best, bestStep = p, s
-		}
-	}
-	return best, nil
+	return path, err
 }
 
 // RemoveSFTCheckpoints deletes the SFT checkpoints in dir (once the SFT base is saved they are

@@ -211,10 +211,35 @@ func LoadMoments(f *CheckpointFile, path, prefix string, o *tensor.AdamW, params
 	return nil
 }
 
-// LatestCheckpoint returns the path of the checkpoint with the highest step in dir, or an
+// LatestCheckpoint returns the path of the RL checkpoint with the highest step in dir, or an
 // error wrapping ErrNoCheckpoint when dir holds none or does not exist.
 func LatestCheckpoint(dir string) (string, error) {
-	return latestBefore(dir, rlCheckpointKind, math.MaxInt)
+	return LatestCheckpointOf(dir, rlCheckpointKind)
+}
+
+// LatestCheckpointOf is LatestCheckpoint for the checkpoints of another kind: the files of dir
+// named "<kind><step>.ckpt", kind ending in "-" (SFT's "sft-").
+func LatestCheckpointOf(dir, kind string) (string, error) {
+	return latestBefore(dir, kind, math.MaxInt)
+}
+
+// CheckpointsOf lists the checkpoints of kind in dir, as LatestCheckpointOf names them, in
+// the directory's order; none when dir does not exist.
+func CheckpointsOf(dir, kind string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if k, _, ok := splitCheckpointName(e.Name()); ok && k == kind {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
 }
 
 // PreviousCheckpoint returns the path of the checkpoint beside path of the same kind (an RL
