@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"agentr1/internal/jsonl"
 	"agentr1/model"
 	"agentr1/report"
 	"agentr1/rl/pipeline"
@@ -132,19 +131,14 @@ type outputState struct {
 
 // runState saves the output state into rs ("save") or restores it from rs ("resume").
 func (r *trainRun) runState(kind string, rs *pipeline.RunState) error {
-	samples := filepath.Join(r.args.out, report.SamplesFile)
+	files := []string{r.metrics.Name(), filepath.Join(r.args.out, report.SamplesFile)}
 	switch kind {
 	case "save":
-		st := outputState{Evals: r.evals}
-		fi, err := r.metrics.Stat()
+		sizes, err := jsonl.Sizes(files...)
 		if err != nil {
 			return err
 		}
-		st.MetricsSize = fi.Size()
-		if fi, err := os.Stat(samples); err == nil {
-			st.SamplesSize = fi.Size()
-		}
-		rs.State, err = json.Marshal(st)
+		rs.State, err = json.Marshal(outputState{MetricsSize: sizes[0], SamplesSize: sizes[1], Evals: r.evals})
 		return err
 	case "resume":
 		var st outputState // an empty State, the run's start, leaves it zero
@@ -153,10 +147,7 @@ func (r *trainRun) runState(kind string, rs *pipeline.RunState) error {
 		} else if err := json.Unmarshal(rs.State, &st); err != nil {
 			return fmt.Errorf("checkpoint's output state: %w", err)
 		}
-		if err := r.metrics.Truncate(st.MetricsSize); err != nil {
-			return err
-		}
-		if err := os.Truncate(samples, st.SamplesSize); err != nil && !(errors.Is(err, fs.ErrNotExist) && st.SamplesSize == 0) {
+		if err := jsonl.CutBack(files, []int64{st.MetricsSize, st.SamplesSize}); err != nil {
 			return err
 		}
 		r.evals = st.Evals

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -43,4 +44,46 @@ func Scan(path string, warn func(string), fn func(line int, raw []byte) error) e
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 	}
+}
+
+// Sizes returns the size of each file at paths, 0 for a file that does not exist yet: how far
+// a run's output had got, saved with a checkpoint so that a run resumed from it can CutBack.
+func Sizes(paths ...string) ([]int64, error) {
+	out := make([]int64, len(paths))
+	for i, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil:
+			out[i] = fi.Size()
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// CutBack truncates each file at paths to its size in sizes (as Sizes gave them at a
+// checkpoint), dropping the records a stopped process appended after it, a torn last one
+// among them, which the resumed run writes again. A file shorter than its size is an error
+// naming it (it was replaced or cut since, and padding it would write zeros into it); a
+// missing file of size 0 stays missing.
+func CutBack(paths []string, sizes []int64) error {
+	if len(paths) != len(sizes) {
+		return fmt.Errorf("jsonl: %d sizes for %d files", len(sizes), len(paths))
+	}
+	for i, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && sizes[i] == 0:
+			continue
+		case err != nil:
+			return err
+		case fi.Size() < sizes[i]:
+			return fmt.Errorf("%s: %d bytes, shorter than the %d it held at the checkpoint: the file was replaced or cut since", p, fi.Size(), sizes[i])
+		}
+		if err := os.Truncate(p, sizes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

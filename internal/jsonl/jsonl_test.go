@@ -67,3 +67,41 @@ func TestScan(t *testing.T) {
 		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
 	}
 }
+
+// TestCutBack checks that CutBack puts files back at the sizes Sizes saved, leaves a missing
+// file of size 0 missing, and refuses to pad a file that has become shorter.
+func TestCutBack(t *testing.T) {
+	dir := t.TempDir()
+	a, missing := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "missing.jsonl")
+	if err := os.WriteFile(a, []byte("1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sizes, err := Sizes(a, missing)
+	if err != nil || !slices.Equal(sizes, []int64{4, 0}) {
+		t.Fatalf("Sizes = %v, %v; want [4 0]", sizes, err)
+	}
+	f, err := os.OpenFile(a, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("3\n{\"to")
+	f.Close()
+	if err := CutBack([]string{a, missing}, sizes); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := os.ReadFile(a); string(raw) != "1\n2\n" {
+		t.Errorf("after CutBack: %q, want %q", raw, "1\n2\n")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file of size 0: %v, want it still missing", err)
+	}
+	if err := os.WriteFile(a, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CutBack([]string{a}, []int64{4}); err == nil || !strings.Contains(err.Error(), "shorter") {
+		t.Errorf("CutBack of a shorter file: %v, want a refusal", err)
+	}
+	if raw, _ := os.ReadFile(a); string(raw) != "1\n" {
+		t.Errorf("a refused CutBack changed the file: %q", raw)
+	}
+}

@@ -78,6 +78,18 @@ func TestRunInterruptResume(t *testing.T) {
 			t.Fatalf("interruption %d: error %v, want context.Canceled", i, err)
 		}
 	}
+	// A process killed after its checkpoint leaves records that the resumed unit logs again,
+	// the last of them maybe torn: the resumed unit must cut its files back to the checkpoint.
+	for _, name := range []string{metricsFile, evalsFile} {
+		f, err := os.OpenFile(filepath.Join(dir, "seed-1", "ppo", name), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(`{"name":"rl/heldout","step":99}` + "\n" + `{"na`); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
 	p, err = Open(dir, tinyPlan(t, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +126,16 @@ func TestRunInterruptResume(t *testing.T) {
 		gj, _ := json.Marshal(g)
 		if string(wj) != string(gj) {
 			t.Errorf("method %s: resumed %s\nuninterrupted %s", w.Name, gj, wj)
+		}
+	}
+	for _, name := range []string{metricsFile, evalsFile} {
+		files, _ := filepath.Glob(filepath.Join(whole, "seed-1", "*", name))
+		files = append(files, filepath.Join(whole, "seed-1", name))
+		for _, w := range files {
+			g := filepath.Join(dir, strings.TrimPrefix(w, whole))
+			if ws, gs := recordSteps(t, w), recordSteps(t, g); ws != gs {
+				t.Errorf("%s: records %s\nuninterrupted %s", g, gs, ws)
+			}
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, ResultsMDFile))
@@ -355,4 +377,27 @@ func TestResultOfAnotherUnit(t *testing.T) {
 			t.Errorf("%s: done %v, error %v; want done %v and, if not, an error naming %s", tc.name, done, err, tc.done, path)
 		}
 	}
+}
+
+// recordSteps lists the name and step of every record in a unit's JSONL file, one
+// "name@step" a line, the file's lines that are not a record as they are.
+func recordSteps(t *testing.T, path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		var rec struct {
+			Name  string
+			Phase string
+			Step  int
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			out.WriteString(line + "\n")
+			continue
+		}
+		fmt.Fprintf(&out, "%s%s@%d\n", rec.Name, rec.Phase, rec.Step)
+	}
+	return out.String()
 }

@@ -465,8 +465,14 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 			r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("write %s: %v", f.Name(), err)})
 		}
 	}
+	files := []string{metrics.Name(), evals.Name()}
 	log := func(kind string, rec any) {
-		switch rec.(type) {
+		switch v := rec.(type) {
+		case *pipeline.RunState:
+			if err := filesState(kind, v, files); err != nil && werr == nil {
+				werr = err
+				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("%s: %v", kind, err)})
+			}
 		case pipeline.SFTMetrics, trainer.StepMetrics:
 			write(metrics, rec)
 		case *pipeline.EvalMetrics:
@@ -475,6 +481,34 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 		r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: kind, Record: rec})
 	}
 	return log, func() { metrics.Close(); evals.Close() }, nil
+}
+
+// filesState saves into rs how far a unit's record files had got ("save", before a
+// checkpoint), or cuts them back to it ("resume" from that checkpoint), so that records the
+// stopped process logged after its last checkpoint, a torn last line among them, are not
+// left beside the ones the resumed unit logs again. An empty State, a unit starting over or a
+// checkpoint written before units saved this, leaves the files as they are (readCurve keeps
+// the last evaluation of each step).
+func filesState(kind string, rs *pipeline.RunState, files []string) error {
+	switch kind {
+	case "save":
+		sizes, err := jsonl.Sizes(files...)
+		if err != nil {
+			return err
+		}
+		rs.State, err = json.Marshal(sizes)
+		return err
+	case "resume":
+		if len(rs.State) == 0 {
+			return nil
+		}
+		var sizes []int64
+		if err := json.Unmarshal(rs.State, &sizes); err != nil {
+			return fmt.Errorf("the checkpoint's sizes of the unit's files: %w", err)
+		}
+		return jsonl.CutBack(files, sizes)
+	}
+	return nil
 }
 
 // readCurve reads the RL evaluations ("rl/<set>") of a unit's evals.jsonl in step order, the
