@@ -80,15 +80,22 @@ func TestRunInterruptResume(t *testing.T) {
 	}
 	// A process killed after its checkpoint leaves records that the resumed unit logs again,
 	// the last of them maybe torn: the resumed unit must cut its files back to the checkpoint.
-	for _, name := range []string{metricsFile, evalsFile} {
-		f, err := os.OpenFile(filepath.Join(dir, "seed-1", "ppo", name), os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
+	// One killed before its first checkpoint (GRPO, not started here) leaves records that the
+	// unit, starting over, must drop.
+	for _, unit := range []string{"ppo", "grpo"} {
+		if err := os.MkdirAll(filepath.Join(dir, "seed-1", unit), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.WriteString(`{"name":"rl/heldout","step":99}` + "\n" + `{"na`); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{metricsFile, evalsFile} {
+			f, err := os.OpenFile(filepath.Join(dir, "seed-1", unit, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(`{"name":"rl/heldout","step":99}` + "\n" + `{"na`); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
 		}
-		f.Close()
 	}
 	p, err = Open(dir, tinyPlan(t, 1))
 	if err != nil {
@@ -400,4 +407,33 @@ func recordSteps(t *testing.T, path string) string {
 		fmt.Fprintf(&out, "%s%s@%d\n", rec.Name, rec.Phase, rec.Step)
 	}
 	return out.String()
+}
+
+// TestFilesStateOldCheckpoint checks that a resume from a checkpoint written before units
+// saved their files' sizes (an empty State beside a checkpoint) leaves the files as they are,
+// where an empty State without one, the unit's start, empties them.
+func TestFilesStateOldCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, metricsFile)
+	for _, withCkpt := range []bool{true, false} {
+		if err := os.WriteFile(file, []byte("{\"step\":1}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ckptDir := filepath.Join(dir, fmt.Sprint("checkpoints-", withCkpt))
+		if withCkpt {
+			if err := os.MkdirAll(ckptDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ckptDir, trainer.CheckpointName(1)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := filesState("resume", &pipeline.RunState{}, []string{file}, ckptDir); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(file)
+		if want := map[bool]int{true: 11, false: 0}[withCkpt]; len(raw) != want {
+			t.Errorf("checkpoint present %v: %d bytes left, want %d", withCkpt, len(raw), want)
+		}
+	}
 }

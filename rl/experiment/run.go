@@ -305,6 +305,9 @@ func (r *runner) unitDir(u Unit) string {
 	return filepath.Join(r.seedDir(u.Seed), u.Method.Name)
 }
 
+// checkpointDir is where unit u keeps its checkpoints (an SFT's in its seed's folder).
+func (r *runner) checkpointDir(u Unit) string { return filepath.Join(r.unitDir(u), "checkpoints") }
+
 // finished reports whether u is done: its result.json exists (for an SFT, the saved SFT base).
 func (r *runner) finished(u Unit) (*UnitResult, bool, error) {
 	if u.Method == nil {
@@ -387,7 +390,7 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 		res.Evals, err = naiveRAG(ctx, cfg, setup, policy, ec, u.Method.Name, log)
 	case KindRL:
 		cfg.RL = *u.Method.RL
-		cfg.CheckpointDir = filepath.Join(dir, "checkpoints")
+		cfg.CheckpointDir = r.checkpointDir(u)
 		var out *pipeline.Result
 		out, err = pipeline.RunFrom(ctx, cfg, pipeline.Start{Setup: setup, Policy: policy, Resume: true}, log)
 		if err == nil {
@@ -413,7 +416,7 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 // it with the tokenizer.
 func (r *runner) sft(ctx context.Context, u Unit, cfg pipeline.Config, setup *pipeline.Setup, log pipeline.Logger) error {
 	cfg.BasePolicy = r.baseDir(u.Seed)
-	cfg.CheckpointDir = filepath.Join(r.seedDir(u.Seed), "checkpoints")
+	cfg.CheckpointDir = r.checkpointDir(u)
 	policy, err := pipeline.NewPolicy(cfg.Model, setup.Tokenizer, 2*pipeline.MaxRow(cfg, setup), cfg.Seed)
 	if err != nil {
 		return err
@@ -469,7 +472,7 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 	log := func(kind string, rec any) {
 		switch v := rec.(type) {
 		case *pipeline.RunState:
-			if err := filesState(kind, v, files); err != nil && werr == nil {
+			if err := filesState(kind, v, files, r.checkpointDir(u)); err != nil && werr == nil {
 				werr = err
 				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("%s: %v", kind, err)})
 			}
@@ -486,10 +489,10 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 // filesState saves into rs how far a unit's record files had got ("save", before a
 // checkpoint), or cuts them back to it ("resume" from that checkpoint), so that records the
 // stopped process logged after its last checkpoint, a torn last line among them, are not
-// left beside the ones the resumed unit logs again. An empty State, a unit starting over or a
-// checkpoint written before units saved this, leaves the files as they are (readCurve keeps
-// the last evaluation of each step).
-func filesState(kind string, rs *pipeline.RunState, files []string) error {
+// left beside the ones the resumed unit logs again. An empty State is the unit's start: the
+// files are emptied, unless the unit's checkpoint folder, ckptDir, holds a checkpoint (one
+// written before units saved their files' sizes), which leaves them as they are.
+func filesState(kind string, rs *pipeline.RunState, files []string, ckptDir string) error {
 	switch kind {
 	case "save":
 		sizes, err := jsonl.Sizes(files...)
@@ -499,12 +502,13 @@ func filesState(kind string, rs *pipeline.RunState, files []string) error {
 		rs.State, err = json.Marshal(sizes)
 		return err
 	case "resume":
-		if len(rs.State) == 0 {
+		sizes := make([]int64, len(files)) // the unit's start
+		if len(rs.State) > 0 {
+			if err := json.Unmarshal(rs.State, &sizes); err != nil {
+				return fmt.Errorf("the checkpoint's sizes of the unit's files: %w", err)
+			}
+		} else if old, _ := filepath.Glob(filepath.Join(ckptDir, "*.ckpt")); len(old) > 0 {
 			return nil
-		}
-		var sizes []int64
-		if err := json.Unmarshal(rs.State, &sizes); err != nil {
-			return fmt.Errorf("the checkpoint's sizes of the unit's files: %w", err)
 		}
 		return jsonl.CutBack(files, sizes)
 	}
