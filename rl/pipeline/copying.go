@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"agentr1/mdp"
+	"agentr1/model"
+	"agentr1/tokenizer"
+)
+
+// An agent that reads writes into its thoughts what the tool response it has just read says:
+// a name to search for next, a number to calculate with. This file measures whether a policy
+// does, teacher-forced on the run's own demonstrations: for each token of a thought that
+// copies a name or a number out of the response before it, the probability the policy gives
+// it and whether it is the policy's most probable token (what greedy decoding would write).
+// RESULTS section 6 uses it to show where the calculator task fails.
+
+// CopyKind is what a token of the agent's thought, in the turn after a tool response, copies
+// out of that response.
+type CopyKind int
+
+// The kinds of copied token. A number is a run of digit tokens; years mostly begin with 1,
+// which a policy can write without reading, so a leading 1 is a kind of its own.
+const (
+	CopyNone       CopyKind = iota // a token that copies nothing the response holds
+	CopyNameStart                  // a capitalised piece the response holds and the prompt does not
+	CopyNameRest                   // a lower-case piece continuing such a piece, as a name goes on
+	CopyLeadingOne                 // the first digit, 1, of a number the response holds
+	CopyFirstDigit                 // the first digit, other than 1, of a number the response holds
+	CopyLaterDigit                 // a later digit of a number the response holds
+)
+
+// copyKindNames are the kinds' names, in CopyKind order.
+var copyKindNames = [...]string{"not copied", "name, first piece", "name, later piece",
+	"number, leading 1", "number, first digit (not 1)", "number, later digit"}
+
+// String returns the kind's name.
+func (k CopyKind) String() string { return copyKindNames[k] }
+
+// numberRE finds the numbers of a text.
+var numberRE = regexp.MustCompile(`[0-9]+`)
+
+// CopyKinds classifies the tokens of one action, given as their decoded pieces in order, that
+// follows a tool response (its text) in an episode whose prompt is prompt (its text). Only the
+// pieces inside <think>...</think> can copy; every other piece is CopyNone.
+func CopyKinds(pieces []string, response, prompt string) []CopyKind {
+	numbers := map[string]bool{}
+	for _, n := range numberRE.FindAllString(response, -1) {
+		numbers[n] = true
+	}
+	kinds := make([]CopyKind, len(pieces))
+	var text strings.Builder
+	for i := 0; i < len(pieces); i++ {
+		text.WriteString(pieces[i])
+		so := text.String()
+		open := strings.LastIndex(so, "<think>")
+		if open < 0 || strings.LastIndex(so, "</think>") > open || strings.HasSuffix(so, "<think>") {
+			continue // outside a thought, or the tag itself
+		}
+		p := strings.TrimLeft(pieces[i], " ")
+		if isDigits(p) {
+			// A number starts here: its digits run on while the pieces are digits with no
+			// space before them.
+			j := i + 1
+			num := p
+			for j < len(pieces) && isDigits(pieces[j]) {
+				num += pieces[j]
+				j++
+			}
+			if numbers[num] {
+				kinds[i] = CopyFirstDigit
+				if num[0] == '1' {
+					kinds[i] = CopyLeadingOne
+				}
+				for k := i + 1; k < j; k++ {
+					kinds[k] = CopyLaterDigit
+				}
+			}
+			for k := i + 1; k < j; k++ {
+				text.WriteString(pieces[k])
+			}
+			i = j - 1
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(p)
+		switch {
+		case unicode.IsUpper(r) && strings.Contains(response, p) && !strings.Contains(prompt, p):
+			kinds[i] = CopyNameStart
+		case unicode.IsLower(r) && p == pieces[i] && i > 0 && (kinds[i-1] == CopyNameStart || kinds[i-1] == CopyNameRest):
+			kinds[i] = CopyNameRest
+		}
+	}
+	return kinds
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// CopyStat is a policy's teacher-forced figures on the tokens of one CopyKind.
+type CopyStat struct {
+	N      int     // tokens
+	P      float64 // mean probability of the demonstrated token
+	Argmax float64 // share of the tokens that are the policy's most probable one
+}
+
+// MeasureCopying runs policy over each demonstration (teacher forcing: the demonstration's
+// own tokens as context) and returns its figures on the copied tokens of every kind but
+// CopyNone, with the number of demonstrations left out for being longer than the policy's
+// context. tok must be the tokenizer the demonstrations were encoded with.
+func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory) (stats map[CopyKind]CopyStat, skipped int, err error) {
+	ws := model.NewWorkspace()
+	V := policy.Config.VocabSize
+	stats = map[CopyKind]CopyStat{}
+	for _, d := range demos {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		// The episode's tokens (T,) and, per turn, where its action starts.
+		ids := append([]int(nil), d.Prompt...)
+		starts := make([]int, len(d.Turns))
+		for k, turn := range d.Turns {
+			starts[k] = len(ids)
+			ids = append(ids, turn.Action...)
+			ids = append(ids, turn.Observation...)
+		}
+		T := len(ids)
+		if T > policy.Config.MaxPositionEmbeddings {
+			skipped++
+			continue
+		}
+		mask := make([]float32, T)
+		for i := range mask {
+			mask[i] = 1
+		}
+		logits := policy.ForwardLogits(ws, ids, mask, 1, T) // (1, T, V)
+		prompt := tok.Decode(d.Prompt)
+		for k := 1; k < len(d.Turns); k++ {
+			action := d.Turns[k].Action
+			pieces := make([]string, len(action))
+			for i, id := range action {
+				pieces[i] = tok.Decode([]int{id})
+			}
+			kinds := CopyKinds(pieces, tok.Decode(d.Turns[k-1].Observation), prompt)
+			for i, kind := range kinds {
+				if kind == CopyNone {
+					continue
+				}
+				t := starts[k] + i // the token's position; the logits at t-1 predict it
+				p, top := tokenProb(logits[(t-1)*V:t*V], ids[t])
+				s := stats[kind]
+				s.N++
+				s.P += p
+				if top {
+					s.Argmax++
+				}
+				stats[kind] = s
+			}
+		}
+	}
+	for kind, s := range stats {
+		s.P /= float64(s.N)
+		s.Argmax /= float64(s.N)
+		stats[kind] = s
+	}
+	return stats, skipped, nil
+}
+
+// tokenProb returns softmax(logits)[id] (one row, (V,)) and whether id has the largest logit.
+func tokenProb(logits []float32, id int) (p float64, top bool) {
+	mx := math.Inf(-1)
+	for _, x := range logits {
+		mx = max(mx, float64(x))
+	}
+	var z float64
+	for _, x := range logits {
+		z += math.Exp(float64(x) - mx)
+	}
+	return math.Exp(float64(logits[id])-mx) / z, float64(logits[id]) == mx
+}
+
+// CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
+// policy of modelDir and measures its copying (MeasureCopying) on the first n
+// demonstrations (all when n <= 0). A policy folder whose tokenizer is not the run's is
+// refused.
+func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (stats map[CopyKind]CopyStat, used, skipped int, err error) {
+	setup, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	policy, err := model.Load(modelDir)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	tokPath := filepath.Join(modelDir, tokenizer.FileName)
+	if _, err := os.Stat(tokPath); err == nil {
+		saved, err := tokenizer.Load(tokPath)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if err := sameTokenizer(saved, setup.Tokenizer); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w; the run's demonstrations are encoded with another tokenizer", tokPath, err)
+		}
+	} else if policy.Config.VocabSize < setup.Tokenizer.VocabSize() {
+		return nil, 0, 0, fmt.Errorf("%s: vocabulary %d, the run's tokenizer has %d tokens", modelDir, policy.Config.VocabSize, setup.Tokenizer.VocabSize())
+	}
+	demos := setup.Demos
+	if n > 0 && n < len(demos) {
+		demos = demos[:n]
+	}
+	stats, skipped, err = MeasureCopying(ctx, policy, setup.Tokenizer, demos)
+	return stats, len(demos), skipped, err
+}

@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// TestCopyKinds classifies the pieces of one thought after a tool response: the digits of a
+// number the response holds (a leading 1 apart), the pieces of a name it holds that the
+// prompt does not, and nothing outside <think> or that the response does not hold.
+func TestCopyKinds(t *testing.T) {
+	response := "Nipus Zabis founded Luma Bank in 1912. Luma Bank employs 378 people."
+	prompt := "Question: Who founded Luma Bank?"
+	pieces := []string{"<think>", "The", " founder", " is", " Nip", "us", " Z", "abis", ",", " in", " 1", "9", "1", "2",
+		";", " 3", "7", "8", " and", " 4", "5", " people", " at", " Luma", "</think>", " 3", "7", "8", " Nip"}
+	want := []CopyKind{CopyNone, CopyNone, CopyNone, CopyNone, CopyNameStart, CopyNameRest, CopyNameStart, CopyNameRest, CopyNone, CopyNone,
+		CopyLeadingOne, CopyLaterDigit, CopyLaterDigit, CopyLaterDigit,
+		CopyNone, CopyFirstDigit, CopyLaterDigit, CopyLaterDigit, CopyNone,
+		CopyNone, CopyNone, // 45: not in the response
+		CopyNone, CopyNone, CopyNone, // Luma: in the prompt
+		CopyNone, CopyNone, CopyNone, CopyNone, CopyNone} // after </think>
+	got := CopyKinds(pieces, response, prompt)
+	if !slices.Equal(got, want) {
+		for i := range pieces {
+			if got[i] != want[i] {
+				t.Errorf("piece %d %q: %v, want %v", i, pieces[i], got[i], want[i])
+			}
+		}
+	}
+	// A number of the response written as part of a longer one copies nothing.
+	if got := CopyKinds([]string{"<think>", " 3", "7", "8", "9", "</think>"}, response, prompt); !slices.Equal(got, make([]CopyKind, 6)) {
+		t.Errorf("3789: %v, want nothing copied", got)
+	}
+}
+
+// TestMeasureCopying measures a tiny policy on its run's demonstrations: every kind counted is
+// one CopyKinds finds, and the figures are probabilities.
+func TestMeasureCopying(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, p := tinySetupPolicy(t, cfg)
+	stats, skipped, err := MeasureCopying(context.Background(), p, s.Tokenizer, s.Demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[CopyKind]int{}
+	for _, d := range s.Demos {
+		prompt := s.Tokenizer.Decode(d.Prompt)
+		for k := 1; k < len(d.Turns); k++ {
+			pieces := make([]string, len(d.Turns[k].Action))
+			for i, id := range d.Turns[k].Action {
+				pieces[i] = s.Tokenizer.Decode([]int{id})
+			}
+			for _, kind := range CopyKinds(pieces, s.Tokenizer.Decode(d.Turns[k-1].Observation), prompt) {
+				if kind != CopyNone {
+					want[kind]++
+				}
+			}
+		}
+	}
+	if skipped != 0 || want[CopyNameStart] == 0 {
+		t.Fatalf("skipped %d demonstrations, %d name pieces to measure: the fixture no longer tests this", skipped, want[CopyNameStart])
+	}
+	for kind, st := range stats {
+		if st.N != want[kind] || st.P <= 0 || st.P > 1 || st.Argmax < 0 || st.Argmax > 1 {
+			t.Errorf("%v: %+v, want %d tokens and probabilities", kind, st, want[kind])
+		}
+		delete(want, kind)
+	}
+	if len(want) > 0 {
+		t.Errorf("kinds not measured: %v", want)
+	}
+}
