@@ -2,10 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode"
@@ -205,21 +202,9 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (stat
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	policy, err := model.Load(modelDir)
+	policy, err := loadPolicyOf(modelDir, setup.Tokenizer)
 	if err != nil {
 		return nil, 0, 0, err
-	}
-	tokPath := filepath.Join(modelDir, tokenizer.FileName)
-	if _, err := os.Stat(tokPath); err == nil {
-		saved, err := tokenizer.Load(tokPath)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		if err := sameTokenizer(saved, setup.Tokenizer); err != nil {
-			return nil, 0, 0, fmt.Errorf("%s: %w; the run's demonstrations are encoded with another tokenizer", tokPath, err)
-		}
-	} else if policy.Config.VocabSize < setup.Tokenizer.VocabSize() {
-		return nil, 0, 0, fmt.Errorf("%s: vocabulary %d, the run's tokenizer has %d tokens", modelDir, policy.Config.VocabSize, setup.Tokenizer.VocabSize())
 	}
 	demos := setup.Demos
 	if n > 0 && n < len(demos) {

@@ -411,22 +411,9 @@ func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string
 func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model, resume bool, log Logger) error {
 	if cfg.BasePolicy != "" {
 		if _, err := os.Stat(filepath.Join(cfg.BasePolicy, model.WeightsFile)); err == nil {
-			m, err := model.Load(cfg.BasePolicy)
+			m, err := loadPolicyOf(cfg.BasePolicy, setup.Tokenizer)
 			if err != nil {
-				return err
-			}
-			if m.Config.VocabSize != setup.Tokenizer.VocabSize() {
-				return fmt.Errorf("base policy %s: vocabulary %d, tokenizer has %d", cfg.BasePolicy, m.Config.VocabSize, setup.Tokenizer.VocabSize())
-			}
-			tokPath := filepath.Join(cfg.BasePolicy, tokenizer.FileName)
-			if _, err := os.Stat(tokPath); err == nil {
-				saved, err := tokenizer.Load(tokPath)
-				if err != nil {
-					return fmt.Errorf("base policy: %w", err)
-				}
-				if err := sameTokenizer(saved, setup.Tokenizer); err != nil {
-					return fmt.Errorf("base policy %s: %w; the run's settings (demonstrations, VocabSize) train a different tokenizer than the base's", tokPath, err)
-				}
+				return fmt.Errorf("base policy: %w", err)
 			}
 			if err := copyParams(policy, m, cfg.BasePolicy); err != nil {
 				return err
@@ -500,6 +487,31 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		}
 	}
 	return nil
+}
+
+// loadPolicyOf loads the policy folder dir for a run whose tokenizer is tok. A folder whose
+// vocabulary or tokenizer.json is not tok's is refused: the run's settings (demonstrations,
+// VocabSize) retrain the tokenizer, and a policy read through another tokenizer's ids answers
+// nonsense without any other sign.
+func loadPolicyOf(dir string, tok *tokenizer.Tokenizer) (*model.Model, error) {
+	m, err := model.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Config.VocabSize != tok.VocabSize() {
+		return nil, fmt.Errorf("%s: vocabulary %d, the run's tokenizer has %d", dir, m.Config.VocabSize, tok.VocabSize())
+	}
+	tokPath := filepath.Join(dir, tokenizer.FileName)
+	if _, err := os.Stat(tokPath); err == nil {
+		saved, err := tokenizer.Load(tokPath)
+		if err != nil {
+			return nil, err
+		}
+		if err := sameTokenizer(saved, tok); err != nil {
+			return nil, fmt.Errorf("%s: %w; the run's settings (demonstrations, VocabSize) train a different tokenizer than the policy's", tokPath, err)
+		}
+	}
+	return m, nil
 }
 
 // baseStateFile, in the checkpoint folder, holds the Logger's RunState as SFT ended.
