@@ -10,6 +10,7 @@ import (
 
 	"agentr1/mdp"
 	"agentr1/model"
+	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -125,6 +126,7 @@ type CopyStat struct {
 func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory) (stats map[CopyKind]CopyStat, skipped int, err error) {
 	ws := model.NewWorkspace()
 	V := policy.Config.VocabSize
+	logp := make([]float32, V) // (V,) one position's log-probabilities
 	stats = map[CopyKind]CopyStat{}
 	for _, d := range demos {
 		if err := ctx.Err(); err != nil {
@@ -160,12 +162,13 @@ func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tok
 				if kind == CopyNone {
 					continue
 				}
-				t := starts[k] + i // the token's position; the logits at t-1 predict it
-				p, top := tokenProb(logits[(t-1)*V:t*V], ids[t])
+				t := starts[k] + i           // the token's position; the logits at t-1 predict it
+				row := logits[(t-1)*V : t*V] // (V,): the logits that predict token t
+				tensor.LogSoftmaxForward(logp, row, 1, V)
 				s := stats[kind]
 				s.N++
-				s.P += p
-				if top {
+				s.P += math.Exp(float64(logp[ids[t]]))
+				if tensor.Argmax(row) == ids[t] {
 					s.Argmax++
 				}
 				stats[kind] = s
@@ -178,19 +181,6 @@ func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tok
 		stats[kind] = s
 	}
 	return stats, skipped, nil
-}
-
-// tokenProb returns softmax(logits)[id] (one row, (V,)) and whether id has the largest logit.
-func tokenProb(logits []float32, id int) (p float64, top bool) {
-	mx := math.Inf(-1)
-	for _, x := range logits {
-		mx = max(mx, float64(x))
-	}
-	var z float64
-	for _, x := range logits {
-		z += math.Exp(float64(x) - mx)
-	}
-	return math.Exp(float64(logits[id])-mx) / z, float64(logits[id]) == mx
 }
 
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
