@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -42,6 +43,35 @@ func TestNumberTokens(t *testing.T) {
 		}
 		if back := tok.DecodeSkipSpecial(ids); back != tc.text {
 			t.Errorf("%q decodes back as %q", tc.text, back)
+		}
+	}
+}
+
+// TestNumberTokenMarks checks the marks SFTConfig.NumberWeight applies by: every digit and
+// every whole-number token, and nothing else.
+func TestNumberTokenMarks(t *testing.T) {
+	texts := []string{"Gofa was founded in 1875. About 482 thousand people live in Gofa."}
+	for _, numbers := range []int{0, 100} {
+		tok, err := TrainTokenizer(texts, 300, numbers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks := NumberTokens(tok)
+		var marked []string
+		for id, m := range marks {
+			if m {
+				marked = append(marked, tok.Decode([]int{id}))
+			}
+		}
+		want := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+		if numbers > 0 {
+			want = append(want, want...) // the byte tokens' digits, then the number tokens 0..99
+			for n := 10; n < numbers; n++ {
+				want = append(want, strconv.Itoa(n))
+			}
+		}
+		if !slices.Equal(marked, want) {
+			t.Errorf("number tokens %d: marked %q, want %q", numbers, marked, want)
 		}
 	}
 }

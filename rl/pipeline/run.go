@@ -449,6 +449,7 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
 		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		NumberTokens:     NumberTokens(setup.Tokenizer),
 		StopOnDivergence: cfg.StopOnDivergence,
 		SaveState:        func() json.RawMessage { return callerState(log) },
 		RestoreState:     func(state json.RawMessage) { log("resume", &RunState{State: state}) },

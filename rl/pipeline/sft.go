@@ -36,6 +36,19 @@ type SFTConfig struct {
 	// mistakes and all. The default stays 1: 0 measured no better after RL, within one
 	// standard error.
 	MistakeWeight float64
+	// NumberWeight weights the loss on the agent's number tokens (SFTOptions.NumberTokens: the
+	// digits of a thought, an expression or an answer) against 1 on its other tokens. A number
+	// the agent writes is copied out of a tool response it read, and at 1 the policy learns to
+	// copy names but not digits (docs/RESULTS.md section 6): digits are a few percent of the
+	// agent's tokens, so their share of the gradient is small. 1, the default, is the plain
+	// masked loss.
+	NumberWeight float64
+	// ContextNumberWeight multiplies the loss weight (ContextWeight) of the number tokens of the
+	// tool responses. The numbers a passage states are random facts: predicting them teaches
+	// only how often each digit occurs, and with tied embeddings it pulls the digits'
+	// embeddings together until the policy cannot tell the digits apart to copy them
+	// (docs/RESULTS.md section 6). 1, the default, trains them as the other response tokens.
+	ContextNumberWeight float64
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by
 	// its first token, the loss on the recalls (copyBatch). A pretrained LLM arrives able to
@@ -59,7 +72,7 @@ type SFTConfig struct {
 // names out of the passages (Config.Worlds); what the base reads bounds what RL can reach,
 // and a shorter warm start stops before that fall. docs/RESULTS.md has the measurements.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, CopyLR: 1e-3}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, CopyLR: 1e-3}
 }
 
 // TotalSteps is the warm start's optimiser steps: the copy steps, then the demonstrations'.
@@ -79,6 +92,12 @@ func (c SFTConfig) Validate() error {
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
 	}
+	if !(c.NumberWeight >= 0 && c.NumberWeight <= 100) {
+		return fmt.Errorf("sft config: NumberWeight %g, want 0..100", c.NumberWeight)
+	}
+	if !(c.ContextNumberWeight >= 0 && c.ContextNumberWeight <= 1) {
+		return fmt.Errorf("sft config: ContextNumberWeight %g, want 0..1", c.ContextNumberWeight)
+	}
 	if _, err := trainer.ParseLRDecay(string(c.Decay)); err != nil {
 		return fmt.Errorf("sft config: Decay: %w", err)
 	}
@@ -97,6 +116,10 @@ type SFTOptions struct {
 	// ActionWeights holds, per demonstration and turn, the loss weight of that turn's action
 	// tokens (nil, or a short or nil entry: 1).
 	ActionWeights [][]float64
+	// NumberTokens marks, by token id, the tokens SFTConfig.NumberWeight and
+	// ContextNumberWeight apply to (NumberTokens gives them for a tokenizer); needed when
+	// either is not 1.
+	NumberTokens []bool
 	// StopOnDivergence stops SFT at a step whose loss explodes (SFTMetrics.Diverging) instead
 	// of going on; the state is not saved, so the last checkpoint stays the latest.
 	StopOnDivergence bool
@@ -134,6 +157,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if opt.ActionWeights != nil && len(opt.ActionWeights) != len(demos) {
 		return fmt.Errorf("sft: %d action weight lists for %d demonstrations", len(opt.ActionWeights), len(demos))
 	}
+	if (cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1) && opt.NumberTokens == nil {
+		return fmt.Errorf("sft: NumberWeight %g and ContextNumberWeight %g need the number tokens (SFTOptions.NumberTokens)", cfg.NumberWeight, cfg.ContextNumberWeight)
+	}
 	rows := make([]mdp.Row, len(demos))
 	weights := make([][]float64, len(demos)) // per row (T): the loss weight of each token
 	for i, d := range demos {
@@ -147,6 +173,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			aw = opt.ActionWeights[i]
 		}
 		weights[i] = tokenWeights(d, aw, cfg.ContextWeight, len(r.Tokens))
+		if cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1 {
+			scaleNumberTokens(weights[i], d, opt.NumberTokens, cfg.NumberWeight, cfg.ContextNumberWeight)
+		}
 	}
 	st := &sftState{
 		cfg: cfg, seed: seed, policy: policy,

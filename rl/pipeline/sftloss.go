@@ -1,6 +1,11 @@
 package pipeline
 
-import "agentr1/mdp"
+import (
+	"strings"
+
+	"agentr1/mdp"
+	"agentr1/tokenizer"
+)
 
 // tokenWeights returns the SFT loss weight of each of the first n tokens of demonstration d
 // laid out as mdp.Flatten lays it out (prompt, then each turn's action and observation): 0 on
@@ -27,6 +32,36 @@ func tokenWeights(d *mdp.Trajectory, actionWeights []float64, contextWeight floa
 		fill(len(t.Observation), contextWeight)
 	}
 	return w[:min(n, len(w))]
+}
+
+// scaleNumberTokens multiplies the weight, in w (laid out as tokenWeights lays it out), of each
+// token of d that number marks (number[id]; ids beyond it are not numbers) by action in an
+// action and by context in an observation.
+func scaleNumberTokens(w []float64, d *mdp.Trajectory, number []bool, action, context float64) {
+	pos := len(d.Prompt)
+	scale := func(ids []int, f float64) {
+		for _, id := range ids {
+			if pos < len(w) && id >= 0 && id < len(number) && number[id] {
+				w[pos] *= f
+			}
+			pos++
+		}
+	}
+	for _, t := range d.Turns {
+		scale(t.Action, action)
+		scale(t.Observation, context)
+	}
+}
+
+// NumberTokens marks, by id, the tokens of tok that hold digits only (after an optional
+// leading space): the digit tokens of a Qwen-style tokenizer, and the whole-number tokens of
+// Config.NumberTokens.
+func NumberTokens(tok *tokenizer.Tokenizer) []bool {
+	out := make([]bool, tok.VocabSize())
+	for id := range out {
+		out[id] = isDigits(strings.TrimPrefix(tok.Decode([]int{id}), " "))
+	}
+	return out
 }
 
 // responseWeights lays the rows' token weights out as b's response side (b.B, b.L), as

@@ -30,12 +30,16 @@ func TestSFTWeights(t *testing.T) {
 		name    string
 		cw      float64
 		actions [][]float64 // per demonstration and turn (nil: 1)
+		nw, cnw float64     // number weights, agent and context, on tokens 4, 6 and 8 (nw 0: not applied)
 		want    []float64   // (2, 6)
 	}{
-		{"masked", 0, nil, []float64{1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
-		{"context 0.5", 0.5, nil, []float64{1, 1, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
-		{"first action a mistake", 0.5, [][]float64{{0, 1}, nil}, []float64{0, 0, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
-		{"short weight lists", 0, [][]float64{{0.25}, {}}, []float64{0.25, 0.25, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
+		{"masked", 0, nil, 0, 0, []float64{1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
+		{"context 0.5", 0.5, nil, 0, 0, []float64{1, 1, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
+		{"first action a mistake", 0.5, [][]float64{{0, 1}, nil}, 0, 0, []float64{0, 0, 0.5, 0.5, 0.5, 1, 1, 0, 0, 0, 0, 0}},
+		{"short weight lists", 0, [][]float64{{0.25}, {}}, 0, 0, []float64{0.25, 0.25, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}},
+		// Only the agent's number tokens scale: token 6 is in an observation.
+		{"numbers x4", 0.5, [][]float64{{0.5, 1}, nil}, 4, 1, []float64{0.5, 2, 0.5, 0.5, 0.5, 4, 1, 0, 0, 0, 0, 0}},
+		{"response numbers x0", 0.5, nil, 1, 0, []float64{1, 1, 0.5, 0, 0.5, 1, 1, 0, 0, 0, 0, 0}},
 	} {
 		weights := make([][]float64, len(rows))
 		for i, d := range demos {
@@ -44,6 +48,10 @@ func TestSFTWeights(t *testing.T) {
 				aw = c.actions[i]
 			}
 			weights[i] = tokenWeights(d, aw, c.cw, len(rows[i].Tokens))
+			if c.nw != 0 {
+				number := []bool{4: true, 6: true, 8: true}
+				scaleNumberTokens(weights[i], d, number, c.nw, c.cnw)
+			}
 			if len(weights[i]) != len(rows[i].Tokens) {
 				t.Fatalf("%s: row %d: %d weights for %d tokens", c.name, i, len(weights[i]), len(rows[i].Tokens))
 			}
