@@ -81,8 +81,12 @@ func TestRunInterruptResume(t *testing.T) {
 	// A process killed after its checkpoint leaves records that the resumed unit logs again,
 	// the last of them maybe torn: the resumed unit must cut its files back to the checkpoint.
 	// One killed before its first checkpoint (GRPO, not started here) leaves records that the
-	// unit, starting over, must drop.
-	for _, unit := range []string{"ppo", "grpo"} {
+	// unit, starting over, must drop; so does a baseline unit killed before its result (Naive
+	// RAG's result is taken away here), which keeps no checkpoint.
+	if err := os.Remove(filepath.Join(dir, "seed-1", "naive-rag", ResultFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, unit := range []string{"ppo", "grpo", "naive-rag"} {
 		if err := os.MkdirAll(filepath.Join(dir, "seed-1", unit), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +120,7 @@ func TestRunInterruptResume(t *testing.T) {
 			resumedPPO = true
 		}
 	}
-	for name, want := range map[string]string{"seed 1 · SFT": "skip", "seed 1 · Naive RAG": "skip", "seed 1 · PPO": "start", "seed 1 · GRPO": "start"} {
+	for name, want := range map[string]string{"seed 1 · SFT": "skip", "seed 1 · Base Tool Call (SFT base)": "skip", "seed 1 · Naive RAG": "start", "seed 1 · PPO": "start", "seed 1 · GRPO": "start"} {
 		if kinds[name] != want {
 			t.Errorf("final run: %s was %q, want %q", name, kinds[name], want)
 		}

@@ -367,6 +367,13 @@ func (r *runner) run(ctx context.Context, u Unit) (*UnitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u.Method != nil && u.Method.Kind != KindRL {
+		// A baseline unit keeps no checkpoint, so it always starts over: what a run of it that
+		// was stopped before its result had logged goes, as an RL unit starting over drops it.
+		if err := jsonl.CutBack(r.recordFiles(u), []int64{0, 0}); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+	}
 	log, closeLog, err := r.logger(u)
 	if err != nil {
 		return nil, err
@@ -444,15 +451,21 @@ func naiveRAG(ctx context.Context, cfg pipeline.Config, setup *pipeline.Setup, p
 	return out, nil
 }
 
+// recordFiles are unit u's record files: its metrics.jsonl and its evals.jsonl.
+func (r *runner) recordFiles(u Unit) []string {
+	return []string{filepath.Join(r.unitDir(u), metricsFile), filepath.Join(r.unitDir(u), evalsFile)}
+}
+
 // logger returns the pipeline.Logger of unit u: SFT and RL step records are appended to the
 // unit's metrics.jsonl and evaluations to its evals.jsonl; every record is passed on as an
 // Event.
 func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
-	metrics, err := os.OpenFile(filepath.Join(r.unitDir(u), metricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	files := r.recordFiles(u)
+	metrics, err := os.OpenFile(files[0], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("experiment: %w", err)
 	}
-	evals, err := os.OpenFile(filepath.Join(r.unitDir(u), evalsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	evals, err := os.OpenFile(files[1], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		metrics.Close()
 		return nil, nil, fmt.Errorf("experiment: %w", err)
@@ -468,7 +481,6 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 			r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("write %s: %v", f.Name(), err)})
 		}
 	}
-	files := []string{metrics.Name(), evals.Name()}
 	log := func(kind string, rec any) {
 		switch v := rec.(type) {
 		case *pipeline.RunState:
