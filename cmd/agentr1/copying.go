@@ -22,7 +22,8 @@ func init() {
 			"       agentr1 copying --world-run runs/X --model runs/X/final --n 100\n" +
 			"  For every token of a thought that copies a name or a number out of the tool response just\n" +
 			"  read, it prints the probability the policy gives it and how often it is the policy's most\n" +
-			"  probable token, which greedy decoding writes (pipeline.MeasureCopying).",
+			"  probable token, which greedy decoding writes (pipeline.MeasureCopying); then how alike the\n" +
+			"  output rows of the digits are, and those of the names' first pieces (pipeline.OutputSimilarities).",
 	}
 	var a copyingArgs
 	c.flags = func(fs *flag.FlagSet) { copyingFlags(fs, &a) }
@@ -67,7 +68,7 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	if a.n < 0 {
 		return fmt.Errorf("%w: --n %d: want 0 (all) or more", errUsage, a.n)
 	}
-	stats, used, skipped, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n)
+	stats, sim, used, skipped, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("copying: interrupted")
@@ -84,5 +85,7 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%-28s %7d %9.3f %7.3f\n", kind, s.N, s.P, s.Argmax)
 	}
+	fmt.Fprintf(stdout, "output rows, mean cosine within a group: digits %.3f (%d tokens), name first pieces %.3f (%d tokens)\n",
+		sim.Digits, sim.NDigits, sim.NameStarts, sim.NNames)
 	return nil
 }

@@ -183,23 +183,90 @@ func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tok
 	return stats, skipped, nil
 }
 
+// OutputSimilarity is how alike a policy's output rows (lm_head, the embedding when tied) of
+// two groups of tokens are: the mean cosine over the pairs within each group. Copying a
+// token means giving it a higher logit than the others of its kind, and two rows with a
+// cosine near 1 get nearly the same logit from any hidden state.
+type OutputSimilarity struct {
+	Digits     float64 // the number tokens (NumberTokens)
+	NameStarts float64 // the tokens that begin a capitalised word (" Fak", "Rol")
+	NDigits    int
+	NNames     int
+}
+
+// OutputSimilarities measures policy's OutputSimilarity under tok.
+func OutputSimilarities(policy *model.Model, tok *tokenizer.Tokenizer) OutputSimilarity {
+	head := policy.Param("lm_head.weight")
+	if head == nil {
+		head = policy.Param("model.embed_tokens.weight")
+	}
+	C := policy.Config.HiddenSize
+	number := NumberTokens(tok)
+	var digits, names []int
+	for id := range min(len(number), policy.Config.VocabSize) {
+		piece := strings.TrimPrefix(tok.Decode([]int{id}), " ")
+		r, _ := utf8.DecodeRuneInString(piece)
+		switch {
+		case number[id]:
+			digits = append(digits, id)
+		case len(piece) >= 2 && unicode.IsUpper(r) && isLetters(piece):
+			names = append(names, id)
+		}
+	}
+	meanCos := func(ids []int) float64 {
+		var sum float64
+		var n int
+		for i, a := range ids {
+			x := head.Data[a*C : (a+1)*C] // (C,)
+			for _, b := range ids[i+1:] {
+				y := head.Data[b*C : (b+1)*C] // (C,)
+				var xy, xx, yy float64
+				for k := range C {
+					xy += float64(x[k]) * float64(y[k])
+					xx += float64(x[k]) * float64(x[k])
+					yy += float64(y[k]) * float64(y[k])
+				}
+				if xx > 0 && yy > 0 {
+					sum += xy / math.Sqrt(xx*yy)
+					n++
+				}
+			}
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		return sum / float64(n)
+	}
+	return OutputSimilarity{Digits: meanCos(digits), NameStarts: meanCos(names), NDigits: len(digits), NNames: len(names)}
+}
+
+// isLetters reports whether s is letters only.
+func isLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
 // policy of modelDir and measures its copying (MeasureCopying) on the first n
 // demonstrations (all when n <= 0). A policy folder whose tokenizer is not the run's is
 // refused.
-func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (stats map[CopyKind]CopyStat, used, skipped int, err error) {
+func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (stats map[CopyKind]CopyStat, sim OutputSimilarity, used, skipped int, err error) {
 	setup, err := Prepare(ctx, cfg)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, sim, 0, 0, err
 	}
 	policy, err := loadPolicyOf(modelDir, setup.Tokenizer)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, sim, 0, 0, err
 	}
 	demos := setup.Demos
 	if n > 0 && n < len(demos) {
 		demos = demos[:n]
 	}
 	stats, skipped, err = MeasureCopying(ctx, policy, setup.Tokenizer, demos)
-	return stats, len(demos), skipped, err
+	return stats, OutputSimilarities(policy, setup.Tokenizer), len(demos), skipped, err
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 )
@@ -69,5 +70,35 @@ func TestMeasureCopying(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("kinds not measured: %v", want)
+	}
+}
+
+// TestOutputSimilarities sets the digits' output rows alike and the names' apart, and checks
+// the cosines it reads off them.
+func TestOutputSimilarities(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, p := tinySetupPolicy(t, cfg)
+	head := p.Param("model.embed_tokens.weight")
+	C := p.Config.HiddenSize
+	number := NumberTokens(s.Tokenizer)
+	for id := range p.Config.VocabSize {
+		row := head.Data[id*C : (id+1)*C]
+		clear(row)
+		if number[id] {
+			row[0], row[1] = 1, float32(id%2) // digits: cosine 1 or 1/√2 between any two
+		} else {
+			row[id%C] = 1 // the rest: cosine 0 unless their ids agree mod C
+		}
+	}
+	sim := OutputSimilarities(p, s.Tokenizer)
+	if sim.NDigits != 10 || sim.NNames == 0 {
+		t.Fatalf("%d digits and %d name pieces; want 10 and some", sim.NDigits, sim.NNames)
+	}
+	// Of the 45 digit pairs, 20 agree in parity (cosine 1) and 25 do not (1/√2).
+	if want := (20 + 25/math.Sqrt2) / 45; math.Abs(sim.Digits-want) > 1e-6 {
+		t.Errorf("digits: mean cosine %v, want %v", sim.Digits, want)
+	}
+	if sim.NameStarts > 0.5 {
+		t.Errorf("name pieces: mean cosine %v, want near 0", sim.NameStarts)
 	}
 }
