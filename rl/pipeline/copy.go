@@ -89,3 +89,64 @@ func copyRow(tokens []int, promptLen int, w []float64) mdp.Row {
 		Rewards: make([]float64, len(tokens)), LogProbs: make([]float64, len(tokens)),
 	}
 }
+
+// The copy rows of numbers (SFTConfig.CopyNumbers) are what a passage's numbers ask of the
+// agent: several numbers in a context, each after a key, and a recall that must find the
+// key's number among the others, whose digits are the same ten tokens, and copy it digit
+// by digit.
+const (
+	numberPairsMin  = 4 // key-number pairs per context, at least
+	numberPairsMax  = 10
+	numberDigitsMax = 4 // digits per number, 1 to this
+)
+
+// numberCopyBatch draws one copy step's rows of numbers: a row's context is pairs of a key
+// (uniform from keys, distinct within the row) and a number (1 to numberDigitsMax uniform
+// tokens of digits); its response is copyRecalls recalls, each a key of the context at
+// weight 0 and then that key's number at weight 1:
+//
+//	tokens:  k_1 d d d d k_2 d d … | k_j d d d d | k_i d d …
+//	weights: 0   …                 | 0   1 1 1 1 | 0   1 1 …
+func numberCopyBatch(keys, digits []int, rng *rand.Rand) ([]mdp.Row, [][]float64) {
+	rows := make([]mdp.Row, copyRows)
+	weights := make([][]float64, copyRows)
+	for i := range rows {
+		pairs := numberPairsMin + rng.IntN(numberPairsMax-numberPairsMin+1)
+		pairs = min(pairs, len(keys))
+		order := rng.Perm(len(keys))[:pairs] // distinct keys
+		var tokens []int
+		numbers := make([][]int, pairs) // (pairs, digits) each pair's key and number
+		for p, k := range order {
+			numbers[p] = append(numbers[p], keys[k])
+			for range 1 + rng.IntN(numberDigitsMax) {
+				numbers[p] = append(numbers[p], digits[rng.IntN(len(digits))])
+			}
+			tokens = append(tokens, numbers[p]...)
+		}
+		n := len(tokens)
+		w := make([]float64, n, n+copyRecalls*(1+numberDigitsMax))
+		for range copyRecalls {
+			pair := numbers[rng.IntN(pairs)]
+			tokens = append(tokens, pair...)
+			w = append(w, 0)
+			for range len(pair) - 1 {
+				w = append(w, 1)
+			}
+		}
+		rows[i] = copyRow(tokens, n, w)
+		weights[i] = w
+	}
+	return rows, weights
+}
+
+// splitNumbers parts vocab into the tokens number marks and the rest.
+func splitNumbers(vocab []int, number []bool) (keys, digits []int) {
+	for _, id := range vocab {
+		if id < len(number) && number[id] {
+			digits = append(digits, id)
+		} else {
+			keys = append(keys, id)
+		}
+	}
+	return keys, digits
+}

@@ -79,3 +79,66 @@ func containsRun(xs, run []int) bool {
 }
 
 func sameTokens(a, b mdp.Row) bool { return slices.Equal(a.Tokens, b.Tokens) }
+
+// TestNumberCopyBatch checks the copy rows of numbers: the context is pairs of a distinct key
+// and 1 to numberDigitsMax digits; each recall is a key at weight 0 and then, at weight 1,
+// exactly the digits that follow that key in the context.
+func TestNumberCopyBatch(t *testing.T) {
+	keys, digits := []int{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}, []int{1, 2, 3}
+	rows, weights := numberCopyBatch(keys, digits, rand.New(rand.NewPCG(1, 2)))
+	if len(rows) != copyRows {
+		t.Fatalf("%d rows, want %d", len(rows), copyRows)
+	}
+	// number reads the digits after position k of tokens.
+	number := func(tokens []int, k int) []int {
+		end := k + 1
+		for end < len(tokens) && slices.Contains(digits, tokens[end]) {
+			end++
+		}
+		return tokens[k+1 : end]
+	}
+	for i, r := range rows {
+		w, n, ctx := weights[i], r.PromptLen, r.Tokens[:r.PromptLen]
+		seen := map[int]bool{}
+		pairs := 0
+		for k, id := range ctx {
+			if slices.Contains(digits, id) {
+				continue
+			}
+			if !slices.Contains(keys, id) || seen[id] {
+				t.Fatalf("row %d: key %d at %d is not a key, or not the row's only one", i, id, k)
+			}
+			seen[id] = true
+			if d := len(number(ctx, k)); d < 1 || d > numberDigitsMax {
+				t.Fatalf("row %d: key at %d has %d digits", i, k, d)
+			}
+			pairs++
+		}
+		if pairs < numberPairsMin || pairs > numberPairsMax || !slices.Contains(keys, ctx[0]) {
+			t.Fatalf("row %d: %d pairs, first token %d", i, pairs, ctx[0])
+		}
+		recalls := 0
+		for k := n; k < len(r.Tokens); k++ {
+			if !slices.Contains(keys, r.Tokens[k]) {
+				continue
+			}
+			recalls++
+			want := number(ctx, slices.Index(ctx, r.Tokens[k]))
+			got := number(r.Tokens, k)
+			if w[k] != 0 || !slices.Equal(got, want) {
+				t.Errorf("row %d: recall of key %d at %d (weight %v) gives %v, want %v", i, r.Tokens[k], k, w[k], got, want)
+			}
+			for j := k + 1; j <= k+len(got); j++ {
+				if w[j] != 1 {
+					t.Errorf("row %d: digit at %d has weight %v, want 1", i, j, w[j])
+				}
+			}
+		}
+		if recalls != copyRecalls || !slices.Equal(w, r.ActionMask) {
+			t.Errorf("row %d: %d recalls, want %d", i, recalls, copyRecalls)
+		}
+	}
+	if k, d := splitNumbers([]int{1, 5, 9}, []bool{5: true}); !slices.Equal(k, []int{1, 9}) || !slices.Equal(d, []int{5}) {
+		t.Errorf("splitNumbers: keys %v, digits %v", k, d)
+	}
+}

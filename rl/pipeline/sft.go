@@ -57,6 +57,10 @@ type SFTConfig struct {
 	// 0, the default: measured on three seeds, 500 copy steps lifted one and broke the second
 	// hop of two (docs/RESULTS.md section 1).
 	CopySteps int
+	// CopyNumbers makes the copy steps' rows numbers to recall by their keys (numberCopyBatch)
+	// instead of spans cued by their first token: a year's first digit begins every year of
+	// a passage, so it cannot be a span's cue. Needs SFTOptions.NumberTokens.
+	CopyNumbers bool
 	// CopyLR is the copy steps' learning rate, constant after WarmupSteps. At the
 	// demonstrations' 2e-3 the copy loss of some seeds stays at chance for 500 steps, and a
 	// warm start after such a phase learns the demonstrations worse than one without it.
@@ -157,8 +161,8 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if opt.ActionWeights != nil && len(opt.ActionWeights) != len(demos) {
 		return fmt.Errorf("sft: %d action weight lists for %d demonstrations", len(opt.ActionWeights), len(demos))
 	}
-	if (cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1) && opt.NumberTokens == nil {
-		return fmt.Errorf("sft: NumberWeight %g and ContextNumberWeight %g need the number tokens (SFTOptions.NumberTokens)", cfg.NumberWeight, cfg.ContextNumberWeight)
+	if (cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1 || cfg.CopyNumbers) && opt.NumberTokens == nil {
+		return fmt.Errorf("sft: NumberWeight %g, ContextNumberWeight %g and CopyNumbers %v need the number tokens (SFTOptions.NumberTokens)", cfg.NumberWeight, cfg.ContextNumberWeight, cfg.CopyNumbers)
 	}
 	rows := make([]mdp.Row, len(demos))
 	weights := make([][]float64, len(demos)) // per row (T): the loss weight of each token
@@ -223,8 +227,14 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
 	copySched := trainer.Schedule{Peak: cfg.CopyLR, Warmup: cfg.WarmupSteps, Total: cfg.CopySteps, Decay: trainer.DecayConstant}
 	var copyVocab []int // the copy rows' tokens: read off every demonstration, so only when needed
+	var copyKeys, copyDigits []int // the number rows' keys and digits, parted from copyVocab
 	if st.step < cfg.CopySteps {
 		copyVocab = observationTokens(demos)
+		if cfg.CopyNumbers {
+			if copyKeys, copyDigits = splitNumbers(copyVocab, opt.NumberTokens); len(copyDigits) == 0 || len(copyKeys) == 0 {
+				return fmt.Errorf("sft: CopyNumbers: the tool responses hold %d number and %d other tokens, want some of each", len(copyDigits), len(copyKeys))
+			}
+		}
 	}
 	total := cfg.TotalSteps()
 	// fail adds the last checkpoint, the one a resume continues from, to a step's error.
@@ -252,7 +262,12 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		var batchWeights [][]float64
 		var lr float64
 		if step < cfg.CopySteps {
-			batch, batchWeights = copyBatch(copyVocab, rand.New(rand.NewPCG(seed^copySalt, uint64(step))))
+			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
+			if cfg.CopyNumbers {
+				batch, batchWeights = numberCopyBatch(copyKeys, copyDigits, rng)
+			} else {
+				batch, batchWeights = copyBatch(copyVocab, rng)
+			}
 			lr = copySched.LR(step)
 		} else {
 			var err error
