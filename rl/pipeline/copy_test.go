@@ -142,3 +142,26 @@ func TestNumberCopyBatch(t *testing.T) {
 		t.Errorf("splitNumbers: keys %v, digits %v", k, d)
 	}
 }
+
+// TestStepKind checks the order of the warm start's steps: the copy steps, then with
+// CopyEvery k one copy step after every k demonstration steps, the demonstration steps
+// counted in order for their learning rate.
+func TestStepKind(t *testing.T) {
+	c := SFTConfig{CopySteps: 2, Steps: 6, CopyEvery: 3}
+	if got := c.TotalSteps(); got != 10 {
+		t.Fatalf("TotalSteps %d, want 2 + 6 + 2", got)
+	}
+	want := []int{-1, -1, 0, 1, 2, -1, 3, 4, 5, -1} // -1: a copy step
+	for step, w := range want {
+		copyStep, demo := c.stepKind(step)
+		if copyStep != (w < 0) || (!copyStep && demo != w) {
+			t.Errorf("step %d: copy %v, demonstration step %d; want %d", step, copyStep, demo, w)
+		}
+	}
+	plain := SFTConfig{CopySteps: 1, Steps: 3}
+	for step, w := range []int{-1, 0, 1, 2} {
+		if copyStep, demo := plain.stepKind(step); copyStep != (w < 0) || (!copyStep && demo != w) {
+			t.Errorf("no CopyEvery: step %d: copy %v, demonstration step %d; want %d", step, copyStep, demo, w)
+		}
+	}
+}

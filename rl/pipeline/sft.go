@@ -61,6 +61,11 @@ type SFTConfig struct {
 	// instead of spans cued by their first token: a year's first digit begins every year of
 	// a passage, so it cannot be a span's cue. Needs SFTOptions.NumberTokens.
 	CopyNumbers bool
+	// CopyEvery, above 0, keeps the copy rows going after the copy steps: one more copy step
+	// after every CopyEvery demonstration steps, so that what the copy steps taught is kept
+	// while the demonstrations are learnt (docs/RESULTS.md section 6: learnt after them, the
+	// copying of numbers and the copying of names compete).
+	CopyEvery int
 	// CopyLR is the copy steps' learning rate, constant after WarmupSteps. At the
 	// demonstrations' 2e-3 the copy loss of some seeds stays at chance for 500 steps, and a
 	// warm start after such a phase learns the demonstrations worse than one without it.
@@ -80,12 +85,41 @@ func DefaultSFTConfig() SFTConfig {
 }
 
 // TotalSteps is the warm start's optimiser steps: the copy steps, then the demonstrations'.
-func (c SFTConfig) TotalSteps() int { return c.CopySteps + c.Steps }
+func (c SFTConfig) TotalSteps() int { return c.CopySteps + c.Steps + c.mixedCopySteps() }
+
+// mixedCopySteps is the number of copy steps among the demonstrations' (CopyEvery).
+func (c SFTConfig) mixedCopySteps() int {
+	if c.CopyEvery <= 0 {
+		return 0
+	}
+	return c.Steps / c.CopyEvery
+}
+
+// stepKind says what optimiser step step (from 0) of the warm start is: a copy step or not,
+// and, for a demonstration step, its index among the demonstrations' steps, which sets its
+// learning rate. The copy steps come first; then, with CopyEvery k, each k demonstration
+// steps are followed by one copy step.
+func (c SFTConfig) stepKind(step int) (copyStep bool, demoStep int) {
+	if step < c.CopySteps {
+		return true, 0
+	}
+	j := step - c.CopySteps
+	if c.CopyEvery <= 0 {
+		return false, j
+	}
+	if (j+1)%(c.CopyEvery+1) == 0 {
+		return true, 0
+	}
+	return false, j - j/(c.CopyEvery+1)
+}
 
 // Validate reports the first invalid setting.
 func (c SFTConfig) Validate() error {
 	if c.Steps < 0 || c.Batch < 1 || c.LR < 0 {
 		return fmt.Errorf("sft config: Steps %d, Batch %d, LR %g out of range", c.Steps, c.Batch, c.LR)
+	}
+	if c.CopyEvery < 0 || (c.CopyEvery > 0 && c.CopyLR == 0) {
+		return fmt.Errorf("sft config: CopyEvery %d, CopyLR %g: want CopyEvery >= 0 and, with it, CopyLR > 0", c.CopyEvery, c.CopyLR)
 	}
 	if c.CopySteps < 0 || c.CopyLR < 0 || (c.CopySteps > 0 && c.CopyLR == 0) {
 		return fmt.Errorf("sft config: CopySteps %d, CopyLR %g: want CopySteps >= 0 and, with copy steps, CopyLR > 0", c.CopySteps, c.CopyLR)
@@ -226,9 +260,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	}
 	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
 	copySched := trainer.Schedule{Peak: cfg.CopyLR, Warmup: cfg.WarmupSteps, Total: cfg.CopySteps, Decay: trainer.DecayConstant}
-	var copyVocab []int // the copy rows' tokens: read off every demonstration, so only when needed
+	var copyVocab []int            // the copy rows' tokens: read off every demonstration, so only when needed
 	var copyKeys, copyDigits []int // the number rows' keys and digits, parted from copyVocab
-	if st.step < cfg.CopySteps {
+	if st.step < cfg.CopySteps || cfg.CopyEvery > 0 {
 		copyVocab = observationTokens(demos)
 		if cfg.CopyNumbers {
 			if copyKeys, copyDigits = splitNumbers(copyVocab, opt.NumberTokens); len(copyDigits) == 0 || len(copyKeys) == 0 {
@@ -261,20 +295,24 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		var batch []mdp.Row
 		var batchWeights [][]float64
 		var lr float64
-		if step < cfg.CopySteps {
+		copyStep, demoStep := cfg.stepKind(step)
+		if copyStep {
 			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
 			if cfg.CopyNumbers {
 				batch, batchWeights = numberCopyBatch(copyKeys, copyDigits, rng)
 			} else {
 				batch, batchWeights = copyBatch(copyVocab, rng)
 			}
-			lr = copySched.LR(step)
+			lr = cfg.CopyLR // a copy step among the demonstrations', long after the warm-up
+			if step < cfg.CopySteps {
+				lr = copySched.LR(step)
+			}
 		} else {
 			var err error
 			if batch, batchWeights, err = st.demoBatch(rows, weights); err != nil {
 				return fmt.Errorf("sft step %d: %w", step+1, err)
 			}
-			lr = sched.LR(step - cfg.CopySteps)
+			lr = sched.LR(demoStep)
 		}
 		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, lr)
 		if err != nil {
@@ -284,10 +322,13 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			// The demonstrations' loss is a new series: it starts far above the copy rows'.
 			st.watch = trainer.SFTLossDivergence(policy.Config.VocabSize)
 		}
-		if step < cfg.CopySteps {
+		if copyStep {
 			m.Phase = PhaseCopy
 		}
-		m.Diverging = st.watch.Observe(float64(m.Loss))
+		if !copyStep || step < cfg.CopySteps {
+			// A copy step among the demonstrations' is not of their series.
+			m.Diverging = st.watch.Observe(float64(m.Loss))
+		}
 		if onStep != nil {
 			m.Step = step + 1 // counted from 1, as RL steps are
 			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
