@@ -213,23 +213,22 @@ func OutputSimilarities(policy *model.Model, tok *tokenizer.Tokenizer) OutputSim
 			names = append(names, id)
 		}
 	}
+	// meanCos is the mean cosine over the pairs of ids' rows, each row's norm taken once.
 	meanCos := func(ids []int) float64 {
+		rows := make([][]float32, 0, len(ids)) // (n, C), the rows of non-zero norm
+		norms := make([]float64, 0, len(ids))  // (n)
+		for _, id := range ids {
+			x := head.Data[id*C : (id+1)*C] // (C,)
+			if nx := math.Sqrt(float64(tensor.Dot(x, x))); nx > 0 {
+				rows, norms = append(rows, x), append(norms, nx)
+			}
+		}
 		var sum float64
 		var n int
-		for i, a := range ids {
-			x := head.Data[a*C : (a+1)*C] // (C,)
-			for _, b := range ids[i+1:] {
-				y := head.Data[b*C : (b+1)*C] // (C,)
-				var xy, xx, yy float64
-				for k := range C {
-					xy += float64(x[k]) * float64(y[k])
-					xx += float64(x[k]) * float64(x[k])
-					yy += float64(y[k]) * float64(y[k])
-				}
-				if xx > 0 && yy > 0 {
-					sum += xy / math.Sqrt(xx*yy)
-					n++
-				}
+		for i, x := range rows {
+			for j := i + 1; j < len(rows); j++ {
+				sum += float64(tensor.Dot(x, rows[j])) / (norms[i] * norms[j])
+				n++
 			}
 		}
 		if n == 0 {
