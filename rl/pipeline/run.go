@@ -449,10 +449,12 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
 		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
-		NumberTokens:     NumberTokens(setup.Tokenizer),
 		StopOnDivergence: cfg.StopOnDivergence,
 		SaveState:        func() json.RawMessage { return callerState(log) },
 		RestoreState:     func(state json.RawMessage) { log("resume", &RunState{State: state}) },
+	}
+	if cfg.SFT.needsNumberTokens() {
+		opt.NumberTokens = NumberTokens(setup.Tokenizer) // a decode of every id: only when used
 	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {

@@ -113,6 +113,14 @@ func (c SFTConfig) stepKind(step int) (copyStep bool, demoStep int) {
 	return false, j - j/(c.CopyEvery+1)
 }
 
+// needsNumberTokens reports whether the settings use SFTOptions.NumberTokens.
+func (c SFTConfig) needsNumberTokens() bool {
+	return c.weighsNumbers() || c.CopyNumbers
+}
+
+// weighsNumbers reports whether the number tokens' loss weights differ from the others'.
+func (c SFTConfig) weighsNumbers() bool { return c.NumberWeight != 1 || c.ContextNumberWeight != 1 }
+
 // Validate reports the first invalid setting.
 func (c SFTConfig) Validate() error {
 	if c.Steps < 0 || c.Batch < 1 || c.LR < 0 {
@@ -195,7 +203,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if opt.ActionWeights != nil && len(opt.ActionWeights) != len(demos) {
 		return fmt.Errorf("sft: %d action weight lists for %d demonstrations", len(opt.ActionWeights), len(demos))
 	}
-	if (cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1 || cfg.CopyNumbers) && opt.NumberTokens == nil {
+	if cfg.needsNumberTokens() && opt.NumberTokens == nil {
 		return fmt.Errorf("sft: NumberWeight %g, ContextNumberWeight %g and CopyNumbers %v need the number tokens (SFTOptions.NumberTokens)", cfg.NumberWeight, cfg.ContextNumberWeight, cfg.CopyNumbers)
 	}
 	rows := make([]mdp.Row, len(demos))
@@ -211,7 +219,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			aw = opt.ActionWeights[i]
 		}
 		weights[i] = tokenWeights(d, aw, cfg.ContextWeight, len(r.Tokens))
-		if cfg.NumberWeight != 1 || cfg.ContextNumberWeight != 1 {
+		if cfg.weighsNumbers() {
 			scaleNumberTokens(weights[i], d, opt.NumberTokens, cfg.NumberWeight, cfg.ContextNumberWeight)
 		}
 	}
