@@ -93,40 +93,54 @@ func copyRow(tokens []int, promptLen int, w []float64) mdp.Row {
 // The copy rows of numbers (SFTConfig.CopyNumbers) are what a passage's numbers ask of the
 // agent: several numbers in a context, each after a key, and a recall that must find the
 // key's number among the others, whose digits are the same ten tokens, and copy it digit
-// by digit.
+// by digit. With SFTConfig.CopyNameShare some of the values are names instead, as in a
+// passage, where a relation's word is followed by a name or by a number.
 const (
-	numberPairsMin  = 4 // key-number pairs per context, at least
+	numberPairsMin  = 4 // key-value pairs per context, at least
 	numberPairsMax  = 10
 	numberDigitsMax = 4 // digits per number, 1 to this
+	nameTokensMin   = 2 // tokens per name, at least
+	nameTokensMax   = 6
 )
 
 // numberCopyBatch draws one copy step's rows of numbers: a row's context is pairs of a key
-// (uniform from keys, distinct within the row) and a number (1 to numberDigitsMax uniform
-// tokens of digits); its response is copyRecalls recalls, each a key of the context at
-// weight 0 and then that key's number at weight 1:
+// (uniform from keys, distinct within the row) and a value; its response is copyRecalls
+// recalls, each a key of the context at weight 0 and then that key's value at weight 1:
 //
-//	tokens:  k_1 d d d d k_2 d d … | k_j d d d d | k_i d d …
-//	weights: 0   …                 | 0   1 1 1 1 | 0   1 1 …
-func numberCopyBatch(keys, digits []int, rng *rand.Rand) ([]mdp.Row, [][]float64) {
+//	tokens:  k_1 d d d d k_2 n n n … | k_j d d d d | k_i n n n …
+//	weights: 0   …                   | 0   1 1 1 1 | 0   1 1 1 …
+//
+// A value is a number (1 to numberDigitsMax uniform tokens of digits) or, with probability
+// nameShare, a name (nameTokensMin to nameTokensMax uniform tokens of keys that are not the
+// row's keys, so that a recall's cue stays unique).
+func numberCopyBatch(keys, digits []int, nameShare float64, rng *rand.Rand) ([]mdp.Row, [][]float64) {
 	rows := make([]mdp.Row, copyRows)
 	weights := make([][]float64, copyRows)
 	for i := range rows {
 		pairs := numberPairsMin + rng.IntN(numberPairsMax-numberPairsMin+1)
 		pairs = min(pairs, len(keys))
-		order := rng.Perm(len(keys))[:pairs] // distinct keys
+		order := rng.Perm(len(keys))
+		rest := order[pairs:] // the keys no pair uses: a name's tokens
 		var tokens []int
-		numbers := make([][]int, pairs) // (pairs, digits) each pair's key and number
-		for p, k := range order {
-			numbers[p] = append(numbers[p], keys[k])
-			for range 1 + rng.IntN(numberDigitsMax) {
-				numbers[p] = append(numbers[p], digits[rng.IntN(len(digits))])
+		values := make([][]int, pairs) // (pairs, 1+value) each pair's key and value
+		for p, k := range order[:pairs] {
+			values[p] = append(values[p], keys[k])
+			// nameShare 0 draws nothing here, so the rows of numbers alone stay as they were.
+			if nameShare > 0 && len(rest) > 0 && rng.Float64() < nameShare {
+				for range nameTokensMin + rng.IntN(nameTokensMax-nameTokensMin+1) {
+					values[p] = append(values[p], keys[rest[rng.IntN(len(rest))]])
+				}
+			} else {
+				for range 1 + rng.IntN(numberDigitsMax) {
+					values[p] = append(values[p], digits[rng.IntN(len(digits))])
+				}
 			}
-			tokens = append(tokens, numbers[p]...)
+			tokens = append(tokens, values[p]...)
 		}
 		n := len(tokens)
-		w := make([]float64, n, n+copyRecalls*(1+numberDigitsMax))
+		w := make([]float64, n, n+copyRecalls*(1+max(numberDigitsMax, nameTokensMax)))
 		for range copyRecalls {
-			pair := numbers[rng.IntN(pairs)]
+			pair := values[rng.IntN(pairs)]
 			tokens = append(tokens, pair...)
 			w = append(w, 0)
 			for range len(pair) - 1 {

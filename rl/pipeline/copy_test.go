@@ -85,7 +85,7 @@ func sameTokens(a, b mdp.Row) bool { return slices.Equal(a.Tokens, b.Tokens) }
 // exactly the digits that follow that key in the context.
 func TestNumberCopyBatch(t *testing.T) {
 	keys, digits := []int{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}, []int{1, 2, 3}
-	rows, weights := numberCopyBatch(keys, digits, rand.New(rand.NewPCG(1, 2)))
+	rows, weights := numberCopyBatch(keys, digits, 0, rand.New(rand.NewPCG(1, 2)))
 	if len(rows) != copyRows {
 		t.Fatalf("%d rows, want %d", len(rows), copyRows)
 	}
@@ -163,5 +163,62 @@ func TestStepKind(t *testing.T) {
 		if copyStep, demo := plain.stepKind(step); copyStep != (w < 0) || (!copyStep && demo != w) {
 			t.Errorf("no CopyEvery: step %d: copy %v, demonstration step %d; want %d", step, copyStep, demo, w)
 		}
+	}
+}
+
+// TestNumberCopyBatchNames checks the rows with names among the numbers: each recall's cue
+// occurs once in the context, the recall copies at weight 1 exactly the tokens that follow
+// the cue there, a value is either 1 to numberDigitsMax digits or nameTokensMin to
+// nameTokensMax other tokens none of which is a cue of the row, and about nameShare of the
+// values are names.
+func TestNumberCopyBatchNames(t *testing.T) {
+	var keys []int
+	for id := 100; id < 140; id++ {
+		keys = append(keys, id)
+	}
+	digits := []int{1, 2, 3}
+	rows, weights := numberCopyBatch(keys, digits, 0.5, rand.New(rand.NewPCG(3, 4)))
+	names, recalls := 0, 0
+	for i, r := range rows {
+		w, n, ctx := weights[i], r.PromptLen, r.Tokens[:r.PromptLen]
+		var cues []int
+		for k := n; k < len(r.Tokens); {
+			cue := r.Tokens[k]
+			if w[k] != 0 {
+				t.Fatalf("row %d: recall at %d starts at weight %v", i, k, w[k])
+			}
+			end := k + 1
+			for end < len(w) && w[end] == 1 {
+				end++
+			}
+			value := r.Tokens[k+1 : end]
+			at := slices.Index(ctx, cue)
+			if at < 0 || slices.Index(ctx[at+1:], cue) >= 0 {
+				t.Fatalf("row %d: cue %d is not in the context exactly once", i, cue)
+			}
+			if at+1+len(value) > n || !slices.Equal(ctx[at+1:at+1+len(value)], value) {
+				t.Fatalf("row %d: recall of %d copies %v, not what follows it in the context", i, cue, value)
+			}
+			switch digit := slices.Contains(digits, value[0]); {
+			case digit && len(value) <= numberDigitsMax && !slices.ContainsFunc(value, func(id int) bool { return !slices.Contains(digits, id) }):
+			case !digit && len(value) >= nameTokensMin && len(value) <= nameTokensMax && !slices.ContainsFunc(value, func(id int) bool { return slices.Contains(digits, id) }):
+				names++
+			default:
+				t.Fatalf("row %d: recalled value %v is neither a number nor a name", i, value)
+			}
+			cues = append(cues, cue)
+			recalls++
+			k = end
+		}
+		for _, c := range cues {
+			for k := n; k < len(r.Tokens); k++ {
+				if w[k] == 1 && r.Tokens[k] == c {
+					t.Fatalf("row %d: cue %d also occurs inside a recalled value", i, c)
+				}
+			}
+		}
+	}
+	if recalls != copyRows*copyRecalls || names < recalls/3 || names > 2*recalls/3 {
+		t.Errorf("%d recalls, %d of them names; want %d, about half names", recalls, names, copyRows*copyRecalls)
 	}
 }

@@ -61,6 +61,11 @@ type SFTConfig struct {
 	// instead of spans cued by their first token: a year's first digit begins every year of
 	// a passage, so it cannot be a span's cue. Needs SFTOptions.NumberTokens.
 	CopyNumbers bool
+	// CopyNameShare, with CopyNumbers, is the share of the rows' values that are names rather
+	// than numbers (numberCopyBatch). Numbers alone teach the copying of digits and cost the
+	// copying of names (docs/RESULTS.md section 6); names among them train both. 0, the
+	// default, is numbers only.
+	CopyNameShare float64
 	// CopyEvery, above 0, keeps the copy rows going after the copy steps: one more copy step
 	// after every CopyEvery demonstration steps, so that what the copy steps taught is kept
 	// while the demonstrations are learnt (docs/RESULTS.md section 6: learnt after them, the
@@ -137,6 +142,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
+	}
+	if !(c.CopyNameShare >= 0 && c.CopyNameShare <= 1) || (c.CopyNameShare > 0 && !c.CopyNumbers) {
+		return fmt.Errorf("sft config: CopyNameShare %g, CopyNumbers %v: want a share in 0..1, and above 0 only with CopyNumbers", c.CopyNameShare, c.CopyNumbers)
 	}
 	if !(c.NumberWeight >= 0 && c.NumberWeight <= 100) {
 		return fmt.Errorf("sft config: NumberWeight %g, want 0..100", c.NumberWeight)
@@ -307,7 +315,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		if copyStep {
 			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
 			if cfg.CopyNumbers {
-				batch, batchWeights = numberCopyBatch(copyKeys, copyDigits, rng)
+				batch, batchWeights = numberCopyBatch(copyKeys, copyDigits, cfg.CopyNameShare, rng)
 			} else {
 				batch, batchWeights = copyBatch(copyVocab, rng)
 			}
