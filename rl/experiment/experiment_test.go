@@ -412,32 +412,3 @@ func recordSteps(t *testing.T, path string) string {
 	}
 	return out.String()
 }
-
-// TestFilesStateOldCheckpoint checks that a resume from a checkpoint written before units
-// saved their files' sizes (an empty State beside a checkpoint) leaves the files as they are,
-// where an empty State without one, the unit's start, empties them.
-func TestFilesStateOldCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, metricsFile)
-	for _, withCkpt := range []bool{true, false} {
-		if err := os.WriteFile(file, []byte("{\"step\":1}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ckptDir := filepath.Join(dir, fmt.Sprint("checkpoints-", withCkpt))
-		if withCkpt {
-			if err := os.MkdirAll(ckptDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(ckptDir, trainer.CheckpointName(1)), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := filesState("resume", &pipeline.RunState{}, []string{file}, ckptDir); err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := os.ReadFile(file)
-		if want := map[bool]int{true: 11, false: 0}[withCkpt]; len(raw) != want {
-			t.Errorf("checkpoint present %v: %d bytes left, want %d", withCkpt, len(raw), want)
-		}
-	}
-}

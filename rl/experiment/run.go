@@ -484,7 +484,7 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 	log := func(kind string, rec any) {
 		switch v := rec.(type) {
 		case *pipeline.RunState:
-			if err := filesState(kind, v, files, r.checkpointDir(u)); err != nil && werr == nil {
+			if err := filesState(kind, v, files); err != nil && werr == nil {
 				werr = err
 				r.opt.OnEvent(Event{Kind: "record", Unit: u, RecordKind: "warn", Record: fmt.Sprintf("%s: %v", kind, err)})
 			}
@@ -502,9 +502,9 @@ func (r *runner) logger(u Unit) (pipeline.Logger, func(), error) {
 // checkpoint), or cuts them back to it ("resume" from that checkpoint), so that records the
 // stopped process logged after its last checkpoint, a torn last line among them, are not
 // left beside the ones the resumed unit logs again. An empty State is the unit's start: the
-// files are emptied, unless the unit's checkpoint folder, ckptDir, holds a checkpoint (one
-// written before units saved their files' sizes), which leaves them as they are.
-func filesState(kind string, rs *pipeline.RunState, files []string, ckptDir string) error {
+// files are emptied. (A checkpoint written before units saved their files' sizes holds no
+// State, and the pipeline logs no "resume" for it: its files are left as they are.)
+func filesState(kind string, rs *pipeline.RunState, files []string) error {
 	switch kind {
 	case "save":
 		sizes, err := jsonl.Sizes(files...)
@@ -519,8 +519,6 @@ func filesState(kind string, rs *pipeline.RunState, files []string, ckptDir stri
 			if err := json.Unmarshal(rs.State, &sizes); err != nil {
 				return fmt.Errorf("the checkpoint's sizes of the unit's files: %w", err)
 			}
-		} else if old, _ := filepath.Glob(filepath.Join(ckptDir, "*.ckpt")); len(old) > 0 {
-			return nil
 		}
 		return jsonl.CutBack(files, sizes)
 	}

@@ -108,6 +108,11 @@ func TestPipeline(t *testing.T) {
 		if kind == "sft" {
 			t.Errorf("resumed run repeated SFT")
 		}
+		if kind == "resume" {
+			// The first run's Logger set no State on "save": a checkpoint without the caller's
+			// state must leave the caller's files as they are.
+			t.Errorf("resume from a checkpoint without the caller's state logged %q %+v", kind, rec)
+		}
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -65,7 +66,10 @@ func testSFTInterruptResume(t *testing.T, copySteps int, stops []int) {
 		resumed := newPolicy(cfg.Seed + 99) // other initial weights: the checkpoint must restore them
 		var got []SFTMetrics
 		resumedAt := -1
-		opt = SFTOptions{CheckpointDir: dir, Resume: true, OnResume: func(_ string, step int) { resumedAt = step }}
+		opt = SFTOptions{CheckpointDir: dir, Resume: true, OnResume: func(_ string, step int) { resumedAt = step },
+			// The checkpoint holds no caller state (no SaveState above): nothing to restore, and
+			// a caller's files must be left as they are, not taken back to the start.
+			RestoreState: func(json.RawMessage) { t.Errorf("stop %d: a checkpoint without the caller's state restored one", stop) }}
 		if err := SFTWithOptions(context.Background(), resumed, s.Demos, cfg.SFT, s.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { got = append(got, m) }); err != nil {
 			t.Fatalf("stop %d: resume: %v", stop, err)
 		}
