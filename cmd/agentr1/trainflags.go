@@ -97,6 +97,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"sft.number-weight":         {"SFT", "weight of the loss on the agent's digit (number) tokens against 1 on its other tokens"},
 	"sft.context-number-weight": {"SFT", "factor in [0, 1] on the loss weight of the tool responses' digit (number) tokens (0: the random numbers a passage states are context only)"},
 	"sft.copy-lr":               {"SFT", "learning rate of the copy steps (AdamW, constant after the warm-up)"},
+	"sft.copy-both":             {"SFT", "with --sft.copy-numbers, alternate the copy steps' rows: numbers, then spans, in turn"},
 	"sft.copy-every":            {"SFT", "after the copy steps, one more copy step after every this many demonstration steps (0: none)"},
 	"sft.copy-name-share":       {"SFT", "with --sft.copy-numbers, the share in [0, 1] of the copy rows' recalled values that are names rather than numbers"},
 	"sft.copy-numbers":          {"SFT", "make the copy steps' rows numbers recalled by the key before them, digit by digit, instead of spans cued by their first token"},

@@ -144,24 +144,24 @@ func TestNumberCopyBatch(t *testing.T) {
 }
 
 // TestStepKind checks the order of the warm start's steps: the copy steps, then with
-// CopyEvery k one copy step after every k demonstration steps, the demonstration steps
-// counted in order for their learning rate.
+// CopyEvery k one copy step after every k demonstration steps, each step counted in order
+// among the steps of its kind (demonstration steps for their learning rate, copy steps for
+// CopyBoth's turns).
 func TestStepKind(t *testing.T) {
 	c := SFTConfig{CopySteps: 2, Steps: 6, CopyEvery: 3}
 	if got := c.TotalSteps(); got != 10 {
 		t.Fatalf("TotalSteps %d, want 2 + 6 + 2", got)
 	}
-	want := []int{-1, -1, 0, 1, 2, -1, 3, 4, 5, -1} // -1: a copy step
+	want := []int{-1, -2, 0, 1, 2, -3, 3, 4, 5, -4} // -i: copy step i-1
 	for step, w := range want {
-		copyStep, demo := c.stepKind(step)
-		if copyStep != (w < 0) || (!copyStep && demo != w) {
-			t.Errorf("step %d: copy %v, demonstration step %d; want %d", step, copyStep, demo, w)
+		if copyStep, index := c.stepKind(step); copyStep != (w < 0) || (copyStep && index != -w-1) || (!copyStep && index != w) {
+			t.Errorf("step %d: copy %v, index %d; want %d", step, copyStep, index, w)
 		}
 	}
 	plain := SFTConfig{CopySteps: 1, Steps: 3}
 	for step, w := range []int{-1, 0, 1, 2} {
-		if copyStep, demo := plain.stepKind(step); copyStep != (w < 0) || (!copyStep && demo != w) {
-			t.Errorf("no CopyEvery: step %d: copy %v, demonstration step %d; want %d", step, copyStep, demo, w)
+		if copyStep, index := plain.stepKind(step); copyStep != (w < 0) || (copyStep && index != -w-1) || (!copyStep && index != w) {
+			t.Errorf("no CopyEvery: step %d: copy %v, index %d; want %d", step, copyStep, index, w)
 		}
 	}
 }
@@ -220,5 +220,30 @@ func TestNumberCopyBatchNames(t *testing.T) {
 	}
 	if recalls != copyRows*copyRecalls || names < recalls/3 || names > 2*recalls/3 {
 		t.Errorf("%d recalls, %d of them names; want %d, about half names", recalls, names, copyRows*copyRecalls)
+	}
+}
+
+// TestCopyRows checks which rows each copy step draws: spans, numbers, or with CopyBoth
+// numbers at even copy steps and spans at odd ones.
+func TestCopyRows(t *testing.T) {
+	vocab, keys, digits := []int{1, 2, 3, 100, 101, 102, 103, 104, 105}, []int{100, 101, 102, 103, 104, 105}, []int{1, 2, 3}
+	spans := func() []mdp.Row { r, _ := copyBatch(vocab, rand.New(rand.NewPCG(5, 6))); return r }()
+	numbers := func() []mdp.Row { r, _ := numberCopyBatch(keys, digits, 0, rand.New(rand.NewPCG(5, 6))); return r }()
+	for _, c := range []struct {
+		cfg   SFTConfig
+		index int
+		want  []mdp.Row
+	}{
+		{SFTConfig{}, 0, spans},
+		{SFTConfig{}, 1, spans},
+		{SFTConfig{CopyNumbers: true}, 1, numbers},
+		{SFTConfig{CopyNumbers: true, CopyBoth: true}, 0, numbers},
+		{SFTConfig{CopyNumbers: true, CopyBoth: true}, 1, spans},
+		{SFTConfig{CopyNumbers: true, CopyBoth: true}, 4, numbers},
+	} {
+		got, _ := c.cfg.copyRows(c.index, vocab, keys, digits, rand.New(rand.NewPCG(5, 6)))
+		if !slices.EqualFunc(got, c.want, sameTokens) {
+			t.Errorf("numbers %v, both %v, copy step %d: not the rows wanted", c.cfg.CopyNumbers, c.cfg.CopyBoth, c.index)
+		}
 	}
 }

@@ -66,6 +66,11 @@ type SFTConfig struct {
 	// copying of names (docs/RESULTS.md section 6); names among them train both. 0, the
 	// default, is numbers only.
 	CopyNameShare float64
+	// CopyBoth, with CopyNumbers, alternates the copy steps' rows: rows of numbers, then rows
+	// of spans (copyBatch), in turn. The numbers' rows teach the copying of digits, the spans'
+	// the copying of names, and either alone costs the policy the other (docs/RESULTS.md
+	// section 6).
+	CopyBoth bool
 	// CopyEvery, above 0, keeps the copy rows going after the copy steps: one more copy step
 	// after every CopyEvery demonstration steps, so that what the copy steps taught is kept
 	// while the demonstrations are learnt (docs/RESULTS.md section 6: learnt after them, the
@@ -100,22 +105,32 @@ func (c SFTConfig) mixedCopySteps() int {
 	return c.Steps / c.CopyEvery
 }
 
-// stepKind says what optimiser step step (from 0) of the warm start is: a copy step or not,
-// and, for a demonstration step, its index among the demonstrations' steps, which sets its
-// learning rate. The copy steps come first; then, with CopyEvery k, each k demonstration
-// steps are followed by one copy step.
-func (c SFTConfig) stepKind(step int) (copyStep bool, demoStep int) {
+// stepKind says what optimiser step step (from 0) of the warm start is, a copy step or not,
+// and its index among the steps of its kind: a demonstration step's sets its learning rate, a
+// copy step's its rows with CopyBoth. The copy steps come first; then, with CopyEvery k, each
+// k demonstration steps are followed by one copy step.
+func (c SFTConfig) stepKind(step int) (copyStep bool, index int) {
 	if step < c.CopySteps {
-		return true, 0
+		return true, step
 	}
 	j := step - c.CopySteps
 	if c.CopyEvery <= 0 {
 		return false, j
 	}
 	if (j+1)%(c.CopyEvery+1) == 0 {
-		return true, 0
+		return true, c.CopySteps + (j+1)/(c.CopyEvery+1) - 1
 	}
 	return false, j - j/(c.CopyEvery+1)
+}
+
+// copyRows draws the rows of copy step index (stepKind): rows of spans of vocab (copyBatch),
+// or with CopyNumbers rows of numbers of keys and digits (numberCopyBatch), or with CopyBoth
+// the two in turn.
+func (c SFTConfig) copyRows(index int, vocab, keys, digits []int, rng *rand.Rand) ([]mdp.Row, [][]float64) {
+	if c.CopyNumbers && !(c.CopyBoth && index%2 == 1) {
+		return numberCopyBatch(keys, digits, c.CopyNameShare, rng)
+	}
+	return copyBatch(vocab, rng)
 }
 
 // needsNumberTokens reports whether the settings use SFTOptions.NumberTokens.
@@ -142,6 +157,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.MistakeWeight < 0 || c.MistakeWeight > 1 {
 		return fmt.Errorf("sft config: MistakeWeight %g, want 0..1", c.MistakeWeight)
+	}
+	if c.CopyBoth && !c.CopyNumbers {
+		return fmt.Errorf("sft config: CopyBoth needs CopyNumbers")
 	}
 	if !(c.CopyNameShare >= 0 && c.CopyNameShare <= 1) || (c.CopyNameShare > 0 && !c.CopyNumbers) {
 		return fmt.Errorf("sft config: CopyNameShare %g, CopyNumbers %v: want a share in 0..1, and above 0 only with CopyNumbers", c.CopyNameShare, c.CopyNumbers)
@@ -311,14 +329,10 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		var batch []mdp.Row
 		var batchWeights [][]float64
 		var lr float64
-		copyStep, demoStep := cfg.stepKind(step)
+		copyStep, index := cfg.stepKind(step)
 		if copyStep {
 			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
-			if cfg.CopyNumbers {
-				batch, batchWeights = numberCopyBatch(copyKeys, copyDigits, cfg.CopyNameShare, rng)
-			} else {
-				batch, batchWeights = copyBatch(copyVocab, rng)
-			}
+			batch, batchWeights = cfg.copyRows(index, copyVocab, copyKeys, copyDigits, rng)
 			lr = cfg.CopyLR // a copy step among the demonstrations', long after the warm-up
 			if step < cfg.CopySteps {
 				lr = copySched.LR(step)
@@ -328,7 +342,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			if batch, batchWeights, err = st.demoBatch(rows, weights); err != nil {
 				return fmt.Errorf("sft step %d: %w", step+1, err)
 			}
-			lr = sched.LR(demoStep)
+			lr = sched.LR(index)
 		}
 		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, lr)
 		if err != nil {
