@@ -247,3 +247,25 @@ func TestCopyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCopySettingsValidate checks that the copy rows' settings are refused without the rows of
+// numbers they shape, and a name share outside [0, 1].
+func TestCopySettingsValidate(t *testing.T) {
+	for _, c := range []struct {
+		numbers, both bool
+		share         float64
+		ok            bool
+	}{
+		{true, true, 0.5, true},
+		{false, true, 0, false},
+		{false, false, 0.5, false},
+		{true, false, 1.5, false},
+		{true, false, -0.1, false},
+	} {
+		cfg := DefaultSFTConfig()
+		cfg.CopyNumbers, cfg.CopyBoth, cfg.CopyNameShare = c.numbers, c.both, c.share
+		if err := cfg.Validate(); (err == nil) != c.ok {
+			t.Errorf("CopyNumbers %v, CopyBoth %v, CopyNameShare %g: error %v, want ok %v", c.numbers, c.both, c.share, err, c.ok)
+		}
+	}
+}
