@@ -334,10 +334,7 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		if copyStep {
 			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
 			batch, batchWeights = cfg.copyRows(index, copyVocab, copyKeys, copyDigits, rng)
-			lr = cfg.CopyLR // a copy step among the demonstrations', long after the warm-up
-			if step < cfg.CopySteps {
-				lr = copySched.LR(step)
-			}
+			lr = copySched.LR(index) // counted among the copy steps, wherever they fall
 		} else {
 			var err error
 			if batch, batchWeights, err = st.demoBatch(rows, weights); err != nil {
