@@ -59,6 +59,12 @@ type Config struct {
 	// turns process rewards off. It needs tools implementing env.PassageTool and questions with
 	// SupportingPIDs.
 	ProcessReward float64
+	// AnswerReward is paid for the first tool call of an episode whose whole result is an
+	// answer to the question, matched as the outcome matches the final answer: a calculation
+	// that gives the asked number. It is the process reward of the step that works the answer
+	// out, as ProcessReward is that of the step that finds a supporting passage. 0 turns it
+	// off; a search's passages never match, so it pays nothing in a search-only environment.
+	AnswerReward float64
 }
 
 // DefaultConfig is env.DefaultConfig with the think block required and no process reward.
@@ -77,6 +83,7 @@ type Env struct {
 	turns   []string        // the agent's text per turn
 	support map[string]bool // the question's supporting pids
 	found   map[string]bool // supporting pids already rewarded
+	worked  bool            // a tool call has already returned the answer (AnswerReward paid)
 	toolOK  bool            // every tool turn well formed so far
 }
 
@@ -87,8 +94,8 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		return nil, fmt.Errorf("qa: %w", err)
 	}
 	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
-	if cfg.ProcessReward != 0 {
-		te.SetProcessReward(e.supportingPassageReward)
+	if cfg.ProcessReward != 0 || cfg.AnswerReward != 0 {
+		te.SetProcessReward(e.processReward)
 	}
 	if e.system == "" {
 		e.system = SystemPrompt(InstructionsFor(te.Tools()), te.Tools())
@@ -110,6 +117,7 @@ func (e *Env) Reset(q Question) string {
 		e.support[id] = true
 	}
 	e.found = map[string]bool{}
+	e.worked = false
 	e.toolOK = true
 	return env.RenderPrompt(e.system, UserMessage(q))
 }
@@ -149,10 +157,12 @@ func (e *Env) Step(ctx context.Context, agentText string) Step {
 	return s
 }
 
-// supportingPassageReward is the QA environment's process-reward hook (env.ProcessReward):
-// Config.ProcessReward for a call whose results hold a supporting passage of the question not
-// returned before in the episode.
-func (e *Env) supportingPassageReward(rec *env.CallRecord) float64 {
+// processReward is the QA environment's process-reward hook (env.ProcessReward): for a call
+// whose results hold a supporting passage of the question not returned before in the episode,
+// Config.ProcessReward; for the episode's first call whose whole result is an answer,
+// Config.AnswerReward.
+func (e *Env) processReward(rec *env.CallRecord) float64 {
+	r := 0.0
 	newFind := false
 	for _, id := range rec.PassageIDs {
 		if e.support[id] && !e.found[id] {
@@ -160,9 +170,23 @@ func (e *Env) supportingPassageReward(rec *env.CallRecord) float64 {
 		}
 	}
 	if newFind {
-		return e.cfg.ProcessReward
+		r += e.cfg.ProcessReward
 	}
-	return 0
+	if e.cfg.AnswerReward != 0 && !e.worked && rec.Status == env.CallOK && e.isAnswer(rec.Output) {
+		e.worked = true
+		r += e.cfg.AnswerReward
+	}
+	return r
+}
+
+// isAnswer reports whether a tool's whole result is an answer to the question, by the rule
+// Score matches the final answer with. A numeric result must be the number alone: a result
+// that only begins with it ("83 years later") does not state it.
+func (e *Env) isAnswer(result string) bool {
+	if e.q.Numeric {
+		return len(strings.Fields(result)) == 1 && NumericMatch(result, e.q.Answers) == 1
+	}
+	return ExactMatch(result, e.q.Answers) == 1
 }
 
 // Done reports whether the episode has ended.

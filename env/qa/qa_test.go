@@ -221,6 +221,74 @@ func TestEpisodes(t *testing.T) {
 	}
 }
 
+// echo is a tool that returns its argument: a calculator whose every result is given.
+type echo struct{}
+
+func (echo) Name() string        { return "calculator" }
+func (echo) Description() string { return "returns the expression" }
+func (echo) Parameters() *env.Schema {
+	return &env.Schema{Type: "object", Required: []string{"expression"}, Properties: map[string]*env.Schema{"expression": {Type: "string"}}}
+}
+func (echo) Call(_ context.Context, args map[string]any) (string, error) {
+	return args["expression"].(string), nil
+}
+
+func calculate(x string) string {
+	return "<think>work it out</think>\n<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"" + x + "\"}}\n</tool_call>"
+}
+
+// TestAnswerReward pays Config.AnswerReward once, for the first tool call whose whole result
+// is an answer, by the rule the outcome uses (numeric questions compare numbers), beside the
+// supporting-passage reward.
+func TestAnswerReward(t *testing.T) {
+	tool := &lookup{passages: []env.Passage{{ID: "p1", Title: "Kule", Text: "Kule was founded in 1173."}}}
+	numeric := Question{ID: "n", Question: "How many years after Kule was founded was X born?", Answers: []string{"719"},
+		SupportingPIDs: []string{"p1"}, Numeric: true}
+	named := Question{ID: "s", Question: "What is the capital of Y?", Answers: []string{"Kule"}}
+	cases := []struct {
+		name    string
+		q       Question
+		turns   []string
+		process float64
+	}{
+		{"the answer, once", numeric, []string{search("Kule"), calculate("719"), answer("719")}, 0.1 + 0.3},
+		{"as a number", numeric, []string{calculate("719.0"), answer("719")}, 0.3},
+		{"paid once per episode", numeric, []string{calculate("719"), calculate("719"), answer("719")}, 0.3},
+		{"a wrong result", numeric, []string{calculate("718"), answer("718")}, 0},
+		{"a result that only begins with it", numeric, []string{calculate("719 years"), answer("719")}, 0},
+		{"a passage is not a result", named, []string{search("Kule"), answer("Kule")}, 0},
+		{"a named answer", named, []string{calculate("kule"), answer("Kule")}, 0.3},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig()
+		cfg.ProcessReward = 0.1
+		cfg.AnswerReward = 0.3
+		e, err := New(cfg, tool, echo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Reset(c.q)
+		for _, turn := range c.turns {
+			e.Step(context.Background(), turn)
+		}
+		if s := e.Score(); math.Abs(s.ProcessReward-c.process) > 1e-12 {
+			t.Errorf("%s: process reward %v, want %v", c.name, s.ProcessReward, c.process)
+		}
+	}
+	// Off by default: the same calculation pays nothing.
+	cfg := DefaultConfig()
+	cfg.ProcessReward = 0.1
+	e, err := New(cfg, tool, echo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Reset(numeric)
+	e.Step(context.Background(), calculate("719"))
+	if s := e.Step(context.Background(), answer("719")); e.Score().ProcessReward != 0 || len(s.ProcessRewards) != 0 {
+		t.Errorf("AnswerReward 0 paid %v", e.Score().ProcessReward)
+	}
+}
+
 // TestScoreUnfinished scores an episode the rollout cut at its token budget, before any
 // answer: the answer format fails, so Eq. 6 gives -0.5 however good the searches were.
 func TestScoreUnfinished(t *testing.T) {

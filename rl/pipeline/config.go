@@ -76,6 +76,9 @@ type Config struct {
 	// training row carries the prompt, so this cuts the cost of a step by a third on CPU.
 	CompactPrompt bool
 	ProcessRew    float64 // process reward per search that finds a new supporting passage (0: off)
+	// AnswerRew is the process reward of the episode's first tool call whose whole result is
+	// the answer (a calculation giving the asked number; qa.Config.AnswerReward). 0: off.
+	AnswerRew float64
 
 	Model ModelConfig
 
@@ -279,6 +282,7 @@ func (c *Config) QAConfig() qa.Config {
 	q.Env.MaxTurns = c.RL.MaxTurns
 	q.RequireThink = c.RequireThink
 	q.ProcessReward = c.ProcessRew
+	q.AnswerReward = c.AnswerRew
 	if c.CompactPrompt {
 		q.SystemPrompt = compactSystemPrompt(c.Tools)
 	}
