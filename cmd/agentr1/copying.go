@@ -23,7 +23,10 @@ func init() {
 			"  For every token of a thought that copies a name or a number out of the tool response just\n" +
 			"  read, it prints the probability the policy gives it and how often it is the policy's most\n" +
 			"  probable token, which greedy decoding writes (pipeline.MeasureCopying); then how alike the\n" +
-			"  output rows of the digits are, and those of the names' first pieces (pipeline.OutputSimilarities).",
+			"  output rows of the digits are, and those of the names' first pieces (pipeline.OutputSimilarities).\n" +
+			"  On a run with the calculator it then lets the policy write the calculating turn itself, from\n" +
+			"  each demonstrated state with both numbers read, greedy and sampled as in RL, and prints how\n" +
+			"  often it calls the calculator, on the right expression, or answers instead (pipeline.MeasureCalcTurn).",
 	}
 	var a copyingArgs
 	c.flags = func(fs *flag.FlagSet) { copyingFlags(fs, &a) }
@@ -68,17 +71,17 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	if a.n < 0 {
 		return fmt.Errorf("%w: --n %d: want 0 (all) or more", errUsage, a.n)
 	}
-	stats, sim, used, skipped, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n)
+	r, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("copying: interrupted")
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "%s, teacher-forced on %d of the run's demonstrations (%d longer than its context left out):\n", a.model, used-skipped, skipped)
+	fmt.Fprintf(stdout, "%s, teacher-forced on %d of the run's demonstrations (%d longer than its context left out):\n", a.model, r.Used-r.Skipped, r.Skipped)
 	fmt.Fprintf(stdout, "%-28s %7s %9s %7s\n", "copied token", "tokens", "p(token)", "argmax")
 	for kind := pipeline.CopyNameStart; kind <= pipeline.CopyLaterDigit; kind++ {
-		s := stats[kind]
+		s := r.Stats[kind]
 		if s.N == 0 {
 			fmt.Fprintf(stdout, "%-28s %7d %9s %7s\n", kind, 0, "-", "-")
 			continue
@@ -86,6 +89,12 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%-28s %7d %9.3f %7.3f\n", kind, s.N, s.P, s.Argmax)
 	}
 	fmt.Fprintf(stdout, "output rows, mean cosine within a group: digits %.3f (%d tokens), name first pieces %.3f (%d tokens)\n",
-		sim.Digits, sim.NDigits, sim.NameStarts, sim.NNames)
+		r.Similarity.Digits, r.Similarity.NDigits, r.Similarity.NameStarts, r.Similarity.NNames)
+	if c := r.CalcTurn; c.States > 0 {
+		fmt.Fprintf(stdout, "calculating turn, free-running from the %d demonstrated states with both numbers read:\n", c.States)
+		fmt.Fprintf(stdout, "%-28s %7s %9s %7s\n", "", "calls", "right", "answers")
+		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f\n", "greedy", c.GreedyCalls, c.GreedyRight, c.GreedyAnswers)
+		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f\n", fmt.Sprintf("sampled (%d per state)", c.Samples), c.SampledCalls, c.SampledRight, c.SampledAnswers)
+	}
 	return nil
 }

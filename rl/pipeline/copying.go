@@ -249,23 +249,49 @@ func isLetters(s string) bool {
 	return true
 }
 
+// CopyingReport is what CopyingOfRun measures of one policy on its run's demonstrations.
+type CopyingReport struct {
+	Stats      map[CopyKind]CopyStat // teacher-forced copying (MeasureCopying)
+	Similarity OutputSimilarity
+	Used       int // demonstrations measured
+	Skipped    int // of those, left out for being longer than the policy's context
+	// CalcTurn is the free-running calculating turn (MeasureCalcTurn) from every
+	// demonstrated calculation among the Used demonstrations, sampled as RL's rollouts are
+	// (the run's temperature and filters, CalcTurnSamples per state); zero when the run
+	// has no calculator.
+	CalcTurn CalcTurnStats
+}
+
+// CalcTurnSamples is the number of sampled turns CopyingOfRun draws per calculating state.
+const CalcTurnSamples = 8
+
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
-// policy of modelDir and measures its copying (MeasureCopying) on the first n
-// demonstrations (all when n <= 0). A policy folder whose tokenizer is not the run's is
-// refused.
-func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (stats map[CopyKind]CopyStat, sim OutputSimilarity, used, skipped int, err error) {
+// policy of modelDir and measures its copying (MeasureCopying) and its calculating turn
+// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0). A policy folder whose
+// tokenizer is not the run's is refused.
+func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (CopyingReport, error) {
+	var r CopyingReport
 	setup, err := Prepare(ctx, cfg)
 	if err != nil {
-		return nil, sim, 0, 0, err
+		return r, err
 	}
 	policy, err := loadPolicyOf(modelDir, setup.Tokenizer)
 	if err != nil {
-		return nil, sim, 0, 0, err
+		return r, err
 	}
-	demos := setup.Demos
+	demos, mistakes := setup.Demos, setup.DemoMistakes
 	if n > 0 && n < len(demos) {
-		demos = demos[:n]
+		demos, mistakes = demos[:n], mistakes[:n]
 	}
-	stats, skipped, err = MeasureCopying(ctx, policy, setup.Tokenizer, demos)
-	return stats, OutputSimilarities(policy, setup.Tokenizer), len(demos), skipped, err
+	r.Used = len(demos)
+	if r.Stats, r.Skipped, err = MeasureCopying(ctx, policy, setup.Tokenizer, demos); err != nil {
+		return r, err
+	}
+	r.Similarity = OutputSimilarities(policy, setup.Tokenizer)
+	rl := cfg.RL
+	sampler := model.Sampler{Temperature: rl.Temperature, TopP: rl.TopP, TopK: rl.TopK}
+	stop := []int{setup.Specials.ToolEnd, setup.Specials.ImEnd}
+	r.CalcTurn, err = MeasureCalcTurn(ctx, policy, setup.Tokenizer, CalcStates(setup.Tokenizer, demos, mistakes),
+		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
+	return r, err
 }

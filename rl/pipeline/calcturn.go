@@ -1,0 +1,120 @@
+package pipeline
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+
+	"agentr1/mdp"
+	"agentr1/model"
+	"agentr1/tokenizer"
+)
+
+// A question that needs a calculation is answered in two searches, one calculator call and
+// the answer. Copying (copying.go) is measured teacher-forced, token by token; this file
+// measures the calculating turn free-running: it puts the policy in the state the
+// demonstrations reach with both numbers read and lets it write the next turn, greedy and
+// sampled. RESULTS section 6 uses it to tell a policy that does not calculate from one that
+// calculates with the wrong numbers.
+
+// CalcState is one demonstrated calculating turn: the episode's tokens before it (the prompt,
+// the searches and what they returned) and the expression the demonstrator computed.
+type CalcState struct {
+	Context    []int
+	Expression string
+}
+
+// calculatorCall is the text that opens a calculator call, as the demonstrator writes it. The
+// system prompt may show it too; only the agent's turns are searched for it.
+const calculatorCall = "<tool_call>\n{\"name\": \"calculator\""
+
+// CalcStates finds each demonstration's first calculator call and returns the state before
+// it. Calls the demonstrator got wrong on purpose (mistakes, as world.DemoTurn.Mistake marks
+// them: a malformed call or the operands swapped) are left out, so every Expression is the
+// right one. mistakes may be nil (no call is a mistake).
+func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool) []CalcState {
+	var states []CalcState
+	for i, d := range demos {
+		for k, turn := range d.Turns {
+			action := tok.Decode(turn.Action)
+			if !strings.Contains(action, calculatorCall) {
+				continue
+			}
+			if i < len(mistakes) && k < len(mistakes[i]) && mistakes[i][k] {
+				break
+			}
+			_, rest, ok := strings.Cut(action, `"expression": "`)
+			expr, _, closed := strings.Cut(rest, `"`)
+			if !ok || !closed {
+				break
+			}
+			ctx := append([]int(nil), d.Prompt...)
+			for _, t := range d.Turns[:k] {
+				ctx = append(ctx, t.Action...)
+				ctx = append(ctx, t.Observation...)
+			}
+			states = append(states, CalcState{Context: ctx, Expression: expr})
+			break
+		}
+	}
+	return states
+}
+
+// CalcTurnStats is what a policy writes in the calculating turn's states: the share of turns
+// that call the calculator, that call it on the demonstrated expression, and that answer
+// instead, greedy and sampled.
+type CalcTurnStats struct {
+	States  int // states measured
+	Samples int // sampled turns per state
+	// The greedy turn's shares: it calls the calculator, on the right expression, or answers.
+	GreedyCalls, GreedyRight, GreedyAnswers float64
+	// The same shares over the sampled turns.
+	SampledCalls, SampledRight, SampledAnswers float64
+}
+
+// MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)
+// from each state, once greedy and samples times with sampler, drawing from a generator
+// seeded with seed, and returns the shares. States longer than the policy's context with
+// the turn are left out (not counted in States).
+func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []CalcState,
+	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (CalcTurnStats, error) {
+	dec := policy.NewDecoder(1, policy.Config.MaxPositionEmbeddings)
+	rng := rand.New(rand.NewPCG(seed, 0xca1c))
+	st := CalcTurnStats{Samples: samples}
+	var calls, right, answers [2]float64 // [0] greedy, [1] sampled
+	for _, s := range states {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if len(s.Context)+maxTokens > dec.MaxLen() {
+			continue
+		}
+		st.States++
+		for i := 0; i <= samples; i++ {
+			smp, kind := sampler, 1
+			if i == 0 {
+				smp, kind = model.Sampler{Greedy: true}, 0
+			}
+			dec.Reset(0)
+			dec.Append(0, s.Context)
+			turn := tok.Decode(dec.Generate([]int{0}, maxTokens, smp, stop, rng)[0].Tokens)
+			if strings.Contains(turn, calculatorCall) {
+				calls[kind]++
+				if strings.Contains(turn, `"expression": "`+s.Expression+`"`) {
+					right[kind]++
+				}
+			} else if strings.Contains(turn, "<answer>") {
+				answers[kind]++
+			}
+		}
+	}
+	if st.States > 0 {
+		n := float64(st.States)
+		st.GreedyCalls, st.GreedyRight, st.GreedyAnswers = calls[0]/n, right[0]/n, answers[0]/n
+		if samples > 0 {
+			n *= float64(samples)
+			st.SampledCalls, st.SampledRight, st.SampledAnswers = calls[1]/n, right[1]/n, answers[1]/n
+		}
+	}
+	return st, nil
+}

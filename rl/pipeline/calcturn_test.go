@@ -1,0 +1,72 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"agentr1/env"
+	"agentr1/model"
+)
+
+// TestCalcStates finds the state before each demonstrated calculation of a tiny calculator
+// run: the context ends where the calculating turn begins (after both searches' results) and
+// the expression is the one that turn computes; a demonstration whose call is a mistake is
+// left out.
+func TestCalcStates(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Tools = env.ToolNames{"search", "calculator"}
+	cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric = 0.5, 0.5
+	cfg.Demos, cfg.TrainWorld.Questions = 40, 60
+	s, p := tinySetupPolicy(t, cfg)
+	tok := s.Tokenizer
+	states := CalcStates(tok, s.Demos, s.DemoMistakes)
+	if len(states) == 0 {
+		t.Fatal("no calculating states in 40 demonstrations of a world half numeric")
+	}
+	for _, st := range states {
+		text := tok.Decode(st.Context)
+		if !strings.HasSuffix(text, "</tool_response><|im_end|>\n<|im_start|>assistant\n") &&
+			!strings.HasSuffix(text, "</tool_response>") {
+			t.Errorf("context does not end after a tool response: ...%q", text[max(0, len(text)-80):])
+		}
+		_, turns, _ := strings.Cut(text, "<|im_start|>assistant\n") // after the prompt, which shows the call format
+		if strings.Contains(turns, calculatorCall) {
+			t.Errorf("context already holds a calculator call: ...%q", text[max(0, len(text)-200):])
+		}
+		if strings.Count(st.Expression, " ") != 2 || !strings.ContainsAny(st.Expression, "+-") {
+			t.Errorf("expression %q, want \"x op y\"", st.Expression)
+		}
+	}
+	// Marking every turn a mistake leaves no state.
+	all := make([][]bool, len(s.DemoMistakes))
+	for i, m := range s.DemoMistakes {
+		all[i] = make([]bool, len(m))
+		for k := range all[i] {
+			all[i][k] = true
+		}
+	}
+	if n := len(CalcStates(tok, s.Demos, all)); n != 0 {
+		t.Errorf("%d states from demonstrations whose every turn is a mistake", n)
+	}
+
+	// A tiny untrained policy's shares are shares, and a state too long for its context is
+	// left out.
+	stop := []int{s.Specials.ToolEnd, s.Specials.ImEnd}
+	st, err := MeasureCalcTurn(context.Background(), p, tok, states, model.Sampler{Temperature: 1}, 2, 8, stop, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.States != len(states) || st.Samples != 2 {
+		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
+	}
+	for _, v := range []float64{st.GreedyCalls, st.GreedyRight, st.GreedyAnswers, st.SampledCalls, st.SampledRight, st.SampledAnswers} {
+		if v < 0 || v > 1 {
+			t.Errorf("share %v out of [0, 1]: %+v", v, st)
+		}
+	}
+	long := []CalcState{{Context: make([]int, p.Config.MaxPositionEmbeddings), Expression: "1 + 2"}}
+	if st, _ := MeasureCalcTurn(context.Background(), p, tok, long, model.Sampler{Temperature: 1}, 2, 8, stop, 1); st.States != 0 {
+		t.Errorf("a state filling the context was measured: %+v", st)
+	}
+}
