@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -187,6 +188,14 @@ func (c *Config) Validate() error {
 	}
 	if c.SearchTopK < 1 {
 		return fmt.Errorf("config: SearchTopK = %d, want >= 1", c.SearchTopK)
+	}
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"ProcessRew", c.ProcessRew}, {"AnswerRew", c.AnswerRew}} {
+		if math.IsNaN(r.v) || math.IsInf(r.v, 0) {
+			return fmt.Errorf("config: %s = %v, want a finite reward", r.name, r.v)
+		}
 	}
 	if err := probability("DemoNoise", c.DemoNoise); err != nil {
 		return err

@@ -374,6 +374,16 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("demonstrator probabilities %v / %v: error %v, want one naming the field", c.DemoNoise, c.DemoImpatience, err)
 		}
 	}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.ProcessRew = math.NaN() },
+		func(c *Config) { c.AnswerRew = math.Inf(1) },
+	} {
+		c := DefaultConfig()
+		edit(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Rew") {
+			t.Errorf("process rewards %v / %v: error %v, want one naming the field", c.ProcessRew, c.AnswerRew, err)
+		}
+	}
 	c := DefaultConfig()
 	c.SaveDtype = "F16"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "SaveDtype") {
