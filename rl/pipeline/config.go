@@ -53,7 +53,11 @@ type Config struct {
 	// the demonstrated ones, so rewards on them teach nothing that carries over to new
 	// questions.
 	RLOnDemoQuestions bool
-	EvalQuestions     int // questions of EvalWorld evaluated ("unseen"; 0: all)
+	// StartStates is the share of the RL set that begins before the last tool call of an RL
+	// question, as a patient scripted agent that makes no mistakes played it (StartProblems:
+	// a reverse curriculum), the rest being the questions from their start. 0: off.
+	StartStates   float64
+	EvalQuestions int // questions of EvalWorld evaluated ("unseen"; 0: all)
 
 	// Tokenizer, search, environment.
 	// VocabSize is the BPE vocabulary size, specials included. The generated world's text runs
@@ -196,6 +200,9 @@ func (c *Config) Validate() error {
 		if math.IsNaN(r.v) || math.IsInf(r.v, 0) {
 			return fmt.Errorf("config: %s = %v, want a finite reward", r.name, r.v)
 		}
+	}
+	if !(c.StartStates >= 0 && c.StartStates < 1) {
+		return fmt.Errorf("config: StartStates = %v, want a share in [0, 1)", c.StartStates)
 	}
 	if err := probability("DemoNoise", c.DemoNoise); err != nil {
 		return err

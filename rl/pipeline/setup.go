@@ -41,6 +41,9 @@ type Setup struct {
 	// erred on purpose (world.DemoTurn.Mistake).
 	DemoMistakes [][]bool
 	DemoSummary  world.Summary // how well the (noisy) scripted agent did
+	// StartStates is how many of Train begin from a scripted agent's state before its last
+	// tool call (Config.StartStates); they are Train's last problems.
+	StartStates int
 }
 
 // extraWorldSeedStride separates the seeds of the extra training worlds (Config.Worlds).
@@ -138,13 +141,19 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	// RLOnDemoQuestions, the demonstrated ones.
 	trainQs := s.TrainWorld.Questions()
 	heldQs, unseenQs := EvalQuestions(cfg, s.TrainWorld, s.EvalWorld)
+	rlTasks := make([][]world.Task, nw) // per world, its RL questions' tasks
 	for k, w := range s.Worlds {
-		qs := w.Questions()
+		tasks := w.Tasks
 		if k == 0 {
-			qs = trainQs[:len(trainQs)-held]
+			tasks = tasks[:len(tasks)-held]
 		}
 		if !cfg.RLOnDemoQuestions {
-			qs = qs[min(demoQs[k], len(qs)):]
+			tasks = tasks[min(demoQs[k], len(tasks)):]
+		}
+		rlTasks[k] = tasks
+		qs := make([]qa.Question, len(tasks))
+		for i, t := range tasks {
+			qs[i] = t.Question
 		}
 		probs, err := QAProblems(qs, qcfg, s.WorldTools[k], s.Tokenizer)
 		if err != nil {
@@ -155,6 +164,22 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	if len(s.Train) == 0 {
 		return nil, fmt.Errorf("no RL questions: the training world's %d questions are all demonstrated (Demos %d) or held out (HeldOut %d); raise --train-world.questions or set --rl-on-demo-questions",
 			len(trainQs), cfg.Demos, held)
+	}
+	// Start states (StartStates): drawn from each world's RL questions in turn, so that they
+	// make up their share of the set; the prompt leaves the rollout room for two turns.
+	if want := startCount(cfg.StartStates, len(s.Train)); want > 0 {
+		maxPrompt := cfg.RL.MaxLen - 2*cfg.RL.MaxTurnTokens
+		var starts []trainer.Problem
+		for k, w := range s.Worlds {
+			quota := (want - len(starts)) / (nw - k)
+			probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.Seed+uint64(k))
+			if err != nil {
+				return nil, err
+			}
+			starts = append(starts, probs...)
+		}
+		s.StartStates = len(starts)
+		s.Train = append(s.Train, starts...)
 	}
 	for _, set := range []EvalSet{{Name: "heldout", Questions: heldQs, Tools: s.TrainTools}, {Name: "unseen", Questions: unseenQs, Tools: s.EvalTools}} {
 		if len(set.Questions) == 0 {
@@ -202,8 +227,12 @@ func (s *Setup) Describe() string {
 	if len(s.Worlds) > 1 {
 		fmt.Fprintf(&b, "%d training worlds (demonstrations and RL questions from all; held-out questions from the first); ", len(s.Worlds))
 	}
-	fmt.Fprintf(&b, "train world: %d passages, %d training questions; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f, impatience %.2f): EM %.3f, format %.3f, %.2f searches",
-		len(s.TrainWorld.Passages), len(s.Train), s.evalSetsText(), len(s.EvalWorld.Passages), s.Tokenizer.VocabSize(),
+	starts := ""
+	if s.StartStates > 0 {
+		starts = fmt.Sprintf(" (%d of them start states)", s.StartStates)
+	}
+	fmt.Fprintf(&b, "train world: %d passages, %d training questions%s; %s; evaluation world: %d passages; vocab %d; longest prompt %d tokens, longest demonstration %d tokens, longest turn %d tokens; scripted agent (noise %.2f, impatience %.2f): EM %.3f, format %.3f, %.2f searches",
+		len(s.TrainWorld.Passages), len(s.Train), starts, s.evalSetsText(), len(s.EvalWorld.Passages), s.Tokenizer.VocabSize(),
 		maxPrompt, demoTokens, maxAction, s.Config.DemoNoise, s.Config.DemoImpatience, s.DemoSummary.EM, s.DemoSummary.FormatOK, s.DemoSummary.Searches)
 	return b.String()
 }

@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"agentr1/env"
+	"agentr1/env/qa"
+	"agentr1/env/world"
+	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
+)
+
+// A policy that never reaches the last step of a task is never rewarded for taking it well:
+// on the calculator task the warm start rarely holds both numbers, and when it does it mostly
+// calculates on the wrong ones, so RL's sparse reward never pays for the calculation and the
+// turn dies out (RESULTS section 6). Start states put part of RL's episodes right before that
+// step: the scripted agent, patient and without mistakes, plays an RL question up to its last
+// tool call, and the episode begins there, the policy writing the rest. This is the reverse
+// curriculum of Salimans & Chen (2018, "Learning Montezuma's Revenge from a Single
+// Demonstration"), with the state fixed at the last call. The state is part of the prompt:
+// the policy is trained on its own turns only.
+
+// StartProblems plays each task with a patient scripted agent that makes no mistakes (in an
+// environment of qcfg over tools, its choices drawn from seed) and returns, for each task it
+// answers right with at least two tool calls, the problem that begins before its last tool
+// call: the prompt is the episode so far (tokenised piece by piece as a rollout sees it), and
+// each new episode replays the agent's turns before continuing. It stops at max problems;
+// states whose prompt is longer than maxPrompt tokens are left out.
+func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tools []env.Tool, qcfg qa.Config,
+	enc rollout.Encoder, maxPrompt, max int, seed uint64) ([]trainer.Problem, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	demos, _, err := world.Run(ctx, w, qcfg, tools, tasks, world.Habits{}, seed)
+	if err != nil {
+		return nil, fmt.Errorf("start states: %w", err)
+	}
+	var out []trainer.Problem
+	for _, d := range demos {
+		last := -1 // the last turn that calls a tool
+		for k, t := range d.Turns {
+			if strings.HasSuffix(t.Action, env.ToolCallClose) {
+				last = k
+			}
+		}
+		if last < 1 || d.Score.EM != 1 {
+			continue
+		}
+		prompt := enc.Encode(d.Prompt)
+		actions := make([]string, last)
+		for k, t := range d.Turns[:last] {
+			prompt = append(prompt, enc.Encode(t.Action)...)
+			prompt = append(prompt, enc.Encode(t.Observation)...)
+			actions[k] = t.Action
+		}
+		if len(prompt) > maxPrompt {
+			continue
+		}
+		q := d.Task.Question
+		out = append(out, trainer.Problem{
+			Prompt:  prompt,
+			Dataset: q.Dataset,
+			Type:    q.Type,
+			Answers: q.Answers,
+			NewEpisode: func() rollout.Episode {
+				ep, err := qa.New(qcfg, tools...)
+				if err != nil {
+					// world.Run built an env of the same cfg and tools above.
+					panic("pipeline: qa.New failed after succeeding: " + err.Error())
+				}
+				ep.Reset(q)
+				for _, a := range actions {
+					ep.Step(context.Background(), a)
+				}
+				return &QAEpisode{Env: ep}
+			},
+		})
+		if len(out) == max {
+			break
+		}
+	}
+	return out, nil
+}
+
+// startCount is how many start states make up share of an RL set that holds n questions
+// besides them: share·(n+s) = s.
+func startCount(share float64, n int) int {
+	if share <= 0 {
+		return 0
+	}
+	return int(share/(1-share)*float64(n) + 0.5)
+}

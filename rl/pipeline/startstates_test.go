@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"agentr1/env"
+	"agentr1/rl/trainer"
+)
+
+// TestStartStates builds a tiny calculator run with a third of its RL set start states: they
+// are at most that share of Train, each prompt is an RL question's prompt followed by the
+// scripted agent's turns, ending after a tool response, and an episode replays those turns,
+// so that the right answer written next earns the full reward.
+func TestStartStates(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Tools = env.ToolNames{"search", "calculator"}
+	cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric = 0.5, 0.5
+	cfg.TrainWorld.Questions = 60
+	cfg.RL.MaxLen = 1000
+	base, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StartStates = 1.0 / 3
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(base.Train)
+	if s.StartStates == 0 || len(s.Train) != n+s.StartStates || s.StartStates > startCount(cfg.StartStates, n) {
+		t.Fatalf("%d start states in a set of %d (questions %d); want about %d", s.StartStates, len(s.Train), n, startCount(cfg.StartStates, n))
+	}
+	if !strings.Contains(s.Describe(), "start states") {
+		t.Errorf("Describe does not count the start states: %s", s.Describe())
+	}
+	calcs := 0
+	for _, p := range s.Train[n:] {
+		text := s.Tokenizer.Decode(p.Prompt)
+		if !strings.HasSuffix(text, "</tool_response><|im_end|>\n<|im_start|>assistant\n") {
+			t.Fatalf("start state does not end after a tool response: ...%q", text[max(0, len(text)-120):])
+		}
+		// The same question's own problem: its prompt begins the state's.
+		var own *trainer.Problem
+		for i := range base.Train {
+			if q := s.Tokenizer.Decode(base.Train[i].Prompt); strings.HasPrefix(text, q) && base.Train[i].Type == p.Type {
+				own = &base.Train[i]
+				break
+			}
+		}
+		if own == nil {
+			t.Fatalf("no RL question begins the start state %q", text[:min(len(text), 300)])
+		}
+		// Answering right from the state earns the full reward, the replayed turns' format
+		// and searches counting as the episode's own.
+		ep := p.NewEpisode()
+		if strings.HasSuffix(p.Type, "difference") || strings.HasSuffix(p.Type, "sum") {
+			calcs++
+		}
+		tr, err := ep.Step(context.Background(), "<think>x</think>\n<answer>"+p.Answers[0]+"</answer><|im_end|>")
+		if err != nil || !tr.Done {
+			t.Fatalf("answer turn: %+v, %v", tr, err)
+		}
+		out := ep.Finish(false)
+		if out.Reward != 1 || out.Stats[trainer.StatEM] != 1 {
+			t.Errorf("the right answer from a start state scored %+v", out)
+		}
+		if out.Stats[trainer.StatSearches] < 1 {
+			t.Errorf("the replayed searches are not in the episode: %+v", out.Stats)
+		}
+	}
+	if calcs == 0 {
+		t.Errorf("no start state of a numeric question among %d", s.StartStates)
+	}
+	cfg.StartStates = 1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "StartStates") {
+		t.Errorf("StartStates 1: error %v, want one naming the field", err)
+	}
+}
+
+// TestStartCount: s start states make up share of n + s.
+func TestStartCount(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		n     int
+		want  int
+	}{{0, 100, 0}, {0.5, 100, 100}, {0.2, 100, 25}, {0.3, 13900, 5957}} {
+		if got := startCount(c.share, c.n); got != c.want {
+			t.Errorf("startCount(%v, %d) = %d, want %d", c.share, c.n, got, c.want)
+		}
+	}
+}
