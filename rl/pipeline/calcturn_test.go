@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"agentr1/env"
 	"agentr1/model"
 )
 
@@ -14,10 +13,8 @@ import (
 // the expression is the one that turn computes; a demonstration whose call is a mistake is
 // left out.
 func TestCalcStates(t *testing.T) {
-	cfg := tinyConfig(t)
-	cfg.Tools = env.ToolNames{"search", "calculator"}
-	cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric = 0.5, 0.5
-	cfg.Demos, cfg.TrainWorld.Questions = 40, 60
+	cfg := tinyCalcConfig(t)
+	cfg.Demos = 40
 	s, p := tinySetupPolicy(t, cfg)
 	tok := s.Tokenizer
 	states := CalcStates(tok, s.Demos, s.DemoMistakes)

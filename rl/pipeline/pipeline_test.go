@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/env"
 	"agentr1/env/world"
 	"agentr1/model"
 	"agentr1/rl"
@@ -50,6 +51,16 @@ func tinyConfig(t *testing.T) Config {
 	cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 12, 300
 	cfg.EvalBatch = 4
 	cfg.CheckpointDir = t.TempDir()
+	return cfg
+}
+
+// tinyCalcConfig is tinyConfig on the calculator task: both tools, half the questions numeric,
+// and 60 training questions so that some are left for RL after the demonstrations.
+func tinyCalcConfig(t *testing.T) Config {
+	cfg := tinyConfig(t)
+	cfg.Tools = env.ToolNames{"search", "calculator"}
+	cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric = 0.5, 0.5
+	cfg.TrainWorld.Questions = 60
 	return cfg
 }
 

@@ -67,22 +67,30 @@ func QAProblems(qs []qa.Question, cfg qa.Config, tools []env.Tool, enc rollout.E
 		if err != nil {
 			return nil, fmt.Errorf("qa problems: %w", err)
 		}
-		prompt := enc.Encode(e.Reset(q))
-		out = append(out, trainer.Problem{
-			Prompt:  prompt,
-			Dataset: q.Dataset,
-			Type:    q.Type,
-			Answers: q.Answers,
-			NewEpisode: func() rollout.Episode {
-				ep, err := qa.New(cfg, tools...)
-				if err != nil {
-					// The same cfg and tools built an env above.
-					panic("pipeline: qa.New failed after succeeding: " + err.Error())
-				}
-				ep.Reset(q)
-				return &QAEpisode{Env: ep}
-			},
-		})
+		out = append(out, qaProblem(q, enc.Encode(e.Reset(q)), cfg, tools, nil))
 	}
 	return out, nil
+}
+
+// qaProblem is the Problem of question q with the given prompt tokens, whose episodes are
+// fresh qa.Envs of cfg over tools that first replay the agent turns of replay (nil: none).
+// cfg and tools must have built a qa.Env before.
+func qaProblem(q qa.Question, prompt []int, cfg qa.Config, tools []env.Tool, replay []string) trainer.Problem {
+	return trainer.Problem{
+		Prompt:  prompt,
+		Dataset: q.Dataset,
+		Type:    q.Type,
+		Answers: q.Answers,
+		NewEpisode: func() rollout.Episode {
+			ep, err := qa.New(cfg, tools...)
+			if err != nil {
+				panic("pipeline: qa.New failed after succeeding: " + err.Error())
+			}
+			ep.Reset(q)
+			for _, turn := range replay {
+				ep.Step(context.Background(), turn)
+			}
+			return &QAEpisode{Env: ep}
+		},
+	}
 }

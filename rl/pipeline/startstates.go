@@ -58,25 +58,7 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		if len(prompt) > maxPrompt {
 			continue
 		}
-		q := d.Task.Question
-		out = append(out, trainer.Problem{
-			Prompt:  prompt,
-			Dataset: q.Dataset,
-			Type:    q.Type,
-			Answers: q.Answers,
-			NewEpisode: func() rollout.Episode {
-				ep, err := qa.New(qcfg, tools...)
-				if err != nil {
-					// world.Run built an env of the same cfg and tools above.
-					panic("pipeline: qa.New failed after succeeding: " + err.Error())
-				}
-				ep.Reset(q)
-				for _, a := range actions {
-					ep.Step(context.Background(), a)
-				}
-				return &QAEpisode{Env: ep}
-			},
-		})
+		out = append(out, qaProblem(d.Task.Question, prompt, qcfg, tools, actions))
 		if len(out) == max {
 			break
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"agentr1/env"
 	"agentr1/rl/trainer"
 )
 
@@ -14,10 +13,7 @@ import (
 // scripted agent's turns, ending after a tool response, and an episode replays those turns,
 // so that the right answer written next earns the full reward.
 func TestStartStates(t *testing.T) {
-	cfg := tinyConfig(t)
-	cfg.Tools = env.ToolNames{"search", "calculator"}
-	cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric = 0.5, 0.5
-	cfg.TrainWorld.Questions = 60
+	cfg := tinyCalcConfig(t)
 	cfg.RL.MaxLen = 1000
 	base, err := Prepare(context.Background(), cfg)
 	if err != nil {
