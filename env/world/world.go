@@ -267,9 +267,12 @@ func orDefault(p *int, def int) {
 func (w *World) PassageID(name string) string { return w.pidOf[name] }
 
 // Questions returns the tasks' questions.
-func (w *World) Questions() []qa.Question {
-	out := make([]qa.Question, len(w.Tasks))
-	for i, t := range w.Tasks {
+func (w *World) Questions() []qa.Question { return QuestionsOf(w.Tasks) }
+
+// QuestionsOf returns the questions of tasks, in order.
+func QuestionsOf(tasks []Task) []qa.Question {
+	out := make([]qa.Question, len(tasks))
+	for i, t := range tasks {
 		out[i] = t.Question
 	}
 	return out

@@ -151,11 +151,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 			tasks = tasks[min(demoQs[k], len(tasks)):]
 		}
 		rlTasks[k] = tasks
-		qs := make([]qa.Question, len(tasks))
-		for i, t := range tasks {
-			qs[i] = t.Question
-		}
-		probs, err := QAProblems(qs, qcfg, s.WorldTools[k], s.Tokenizer)
+		probs, err := QAProblems(world.QuestionsOf(tasks), qcfg, s.WorldTools[k], s.Tokenizer)
 		if err != nil {
 			return nil, err
 		}
