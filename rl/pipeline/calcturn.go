@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"agentr1/env"
+	"agentr1/env/calc"
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/tokenizer"
@@ -74,14 +76,37 @@ type CalcTurnStats struct {
 
 // MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)
 // from each state, once greedy and samples times with sampler, drawing from a generator
-// seeded with seed, and returns the shares. States longer than the policy's context with
-// the turn are left out (not counted in States).
+// seeded with seed, and returns the shares. A turn calls the calculator when the
+// environment's parser finds a well-formed call of it (env.ParseToolCalls), and calls it
+// right when its expression is the state's. States longer than the policy's context with the
+// turn are left out (not counted in States).
 func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []CalcState,
 	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (CalcTurnStats, error) {
-	dec := policy.NewDecoder(1, policy.Config.MaxPositionEmbeddings)
-	rng := rand.New(rand.NewPCG(seed, 0xca1c))
 	st := CalcTurnStats{Samples: samples}
+	if len(states) == 0 {
+		return st, nil
+	}
+	// Row 0 is prefilled with the state once and copied to the sampled rows 1..samples.
+	dec := policy.NewDecoder(1+samples, policy.Config.MaxPositionEmbeddings)
+	sampledRows := make([]int, samples)
+	for i := range sampledRows {
+		sampledRows[i] = 1 + i
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xca1c))
 	var calls, right, answers [2]float64 // [0] greedy, [1] sampled
+	count := func(kind int, g model.Generation, want string) {
+		turn := tok.Decode(g.Tokens)
+		calc, ok := calculatorCallIn(turn)
+		switch {
+		case ok:
+			calls[kind]++
+			if calc == want {
+				right[kind]++
+			}
+		case strings.Contains(turn, "<answer>"):
+			answers[kind]++
+		}
+	}
 	for _, s := range states {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -90,21 +115,15 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 			continue
 		}
 		st.States++
-		for i := 0; i <= samples; i++ {
-			smp, kind := sampler, 1
-			if i == 0 {
-				smp, kind = model.Sampler{Greedy: true}, 0
-			}
-			dec.Reset(0)
-			dec.Append(0, s.Context)
-			turn := tok.Decode(dec.Generate([]int{0}, maxTokens, smp, stop, rng)[0].Tokens)
-			if strings.Contains(turn, calculatorCall) {
-				calls[kind]++
-				if strings.Contains(turn, `"expression": "`+s.Expression+`"`) {
-					right[kind]++
-				}
-			} else if strings.Contains(turn, "<answer>") {
-				answers[kind]++
+		dec.Reset(0)
+		dec.Append(0, s.Context)
+		for _, r := range sampledRows {
+			dec.CopyRow(r, 0)
+		}
+		count(0, dec.Generate([]int{0}, maxTokens, model.Sampler{Greedy: true}, stop, rng)[0], s.Expression)
+		if samples > 0 {
+			for _, g := range dec.Generate(sampledRows, maxTokens, sampler, stop, rng) {
+				count(1, g, s.Expression)
 			}
 		}
 	}
@@ -117,4 +136,17 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 		}
 	}
 	return st, nil
+}
+
+// calculatorCallIn returns the expression of the first well-formed calculator call of turn
+// ("" when its expression is missing or not a string), and whether there is one.
+func calculatorCallIn(turn string) (string, bool) {
+	calls, _ := env.ParseToolCalls(turn, 0)
+	for _, c := range calls {
+		if c.Name == calc.Name {
+			expr, _ := c.Arguments["expression"].(string)
+			return expr, true
+		}
+	}
+	return "", false
 }
