@@ -65,8 +65,10 @@ func TestKillAndResume(t *testing.T) {
 			}
 		}
 	}
-	// The closing summary: one row per evaluation set, before and after RL and the baselines.
-	for _, want := range []string{"EM (F1)    SFT base         after RL         Base Tool Call   Naive RAG        closed book", "\nheldout  ", "\nunseen   "} {
+	// The closing summary: one row per evaluation set, before and after RL and the baselines,
+	// and where the time went.
+	for _, want := range []string{"EM (F1)    SFT base         after RL         Base Tool Call   Naive RAG        closed book", "\nheldout  ", "\nunseen   ",
+		"(4 steps, ", "grpo ", "(40 steps, ", "s each: rollout ", "; setup, evaluations and baselines "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}

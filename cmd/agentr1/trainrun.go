@@ -36,6 +36,7 @@ type trainRun struct {
 	tok     *tokenizer.Tokenizer // the run's tokenizer, from the "setup" record
 	rlStart time.Time            // when the first RL step of this process began
 	rlFrom  int                  // RL steps done before it (a resumed run)
+	times   phaseTimes           // where this process's time went, for the summary
 }
 
 func newTrainRun(a *trainArgs, stdout io.Writer, logger *slog.Logger) (*trainRun, error) {
@@ -67,6 +68,7 @@ func (r *trainRun) rlETA(v trainer.StepMetrics) string {
 
 // log is the pipeline.Logger of the run.
 func (r *trainRun) log(kind string, rec any) {
+	r.times.add(rec)
 	switch v := rec.(type) {
 	case *pipeline.RunState:
 		if err := r.runState(kind, v); err != nil && r.logErr == nil {
@@ -229,7 +231,7 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 
 // printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
 // after it and of each baseline; on the generated world, the gains beside the default run's
-// seed-to-seed spread; then where the report and the files are.
+// seed-to-seed spread; then where the time went and where the report and the files are.
 func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath string) {
 	w := r.stdout
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
@@ -284,5 +286,6 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"
 	}
+	fmt.Fprintln(w, r.times.line(time.Since(r.start), string(r.args.cfg.RL.Algorithm)))
 	fmt.Fprintf(w, "report: %s\nrun directory: %s (%s)\n", reportPath, r.args.out, files)
 }
