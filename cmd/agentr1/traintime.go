@@ -42,7 +42,8 @@ func (p *phaseTimes) add(rec any) {
 //	time 18m15s: SFT 8m17s (2400 steps, 4.8 a second); grpo 9m29s (240 steps, 2.4 s each:
 //	rollout 4m41s, old log-probs 20s, update 4m28s); setup, evaluations and baselines 29s
 //
-// (one line). The RL parts that took no time (a reference policy, a critic) are left out.
+// (one line). Old log-probs, a reference policy and a critic are left out when they took
+// under 1% of the RL time.
 func (p *phaseTimes) line(total time.Duration, algo string) string {
 	sec := func(s float64) string { return formatDuration(time.Duration(s * float64(time.Second))) }
 	var parts []string
