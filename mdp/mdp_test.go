@@ -347,3 +347,23 @@ func TestCollateToPanicsOnOverflow(t *testing.T) {
 	}()
 	CollateTo([]Row{r}, 0, 1, 1)
 }
+
+// TestBefore checks the state before each turn: the prompt, then every earlier turn's action
+// and observation in order, in a slice of its own.
+func TestBefore(t *testing.T) {
+	tr := Trajectory{Prompt: []int{1, 2}, Turns: []Turn{
+		{Action: []int{3}, Observation: []int{4, 5}},
+		{Action: []int{6, 7}, Observation: []int{8}},
+		{Action: []int{9}},
+	}}
+	for k, want := range [][]int{{1, 2}, {1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+		got := tr.Before(k)
+		if !slices.Equal(got, want) {
+			t.Errorf("Before(%d) = %v, want %v", k, got, want)
+		}
+		got[0] = -1
+		if tr.Prompt[0] != 1 {
+			t.Fatalf("Before(%d) shares the prompt's memory", k)
+		}
+	}
+}

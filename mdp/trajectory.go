@@ -50,6 +50,18 @@ func (t *Trajectory) Validate() error {
 	return nil
 }
 
+// Before returns the episode's tokens before turn k (0 <= k <= len(Turns)): the prompt, then
+// each earlier turn's action and observation, in a new slice. It is the state the agent writes
+// turn k from.
+func (t *Trajectory) Before(k int) []int {
+	out := append([]int(nil), t.Prompt...)
+	for _, turn := range t.Turns[:k] {
+		out = append(out, turn.Action...)
+		out = append(out, turn.Observation...)
+	}
+	return out
+}
+
 // ResponseLen is the number of tokens after the prompt: every action and observation token.
 func (t *Trajectory) ResponseLen() int {
 	n := 0

@@ -50,12 +50,7 @@ func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]
 			if !ok || !closed {
 				break
 			}
-			ctx := append([]int(nil), d.Prompt...)
-			for _, t := range d.Turns[:k] {
-				ctx = append(ctx, t.Action...)
-				ctx = append(ctx, t.Observation...)
-			}
-			states = append(states, CalcState{Context: ctx, Expression: expr})
+			states = append(states, CalcState{Context: d.Before(k), Expression: expr})
 			break
 		}
 	}

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"agentr1/env"
 	"agentr1/env/qa"
@@ -25,9 +24,10 @@ import (
 // StartProblems plays each task with a patient scripted agent that makes no mistakes (in an
 // environment of qcfg over tools, its choices drawn from seed) and returns, for each task it
 // answers right with at least two tool calls, the problem that begins before its last tool
-// call: the prompt is the episode so far (tokenised piece by piece as a rollout sees it), and
-// each new episode replays the agent's turns before continuing. It stops at max problems;
-// states whose prompt is longer than maxPrompt tokens are left out.
+// call: the prompt is the episode so far (tokenised as world.Demo.Trajectory does, piece by
+// piece as a rollout sees it), and each new episode replays the agent's turns before
+// continuing. It stops at max problems; states whose prompt is longer than maxPrompt tokens
+// are left out.
 func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tools []env.Tool, qcfg qa.Config,
 	enc rollout.Encoder, maxPrompt, max int, seed uint64) ([]trainer.Problem, error) {
 	if max <= 0 {
@@ -39,24 +39,26 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 	}
 	var out []trainer.Problem
 	for _, d := range demos {
+		if d.Score.EM != 1 {
+			continue
+		}
+		tr := d.Trajectory(enc.Encode, false)
 		last := -1 // the last turn that calls a tool
-		for k, t := range d.Turns {
-			if strings.HasSuffix(t.Action, env.ToolCallClose) {
+		for k, t := range tr.Turns {
+			if len(t.ToolCalls) > 0 {
 				last = k
 			}
 		}
-		if last < 1 || d.Score.EM != 1 {
+		if last < 1 {
 			continue
 		}
-		prompt := enc.Encode(d.Prompt)
-		actions := make([]string, last)
-		for k, t := range d.Turns[:last] {
-			prompt = append(prompt, enc.Encode(t.Action)...)
-			prompt = append(prompt, enc.Encode(t.Observation)...)
-			actions[k] = t.Action
-		}
+		prompt := tr.Before(last)
 		if len(prompt) > maxPrompt {
 			continue
+		}
+		actions := make([]string, last)
+		for k, t := range d.Turns[:last] {
+			actions[k] = t.Action
 		}
 		out = append(out, qaProblem(d.Task.Question, prompt, qcfg, tools, actions))
 		if len(out) == max {
