@@ -51,17 +51,18 @@ func (p *phaseTimes) line(total time.Duration, algo string) string {
 		parts = append(parts, fmt.Sprintf("SFT %s (%s, %.1f a second)", sec(p.sft), steps(p.sftSteps), float64(p.sftSteps)/max(p.sft, 1e-9)))
 	}
 	if p.rlSteps > 0 {
-		var split []string
+		// The rollout and the update always; the optional parts when they took a measurable
+		// share (a reference policy or critic that is off costs microseconds).
+		split := []string{"rollout " + sec(p.rollout)}
 		for _, part := range []struct {
 			name string
 			s    float64
-		}{{"rollout", p.rollout}, {"old log-probs", p.old}, {"reference", p.ref}, {"critic", p.critic}, {"update", p.update}} {
-			// The rollout and the update always; the optional parts when they took a
-			// measurable share (a reference policy or critic that is off costs microseconds).
-			if part.name == "rollout" || part.name == "update" || part.s >= 0.01*p.rlAll {
+		}{{"old log-probs", p.old}, {"reference", p.ref}, {"critic", p.critic}} {
+			if part.s >= 0.01*p.rlAll {
 				split = append(split, part.name+" "+sec(part.s))
 			}
 		}
+		split = append(split, "update "+sec(p.update))
 		each := p.rlAll / float64(p.rlSteps)
 		prec := 1
 		if each < 1 {
