@@ -41,7 +41,7 @@ func TestDefaultRunGainMatchesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`held-out \+(\d+) ± (\d+) points, unseen \+(\d+) ± (\d+) points`)
+	re := regexp.MustCompile(`over seeds ` + regexp.QuoteMeta(defaultRunSeeds) + `: held-out \+(\d+) ± (\d+) points, unseen \+(\d+) ± (\d+) points`)
 	m := re.FindSubmatch(doc)
 	if m == nil {
 		t.Fatalf("docs/RESULTS.md: no line matching %q", re)
@@ -67,7 +67,7 @@ func TestPrintGains(t *testing.T) {
 	var buf bytes.Buffer
 	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg)
 	out := buf.String()
-	for _, want := range []string{"heldout +31 points", "unseen n/a", "seeds 1-3", "±", "strays from the mean"} {
+	for _, want := range []string{"heldout +31 points", "unseen n/a", "seeds " + defaultRunSeeds, "±", "strays from the mean"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
