@@ -66,8 +66,9 @@ type curveGroup struct {
 	Summary []metricSummary
 }
 
-// card is one figure of the summary strip at the top.
-type card struct{ Label, Value, Sub string }
+// card is one figure of the summary strip at the top; Note, when set, is a second line under
+// Sub.
+type card struct{ Label, Value, Sub, Note string }
 
 // stepView is one step's shown trajectories.
 type stepView struct {
@@ -157,7 +158,7 @@ func buildPage(r *run, opt Options) *page {
 			p.Steps = append(p.Steps, sv)
 		}
 	}
-	p.Cards = summaryCards(r)
+	p.Cards = summaryCards(r, opt.Yardstick)
 	return p
 }
 
@@ -220,13 +221,13 @@ func rank(phase string) int {
 }
 
 // summaryCards picks the headline figures: EM after RL on each evaluation set (with the gain
-// over the starting policy) when eval.json names its sets, the RL steps run, reward and EM
+// over the starting policy, and y's beside it) when eval.json names its sets, the RL steps run, reward and EM
 // from the first to the last step, and otherwise EM before and after training from eval.json.
-func summaryCards(r *run) []card {
+func summaryCards(r *run, y *Yardstick) []card {
 	var cards []card
 	res, named := readResults(r.Eval)
 	if named {
-		cards = resultCards(res)
+		cards = resultCards(res, y)
 	}
 	if r.Metrics != nil && len(r.Metrics.Rows) > 0 {
 		m := r.Metrics.phases()[0].Metrics

@@ -223,8 +223,9 @@ func buildHeadline(res *results) *headline {
 }
 
 // resultCards are the summary cards of the sets: EM after RL, with the starting policy's and
-// the gain, each naming its set.
-func resultCards(res *results) []card {
+// the gain, each naming its set, and under the gain the yardstick's (when y is not nil), in
+// the card's units.
+func resultCards(res *results, y *Yardstick) []card {
 	var cards []card
 	for _, s := range res.Sets {
 		if s.After == nil {
@@ -234,6 +235,9 @@ func resultCards(res *results) []card {
 		if s.Before != nil {
 			g, _ := gain(s.Before, s.After, "em")
 			c.Sub = res.Start + " " + fixed3(s.Before, "em") + " · gain " + g
+		}
+		if sp, ok := y.gain(s.Name); ok {
+			c.Note = fmt.Sprintf("%s: %+.2f ± %.2f", y.Source, sp.Mean/100, sp.SD/100)
 		}
 		cards = append(cards, c)
 	}

@@ -89,7 +89,7 @@ func TestResultsLayouts(t *testing.T) {
 			"0 (SFT base),0.240,0.100;20,0.400,0.120;40 (after RL),0.490,0.060"; got != want {
 			t.Errorf("%s: during RL\n got %q\nwant %q", layout.name, got, want)
 		}
-		cards := summaryCards(&run{Eval: v})
+		cards := summaryCards(&run{Eval: v}, nil)
 		var cs []string
 		for _, c := range cards {
 			cs = append(cs, c.Label+"="+c.Value+" ("+c.Sub+")")
@@ -97,6 +97,33 @@ func TestResultsLayouts(t *testing.T) {
 		if got, want := strings.Join(cs, "; "), "held-out EM after RL=0.490 (SFT base 0.240 · gain +0.250); unseen EM after RL=0.060 (SFT base 0.100 · gain -0.040)"; got != want {
 			t.Errorf("%s: cards\n got %q\nwant %q", layout.name, got, want)
 		}
+	}
+}
+
+// TestYardstickCards: a yardstick puts its spread, in the cards' units, under the gain of each
+// set it names, and nowhere else.
+func TestYardstickCards(t *testing.T) {
+	v, err := parseValue([]byte(evalNew))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := &Yardstick{Source: "the default run, seeds 1-5", Gains: map[string]Spread{"heldout": {Mean: 29, SD: 8}}}
+	cards := summaryCards(&run{Eval: v}, y)
+	if len(cards) != 2 {
+		t.Fatalf("%d cards, want 2", len(cards))
+	}
+	if got, want := cards[0].Note, "the default run, seeds 1-5: +0.29 ± 0.08"; got != want {
+		t.Errorf("held-out card's note %q, want %q", got, want)
+	}
+	if cards[1].Note != "" {
+		t.Errorf("unseen card has a note %q, but the yardstick has no unseen figure", cards[1].Note)
+	}
+	var html strings.Builder
+	if err := pageTemplate.Execute(&html, &page{Cards: cards}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "seeds 1-5: &#43;0.29 ± 0.08") {
+		t.Error("the page does not show the yardstick")
 	}
 }
 

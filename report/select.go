@@ -26,6 +26,29 @@ type Options struct {
 	// Warn, when set, receives what the page is written despite: a torn last line of
 	// metrics.jsonl or samples.jsonl, skipped. When nil such a line is an error.
 	Warn func(msg string)
+	// Yardstick, when set, is shown under each set's gain in the summary cards.
+	Yardstick *Yardstick
+}
+
+// Yardstick is what a reference run gains over its starting policy on each evaluation set,
+// over seeds. Shown beside a run's own gain, it tells the reader whether that gain is a
+// finding or the seed-to-seed spread.
+type Yardstick struct {
+	Source string            // the reference, e.g. "the default run, seeds 1-5"
+	Gains  map[string]Spread // by evaluation set, as eval.json names it
+}
+
+// Spread is an EM gain over the starting policy in points (hundredths of EM): the mean and the
+// standard deviation over seeds.
+type Spread struct{ Mean, SD float64 }
+
+// gain is the yardstick's spread on the set; ok is false when y is nil or lacks the set.
+func (y *Yardstick) gain(set string) (s Spread, ok bool) {
+	if y == nil {
+		return Spread{}, false
+	}
+	s, ok = y.Gains[set]
+	return s, ok
 }
 
 // ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.

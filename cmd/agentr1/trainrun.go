@@ -222,7 +222,7 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 		return err
 	}
 	reportPath := filepath.Join(out, "report.html")
-	if err := report.WriteHTML(out, reportPath, report.Options{}); err != nil {
+	if err := report.WriteHTML(out, reportPath, report.Options{Yardstick: defaultRunYardstick(r.args.cfg)}); err != nil {
 		return err
 	}
 	r.printSummary(ev, res, reportPath)

@@ -7,12 +7,9 @@ import (
 	"reflect"
 	"strings"
 
+	"agentr1/report"
 	"agentr1/rl/pipeline"
 )
-
-// gainSpread is an EM gain over the SFT base in points: the mean and the standard deviation
-// over seeds.
-type gainSpread struct{ Mean, SD float64 }
 
 // defaultRunSeeds names the seeds defaultRunGain is measured over.
 const defaultRunSeeds = "1-5"
@@ -22,9 +19,23 @@ const defaultRunSeeds = "1-5"
 // (TestDefaultRunGainMatchesResults keeps the two in step). One run's gain is read against
 // it: a difference within about twice the standard deviation is the seed-to-seed spread, not
 // a finding.
-var defaultRunGain = map[string]gainSpread{
+var defaultRunGain = map[string]report.Spread{
 	"heldout": {Mean: 29, SD: 8},
 	"unseen":  {Mean: 17, SD: 5},
+}
+
+// defaultRunYardstick is defaultRunGain for the report page of a run with settings c: nil off
+// the generated world (the default run's questions are not there), and marked as a guide
+// when c's settings differ from the default's, as printGains says.
+func defaultRunYardstick(c pipeline.Config) *report.Yardstick {
+	if !pipeline.IsWorldData(c.Data) {
+		return nil
+	}
+	source := "the default run, seeds " + defaultRunSeeds
+	if !atDefaults(c) {
+		source += " (other settings: a guide)"
+	}
+	return &report.Yardstick{Source: source, Gains: defaultRunGain}
 }
 
 // atDefaults reports whether c trains as the default run does: every setting equal to

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"agentr1/report"
+	"agentr1/rl/pipeline"
 )
 
 // TestAtDefaults: a plain `agentr1 train` (any seed, output folder or evaluation interval) is
@@ -47,7 +51,7 @@ func TestDefaultRunGainMatchesResults(t *testing.T) {
 		t.Fatalf("docs/RESULTS.md: no line matching %q", re)
 	}
 	num := func(b []byte) float64 { v, _ := strconv.ParseFloat(string(b), 64); return v }
-	want := map[string]gainSpread{"heldout": {num(m[1]), num(m[2])}, "unseen": {num(m[3]), num(m[4])}}
+	want := map[string]report.Spread{"heldout": {Mean: num(m[1]), SD: num(m[2])}, "unseen": {Mean: num(m[3]), SD: num(m[4])}}
 	for set, w := range want {
 		g := defaultRunGain[set]
 		if math.Round(g.Mean) != w.Mean || math.Round(g.SD) != w.SD {
@@ -77,5 +81,56 @@ func TestPrintGains(t *testing.T) {
 	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg)
 	if !strings.Contains(buf.String(), "differ from the default") {
 		t.Errorf("a non-default run's summary does not say so:\n%s", buf.String())
+	}
+}
+
+// TestDefaultRunYardstick: the report page of a run on the generated world carries the default
+// run's spread, marked as a guide when the settings differ; a run on other data carries none.
+func TestDefaultRunYardstick(t *testing.T) {
+	c := pipeline.DefaultConfig()
+	y := defaultRunYardstick(c)
+	if y == nil || y.Source != "the default run, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGain["unseen"] {
+		t.Fatalf("at the defaults: %+v", y)
+	}
+	c.RL.Steps = 5
+	if y := defaultRunYardstick(c); y == nil || !strings.Contains(y.Source, "other settings") {
+		t.Errorf("with 5 RL steps: %+v, want the spread marked as a guide", y)
+	}
+	c.Data = "hotpotqa"
+	if y := defaultRunYardstick(c); y != nil {
+		t.Errorf("on hotpotqa: %+v, want none", y)
+	}
+}
+
+// TestViewShowsYardstick: `agentr1 view` of a run at the defaults puts the default run's spread
+// in the summary cards, as the page written at the end of training does; without the run's
+// config.json the page goes without it.
+func TestViewShowsYardstick(t *testing.T) {
+	dir := t.TempDir()
+	eval := `{"rl_steps": 240, "starting_policy": "SFT base", "sets": {"unseen": {
+	 "before_rl": {"name": "sft/unseen", "n": 100, "em": 0.1}, "after_rl": {"name": "rl/unseen", "n": 100, "em": 0.24}}}}`
+	if err := os.WriteFile(filepath.Join(dir, report.EvalFile), []byte(eval), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	view := func() string {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"view", dir}, &stdout, &stderr); code != 0 {
+			t.Fatalf("view: exit %d: %s", code, stderr.String())
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	want := "the default run, seeds " + defaultRunSeeds + ":"
+	if strings.Contains(view(), want) {
+		t.Errorf("without config.json the page shows %q", want)
+	}
+	if err := writeRunConfig(dir, pipeline.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if page := view(); !strings.Contains(page, want) {
+		t.Errorf("a run at the defaults: the page lacks %q", want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"agentr1/report"
+	"agentr1/rl/pipeline"
 )
 
 func init() {
@@ -70,6 +71,12 @@ func runView(runDir string, opt viewOptions, stdout, stderr io.Writer) error {
 	}
 	ropt := report.Options{Steps: steps, MaxSamples: opt.maxSamples, Title: opt.title,
 		Warn: func(msg string) { fmt.Fprintf(stderr, "agentr1 view: warning: %s\n", msg) }}
+	// A folder that is not a train run (an experiment's, or one without config.json) has no
+	// settings to compare with the default run's, and its page goes without the yardstick.
+	cfg := pipeline.DefaultConfig()
+	if readRunConfig(runDir, &cfg) == nil {
+		ropt.Yardstick = defaultRunYardstick(cfg)
+	}
 	if err := report.WriteHTML(runDir, out, ropt); err != nil {
 		return err
 	}
