@@ -221,8 +221,9 @@ func rank(phase string) int {
 }
 
 // summaryCards picks the headline figures: EM after RL on each evaluation set (with the gain
-// over the starting policy, and y's beside it) when eval.json names its sets, the RL steps run, reward and EM
-// from the first to the last step, and otherwise EM before and after training from eval.json.
+// over the starting policy, and y's beside it) when eval.json names its sets, the RL steps
+// run, reward and EM from the first to the last step, and otherwise EM before and after
+// training from eval.json.
 func summaryCards(r *run, y *Yardstick) []card {
 	var cards []card
 	res, named := readResults(r.Eval)

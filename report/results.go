@@ -236,8 +236,10 @@ func resultCards(res *results, y *Yardstick) []card {
 			g, _ := gain(s.Before, s.After, "em")
 			c.Sub = res.Start + " " + fixed3(s.Before, "em") + " · gain " + g
 		}
-		if sp, ok := y.gain(s.Name); ok {
-			c.Note = fmt.Sprintf("%s: %+.2f ± %.2f", y.Source, sp.Mean/100, sp.SD/100)
+		if y != nil {
+			if sp, ok := y.Gains[s.Name]; ok {
+				c.Note = fmt.Sprintf("%s: %+.2f ± %.2f", y.Source, sp.Mean/100, sp.SD/100)
+			}
 		}
 		cards = append(cards, c)
 	}

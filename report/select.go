@@ -42,15 +42,6 @@ type Yardstick struct {
 // standard deviation over seeds.
 type Spread struct{ Mean, SD float64 }
 
-// gain is the yardstick's spread on the set; ok is false when y is nil or lacks the set.
-func (y *Yardstick) gain(set string) (s Spread, ok bool) {
-	if y == nil {
-		return Spread{}, false
-	}
-	s, ok = y.Gains[set]
-	return s, ok
-}
-
 // ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.
 func ParseSteps(s string) ([]int, error) {
 	var steps []int
