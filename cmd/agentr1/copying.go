@@ -26,7 +26,8 @@ func init() {
 			"  output rows of the digits are, and those of the names' first pieces (pipeline.OutputSimilarities).\n" +
 			"  On a run with the calculator it then lets the policy write the calculating turn itself, from\n" +
 			"  each demonstrated state with both numbers read, greedy and sampled as in RL, and prints how\n" +
-			"  often it calls the calculator, on the right expression, or answers instead (pipeline.MeasureCalcTurn).",
+			"  often it calls the calculator, on the right expression, on one number twice, or answers\n" +
+			"  instead (pipeline.MeasureCalcTurn).",
 	}
 	var a copyingArgs
 	c.flags = func(fs *flag.FlagSet) { copyingFlags(fs, &a) }
@@ -92,9 +93,10 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 		r.Similarity.Digits, r.Similarity.NDigits, r.Similarity.NameStarts, r.Similarity.NNames)
 	if c := r.CalcTurn; c.States > 0 {
 		fmt.Fprintf(stdout, "calculating turn, free-running from the %d demonstrated states with both numbers read:\n", c.States)
-		fmt.Fprintf(stdout, "%-28s %7s %9s %7s\n", "", "calls", "right", "answers")
-		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f\n", "greedy", c.GreedyCalls, c.GreedyRight, c.GreedyAnswers)
-		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f\n", fmt.Sprintf("sampled (%d per state)", c.Samples), c.SampledCalls, c.SampledRight, c.SampledAnswers)
+		fmt.Fprintf(stdout, "%-28s %7s %9s %7s %7s\n", "", "calls", "right", "twice", "answers")
+		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", "greedy", c.GreedyCalls, c.GreedyRight, c.GreedyTwice, c.GreedyAnswers)
+		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", fmt.Sprintf("sampled (%d per state)", c.Samples),
+			c.SampledCalls, c.SampledRight, c.SampledTwice, c.SampledAnswers)
 	}
 	return nil
 }

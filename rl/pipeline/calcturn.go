@@ -58,15 +58,16 @@ func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]
 }
 
 // CalcTurnStats is what a policy writes in the calculating turn's states: the share of turns
-// that call the calculator, that call it on the demonstrated expression, and that answer
-// instead, greedy and sampled.
+// that call the calculator, that call it on the demonstrated expression, that call it on one
+// number twice, and that answer instead, greedy and sampled.
 type CalcTurnStats struct {
 	States  int // states measured
 	Samples int // sampled turns per state
-	// The greedy turn's shares: it calls the calculator, on the right expression, or answers.
-	GreedyCalls, GreedyRight, GreedyAnswers float64
+	// The greedy turn's shares: it calls the calculator, on the right expression, on one number
+	// twice ("1875 - 1875": both operands the number read last), or answers.
+	GreedyCalls, GreedyRight, GreedyTwice, GreedyAnswers float64
 	// The same shares over the sampled turns.
-	SampledCalls, SampledRight, SampledAnswers float64
+	SampledCalls, SampledRight, SampledTwice, SampledAnswers float64
 }
 
 // MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)
@@ -88,15 +89,18 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 		sampledRows[i] = 1 + i
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xca1c))
-	var calls, right, answers [2]float64 // [0] greedy, [1] sampled
+	var calls, right, twice, answers [2]float64 // [0] greedy, [1] sampled
 	count := func(kind int, g model.Generation, want string) {
 		turn := tok.Decode(g.Tokens)
 		calc, ok := calculatorCallIn(turn)
 		switch {
 		case ok:
 			calls[kind]++
-			if calc == want {
+			switch {
+			case calc == want:
 				right[kind]++
+			case oneNumberTwice(calc):
+				twice[kind]++
 			}
 		case strings.Contains(turn, "<answer>"):
 			answers[kind]++
@@ -124,10 +128,10 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 	}
 	if st.States > 0 {
 		n := float64(st.States)
-		st.GreedyCalls, st.GreedyRight, st.GreedyAnswers = calls[0]/n, right[0]/n, answers[0]/n
+		st.GreedyCalls, st.GreedyRight, st.GreedyTwice, st.GreedyAnswers = calls[0]/n, right[0]/n, twice[0]/n, answers[0]/n
 		if samples > 0 {
 			n *= float64(samples)
-			st.SampledCalls, st.SampledRight, st.SampledAnswers = calls[1]/n, right[1]/n, answers[1]/n
+			st.SampledCalls, st.SampledRight, st.SampledTwice, st.SampledAnswers = calls[1]/n, right[1]/n, twice[1]/n, answers[1]/n
 		}
 	}
 	return st, nil
@@ -144,4 +148,16 @@ func calculatorCallIn(turn string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// oneNumberTwice reports whether expr applies + or - to one number and itself ("1875 - 1875"),
+// what a policy writes when it copies the number it read last into both operands.
+func oneNumberTwice(expr string) bool {
+	for _, op := range []string{" - ", " + "} {
+		if x, y, ok := strings.Cut(expr, op); ok {
+			x, y = strings.TrimSpace(x), strings.TrimSpace(y)
+			return x != "" && x == y
+		}
+	}
+	return false
 }

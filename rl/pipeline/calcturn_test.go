@@ -57,7 +57,8 @@ func TestCalcStates(t *testing.T) {
 	if st.States != len(states) || st.Samples != 2 {
 		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
 	}
-	for _, v := range []float64{st.GreedyCalls, st.GreedyRight, st.GreedyAnswers, st.SampledCalls, st.SampledRight, st.SampledAnswers} {
+	for _, v := range []float64{st.GreedyCalls, st.GreedyRight, st.GreedyTwice, st.GreedyAnswers,
+		st.SampledCalls, st.SampledRight, st.SampledTwice, st.SampledAnswers} {
 		if v < 0 || v > 1 {
 			t.Errorf("share %v out of [0, 1]: %+v", v, st)
 		}
@@ -65,5 +66,18 @@ func TestCalcStates(t *testing.T) {
 	long := []CalcState{{Context: make([]int, p.Config.MaxPositionEmbeddings), Expression: "1 + 2"}}
 	if st, _ := MeasureCalcTurn(context.Background(), p, tok, long, model.Sampler{Temperature: 1}, 2, 8, stop, 1); st.States != 0 {
 		t.Errorf("a state filling the context was measured: %+v", st)
+	}
+}
+
+// TestOneNumberTwice tells a calculation on one number twice from every other expression.
+func TestOneNumberTwice(t *testing.T) {
+	for expr, want := range map[string]bool{
+		"1875 - 1875": true, "15 + 15": true, " 7 -  7 ": true,
+		"1900 - 1875": false, "15 + 51": false, "1875": false, "": false, " - ": false,
+		"1875 * 1875": false, "187 - 1875": false,
+	} {
+		if got := oneNumberTwice(expr); got != want {
+			t.Errorf("oneNumberTwice(%q) = %v, want %v", expr, got, want)
+		}
 	}
 }
