@@ -94,9 +94,12 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	if c := r.CalcTurn; c.States > 0 {
 		fmt.Fprintf(stdout, "calculating turn, free-running from the %d demonstrated states with both numbers read:\n", c.States)
 		fmt.Fprintf(stdout, "%-28s %7s %9s %7s %7s\n", "", "calls", "right", "twice", "answers")
-		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", "greedy", c.GreedyCalls, c.GreedyRight, c.GreedyTwice, c.GreedyAnswers)
-		fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", fmt.Sprintf("sampled (%d per state)", c.Samples),
-			c.SampledCalls, c.SampledRight, c.SampledTwice, c.SampledAnswers)
+		for _, row := range []struct {
+			name string
+			s    pipeline.CalcShares
+		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
+			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Calls, row.s.Right, row.s.Twice, row.s.Answers)
+		}
 	}
 	return nil
 }

@@ -57,17 +57,41 @@ func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]
 	return states
 }
 
-// CalcTurnStats is what a policy writes in the calculating turn's states: the share of turns
-// that call the calculator, that call it on the demonstrated expression, that call it on one
-// number twice, and that answer instead, greedy and sampled.
+// CalcShares is what a policy writes in the calculating turns: the share of turns that call
+// the calculator, that call it on the demonstrated expression, that call it on one number
+// twice ("1875 - 1875": both operands the number read last), and that answer instead.
+type CalcShares struct{ Calls, Right, Twice, Answers float64 }
+
+// count tallies one turn against the demonstrated expression want.
+func (c *CalcShares) count(turn, want string) {
+	expr, ok := calculatorCallIn(turn)
+	if !ok {
+		if strings.Contains(turn, "<answer>") {
+			c.Answers++
+		}
+		return
+	}
+	c.Calls++
+	switch {
+	case expr == want:
+		c.Right++
+	case oneNumberTwice(expr):
+		c.Twice++
+	}
+}
+
+// share turns the tallies over n turns into shares.
+func (c *CalcShares) share(n int) {
+	if n > 0 {
+		c.Calls, c.Right, c.Twice, c.Answers = c.Calls/float64(n), c.Right/float64(n), c.Twice/float64(n), c.Answers/float64(n)
+	}
+}
+
+// CalcTurnStats is what a policy writes in the calculating turn's states, greedy and sampled.
 type CalcTurnStats struct {
-	States  int // states measured
-	Samples int // sampled turns per state
-	// The greedy turn's shares: it calls the calculator, on the right expression, on one number
-	// twice ("1875 - 1875": both operands the number read last), or answers.
-	GreedyCalls, GreedyRight, GreedyTwice, GreedyAnswers float64
-	// The same shares over the sampled turns.
-	SampledCalls, SampledRight, SampledTwice, SampledAnswers float64
+	States          int // states measured
+	Samples         int // sampled turns per state
+	Greedy, Sampled CalcShares
 }
 
 // MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)
@@ -89,23 +113,6 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 		sampledRows[i] = 1 + i
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xca1c))
-	var calls, right, twice, answers [2]float64 // [0] greedy, [1] sampled
-	count := func(kind int, g model.Generation, want string) {
-		turn := tok.Decode(g.Tokens)
-		calc, ok := calculatorCallIn(turn)
-		switch {
-		case ok:
-			calls[kind]++
-			switch {
-			case calc == want:
-				right[kind]++
-			case oneNumberTwice(calc):
-				twice[kind]++
-			}
-		case strings.Contains(turn, "<answer>"):
-			answers[kind]++
-		}
-	}
 	for _, s := range states {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -119,21 +126,16 @@ func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.To
 		for _, r := range sampledRows {
 			dec.CopyRow(r, 0)
 		}
-		count(0, dec.Generate([]int{0}, maxTokens, model.Sampler{Greedy: true}, stop, rng)[0], s.Expression)
+		g := dec.Generate([]int{0}, maxTokens, model.Sampler{Greedy: true}, stop, rng)[0]
+		st.Greedy.count(tok.Decode(g.Tokens), s.Expression)
 		if samples > 0 {
 			for _, g := range dec.Generate(sampledRows, maxTokens, sampler, stop, rng) {
-				count(1, g, s.Expression)
+				st.Sampled.count(tok.Decode(g.Tokens), s.Expression)
 			}
 		}
 	}
-	if st.States > 0 {
-		n := float64(st.States)
-		st.GreedyCalls, st.GreedyRight, st.GreedyTwice, st.GreedyAnswers = calls[0]/n, right[0]/n, twice[0]/n, answers[0]/n
-		if samples > 0 {
-			n *= float64(samples)
-			st.SampledCalls, st.SampledRight, st.SampledTwice, st.SampledAnswers = calls[1]/n, right[1]/n, twice[1]/n, answers[1]/n
-		}
-	}
+	st.Greedy.share(st.States)
+	st.Sampled.share(st.States * samples)
 	return st, nil
 }
 

@@ -57,8 +57,8 @@ func TestCalcStates(t *testing.T) {
 	if st.States != len(states) || st.Samples != 2 {
 		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
 	}
-	for _, v := range []float64{st.GreedyCalls, st.GreedyRight, st.GreedyTwice, st.GreedyAnswers,
-		st.SampledCalls, st.SampledRight, st.SampledTwice, st.SampledAnswers} {
+	for _, v := range []float64{st.Greedy.Calls, st.Greedy.Right, st.Greedy.Twice, st.Greedy.Answers,
+		st.Sampled.Calls, st.Sampled.Right, st.Sampled.Twice, st.Sampled.Answers} {
 		if v < 0 || v > 1 {
 			t.Errorf("share %v out of [0, 1]: %+v", v, st)
 		}
