@@ -70,6 +70,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"compact-prompt":          {"environment", "use the ~60-token system prompt stating the call format instead of Qwen2.5's ~200-token tool-schema block (a third cheaper steps on CPU)"},
 	"process-rew":             {"environment", "process reward per search that finds a new supporting passage, added to the outcome reward (0: off)"},
 	"answer-rew":              {"environment", "process reward for the episode's first tool call whose whole result is the answer, e.g. a calculation giving the asked number (0: off)"},
+	"operand-rew":             {"environment", "process reward for the episode's first calculator call, times the share of the question's operands (the two numbers it is about) that the expression holds (0: off)"},
 
 	// model: the tokenizer and the policy trained from scratch on the generated world.
 	"number-tokens":      {"model", "give each whole number below this a token of its own, added beyond --vocab-size, so that numbers are copied as one token (0: digits are tokens, as in Qwen)"},

@@ -3,9 +3,12 @@ package qa
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"agentr1/env"
+	"agentr1/env/calc"
 )
 
 // DefaultInstructions is the task part of the system prompt: think, search, answer. The tool
@@ -65,6 +68,15 @@ type Config struct {
 	// out, as ProcessReward is that of the step that finds a supporting passage. 0 turns it
 	// off; a search's passages never match, so it pays nothing in a search-only environment.
 	AnswerReward float64
+	// OperandReward is paid for the episode's first calculator call (the tool named
+	// calc.Name) that runs: OperandReward times the share of the question's Operands its
+	// arguments hold. A calculation on both numbers the question is about earns all of it,
+	// one on a number written twice half of it, one on numbers the question is not about
+	// nothing; whether the operation and its order were right is the outcome's to judge.
+	// It is the process reward of reading the right numbers into the calculation, as
+	// ProcessReward is that of finding the right passages. 0 turns it off; a question
+	// without Operands pays nothing.
+	OperandReward float64
 }
 
 // DefaultConfig is env.DefaultConfig with the think block required and no process reward.
@@ -76,15 +88,16 @@ func DefaultConfig() Config {
 // agent's turns and the reward. It is not safe for concurrent use; create one per episode
 // slot (the tools may be shared).
 type Env struct {
-	cfg     Config
-	tools   *env.ToolEnv
-	system  string
-	q       Question
-	turns   []string        // the agent's text per turn
-	support map[string]bool // the question's supporting pids
-	found   map[string]bool // supporting pids already rewarded
-	worked  bool            // a tool call has already returned the answer (AnswerReward paid)
-	toolOK  bool            // every tool turn well formed so far
+	cfg      Config
+	tools    *env.ToolEnv
+	system   string
+	q        Question
+	turns    []string        // the agent's text per turn
+	support  map[string]bool // the question's supporting pids
+	found    map[string]bool // supporting pids already rewarded
+	worked   bool            // a tool call has already returned the answer (AnswerReward paid)
+	reckoned bool            // the calculator has run once (OperandReward paid)
+	toolOK   bool            // every tool turn well formed so far
 }
 
 // New returns a QA environment offering tools.
@@ -94,7 +107,7 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		return nil, fmt.Errorf("qa: %w", err)
 	}
 	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
-	if cfg.ProcessReward != 0 || cfg.AnswerReward != 0 {
+	if cfg.ProcessReward != 0 || cfg.AnswerReward != 0 || cfg.OperandReward != 0 {
 		te.SetProcessReward(e.processReward)
 	}
 	if e.system == "" {
@@ -118,6 +131,7 @@ func (e *Env) Reset(q Question) string {
 	}
 	e.found = map[string]bool{}
 	e.worked = false
+	e.reckoned = false
 	e.toolOK = true
 	return env.RenderPrompt(e.system, UserMessage(q))
 }
@@ -160,7 +174,8 @@ func (e *Env) Step(ctx context.Context, agentText string) Step {
 // processReward is the QA environment's process-reward hook (env.ProcessReward): for a call
 // whose results hold a supporting passage of the question not returned before in the episode,
 // Config.ProcessReward; for the episode's first call whose whole result is an answer,
-// Config.AnswerReward.
+// Config.AnswerReward; for its first calculator call, Config.OperandReward by the operands
+// it holds.
 func (e *Env) processReward(rec *env.CallRecord) float64 {
 	r := 0.0
 	newFind := false
@@ -176,7 +191,40 @@ func (e *Env) processReward(rec *env.CallRecord) float64 {
 		e.worked = true
 		r += e.cfg.AnswerReward
 	}
+	if e.cfg.OperandReward != 0 && !e.reckoned && rec.Status == env.CallOK && rec.Call.Name == calc.Name {
+		e.reckoned = true
+		r += e.cfg.OperandReward * operandShare(rec.Call.Arguments, e.q.Operands)
+	}
 	return r
+}
+
+// number is a decimal number as an expression writes one.
+var number = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// operandShare is the share of operands (numbers as a passage states them) that occur among
+// the numbers written in args' string values, compared as numbers ("1609.0" holds 1609); 0
+// without operands.
+func operandShare(args map[string]any, operands []string) float64 {
+	if len(operands) == 0 {
+		return 0
+	}
+	written := map[float64]bool{}
+	for _, v := range args {
+		if s, ok := v.(string); ok {
+			for _, n := range number.FindAllString(s, -1) {
+				if x, err := strconv.ParseFloat(n, 64); err == nil {
+					written[x] = true
+				}
+			}
+		}
+	}
+	held := 0
+	for _, o := range operands {
+		if x, err := strconv.ParseFloat(o, 64); err == nil && written[x] {
+			held++
+		}
+	}
+	return float64(held) / float64(len(operands))
 }
 
 // isAnswer reports whether a tool's whole result is an answer to the question, by the rule

@@ -289,6 +289,70 @@ func TestAnswerReward(t *testing.T) {
 	}
 }
 
+// TestOperandReward pays Config.OperandReward once, for the episode's first calculator call
+// that runs, by the share of the question's operands its expression holds, beside the
+// supporting-passage reward.
+func TestOperandReward(t *testing.T) {
+	tool := &lookup{passages: []env.Passage{{ID: "p1", Title: "Kule", Text: "Kule was founded in 1173."}}}
+	numeric := Question{ID: "n", Question: "How many years after Kule was founded was X born?", Answers: []string{"719"},
+		SupportingPIDs: []string{"p1"}, Numeric: true, Operands: []string{"1892", "1173"}}
+	named := Question{ID: "s", Question: "What is the capital of Y?", Answers: []string{"Kule"}}
+	cases := []struct {
+		name    string
+		q       Question
+		turns   []string
+		process float64
+	}{
+		{"both operands", numeric, []string{search("Kule"), calculate("1892 - 1173"), answer("719")}, 0.1 + 0.4},
+		{"in either order", numeric, []string{calculate("1173 - 1892"), answer("719")}, 0.4},
+		{"as decimals", numeric, []string{calculate("(1892.0 - 1173)"), answer("719")}, 0.4},
+		{"one number twice", numeric, []string{calculate("1173 - 1173"), answer("0")}, 0.2},
+		{"numbers not read", numeric, []string{calculate("1893 - 11730"), answer("0")}, 0},
+		{"the first call only", numeric, []string{calculate("1173 - 1173"), calculate("1892 - 1173"), answer("719")}, 0.2},
+		{"a malformed call does not count", numeric, []string{"<think>x</think>\n<tool_call>\n{\"name\": \"calculator\"}\n</tool_call>", calculate("1892 - 1173"), answer("719")}, 0.4},
+		{"a search is not a calculation", numeric, []string{search("1892 1173"), answer("719")}, 0},
+		{"no operands, no reward", named, []string{calculate("1892 - 1173"), answer("Kule")}, 0},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig()
+		cfg.ProcessReward = 0.1
+		cfg.OperandReward = 0.4
+		e, err := New(cfg, tool, echo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Reset(c.q)
+		for _, turn := range c.turns {
+			e.Step(context.Background(), turn)
+		}
+		if s := e.Score(); math.Abs(s.ProcessReward-c.process) > 1e-12 {
+			t.Errorf("%s: process reward %v, want %v", c.name, s.ProcessReward, c.process)
+		}
+	}
+	// Off by default, and reset with the episode.
+	e, err := New(DefaultConfig(), tool, echo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Reset(numeric)
+	e.Step(context.Background(), calculate("1892 - 1173"))
+	if s := e.Step(context.Background(), answer("719")); e.Score().ProcessReward != 0 || len(s.ProcessRewards) != 0 {
+		t.Errorf("OperandReward 0 paid %v", e.Score().ProcessReward)
+	}
+	cfg := DefaultConfig()
+	cfg.OperandReward = 0.4
+	if e, err = New(cfg, tool, echo{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.Reset(numeric)
+		e.Step(context.Background(), calculate("1892 + 1173"))
+		if e.Step(context.Background(), answer("3065")); e.Score().ProcessReward != 0.4 {
+			t.Errorf("a second episode: process reward %v, want 0.4", e.Score().ProcessReward)
+		}
+	}
+}
+
 // TestScoreUnfinished scores an episode the rollout cut at its token budget, before any
 // answer: the answer format fails, so Eq. 6 gives -0.5 however good the searches were.
 func TestScoreUnfinished(t *testing.T) {

@@ -28,6 +28,10 @@ type Question struct {
 	// Numeric marks a question whose answer is a number: EM compares it as a number
 	// (NumericMatch), so "73", "73.0" and "73 years" all match a gold "73".
 	Numeric bool `json:"numeric,omitempty"`
+	// Operands are the numbers a numeric answer is calculated from, as the passages state
+	// them, when known (the generated world's calculation questions); Config.OperandReward
+	// pays a calculation that uses them.
+	Operands []string `json:"operands,omitempty"`
 }
 
 // PassageID is the id the mhqa corpus gives a passage (data/mhqa/README.md): the first 12 hex

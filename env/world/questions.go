@@ -164,6 +164,7 @@ func makeNumeric(rng *rand.Rand, w *World, byKind map[Kind][]*Entity, c numeric)
 		answer = max(x-y, y-x)
 	}
 	t.Answers = []string{strconv.Itoa(answer)}
+	t.Operands = []string{strconv.Itoa(x), strconv.Itoa(y)}
 	return t, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -401,8 +402,8 @@ func TestNumericQuestions(t *testing.T) {
 	for _, task := range w.Tasks {
 		p := task.Plan
 		if p.Final != Difference && p.Final != Sum {
-			if task.Numeric {
-				t.Errorf("%s %q: marked numeric, plan ends %v", task.ID, task.Question.Question, p.Final)
+			if task.Numeric || len(task.Operands) > 0 {
+				t.Errorf("%s %q: marked numeric (operands %v), plan ends %v", task.ID, task.Question.Question, task.Operands, p.Final)
 			}
 			continue
 		}
@@ -416,6 +417,9 @@ func TestNumericQuestions(t *testing.T) {
 		}
 		if !task.Numeric || task.Answers[0] != fmt.Sprint(want) || want <= 0 || len(task.SupportingPIDs) != 2 {
 			t.Errorf("%s %q: answer %v, facts %d %s %d, numeric %v", task.ID, task.Question.Question, task.Answers, x, op, y, task.Numeric)
+		}
+		if got := task.Operands; len(got) != 2 || !slices.Contains(got, fmt.Sprint(x)) || !slices.Contains(got, fmt.Sprint(y)) {
+			t.Errorf("%s %q: operands %v, want the facts %d and %d", task.ID, task.Question.Question, got, x, y)
 		}
 	}
 	if f := float64(len(numeric)) / float64(len(w.Tasks)); f < 0.2 || f > 0.4 {

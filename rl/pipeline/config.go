@@ -84,6 +84,9 @@ type Config struct {
 	// AnswerRew is the process reward of the episode's first tool call whose whole result is
 	// the answer (a calculation giving the asked number; qa.Config.AnswerReward). 0: off.
 	AnswerRew float64
+	// OperandRew is the process reward of the episode's first calculator call, scaled by the
+	// share of the question's operands its expression holds (qa.Config.OperandReward). 0: off.
+	OperandRew float64
 
 	Model ModelConfig
 
@@ -196,7 +199,7 @@ func (c *Config) Validate() error {
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"ProcessRew", c.ProcessRew}, {"AnswerRew", c.AnswerRew}} {
+	}{{"ProcessRew", c.ProcessRew}, {"AnswerRew", c.AnswerRew}, {"OperandRew", c.OperandRew}} {
 		if math.IsNaN(r.v) || math.IsInf(r.v, 0) {
 			return fmt.Errorf("config: %s = %v, want a finite reward", r.name, r.v)
 		}
@@ -299,6 +302,7 @@ func (c *Config) QAConfig() qa.Config {
 	q.RequireThink = c.RequireThink
 	q.ProcessReward = c.ProcessRew
 	q.AnswerReward = c.AnswerRew
+	q.OperandReward = c.OperandRew
 	if c.CompactPrompt {
 		q.SystemPrompt = compactSystemPrompt(c.Tools)
 	}

@@ -388,11 +388,12 @@ func TestConfigValidate(t *testing.T) {
 	for _, edit := range []func(*Config){
 		func(c *Config) { c.ProcessRew = math.NaN() },
 		func(c *Config) { c.AnswerRew = math.Inf(1) },
+		func(c *Config) { c.OperandRew = math.Inf(-1) },
 	} {
 		c := DefaultConfig()
 		edit(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Rew") {
-			t.Errorf("process rewards %v / %v: error %v, want one naming the field", c.ProcessRew, c.AnswerRew, err)
+			t.Errorf("process rewards %v / %v / %v: error %v, want one naming the field", c.ProcessRew, c.AnswerRew, c.OperandRew, err)
 		}
 	}
 	c := DefaultConfig()
