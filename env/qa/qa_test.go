@@ -237,20 +237,72 @@ func calculate(x string) string {
 	return "<think>work it out</think>\n<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"" + x + "\"}}\n</tool_call>"
 }
 
+// rewardCase is one episode of a process-reward test: the turns played on q and the process
+// reward the episode must earn.
+type rewardCase struct {
+	name    string
+	q       Question
+	turns   []string
+	process float64
+}
+
+// kuleSearch is the one-passage search of the process-reward tests.
+func kuleSearch() *lookup {
+	return &lookup{passages: []env.Passage{{ID: "p1", Title: "Kule", Text: "Kule was founded in 1173."}}}
+}
+
+// play resets e to q, plays turns and returns the last step.
+func play(e *Env, q Question, turns []string) Step {
+	e.Reset(q)
+	var s Step
+	for _, turn := range turns {
+		s = e.Step(context.Background(), turn)
+	}
+	return s
+}
+
+// checkProcessRewards plays each case in an environment of cfg offering the Kule search and
+// the echoing calculator, and checks the process reward its episode earns.
+func checkProcessRewards(t *testing.T, cfg Config, cases []rewardCase) {
+	t.Helper()
+	e, err := New(cfg, kuleSearch(), echo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		play(e, c.q, c.turns)
+		if got := e.Score().ProcessReward; math.Abs(got-c.process) > 1e-12 {
+			t.Errorf("%s: process reward %v, want %v", c.name, got, c.process)
+		}
+	}
+}
+
+// checkUnpaid checks that an environment of cfg pays no process reward at all, and installs
+// no hook, for turns played on q.
+func checkUnpaid(t *testing.T, cfg Config, q Question, turns []string) {
+	t.Helper()
+	e, err := New(cfg, kuleSearch(), echo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := play(e, q, turns); e.Score().ProcessReward != 0 || len(s.ProcessRewards) != 0 {
+		t.Errorf("%v paid %v", turns, e.Score().ProcessReward)
+	}
+}
+
+// named is a question whose answer is a name, for the process-reward tests.
+var named = Question{ID: "s", Question: "What is the capital of Y?", Answers: []string{"Kule"}}
+
 // TestAnswerReward pays Config.AnswerReward once, for the first tool call whose whole result
 // is an answer, by the rule the outcome uses (numeric questions compare numbers), beside the
 // supporting-passage reward.
 func TestAnswerReward(t *testing.T) {
-	tool := &lookup{passages: []env.Passage{{ID: "p1", Title: "Kule", Text: "Kule was founded in 1173."}}}
 	numeric := Question{ID: "n", Question: "How many years after Kule was founded was X born?", Answers: []string{"719"},
 		SupportingPIDs: []string{"p1"}, Numeric: true}
-	named := Question{ID: "s", Question: "What is the capital of Y?", Answers: []string{"Kule"}}
-	cases := []struct {
-		name    string
-		q       Question
-		turns   []string
-		process float64
-	}{
+	cfg := DefaultConfig()
+	cfg.ProcessReward = 0.1
+	cfg.AnswerReward = 0.3
+	checkProcessRewards(t, cfg, []rewardCase{
 		{"the answer, once", numeric, []string{search("Kule"), calculate("719"), answer("719")}, 0.1 + 0.3},
 		{"as a number", numeric, []string{calculate("719.0"), answer("719")}, 0.3},
 		{"paid once per episode", numeric, []string{calculate("719"), calculate("719"), answer("719")}, 0.3},
@@ -258,51 +310,23 @@ func TestAnswerReward(t *testing.T) {
 		{"a result that only begins with it", numeric, []string{calculate("719 years"), answer("719")}, 0},
 		{"a passage is not a result", named, []string{search("Kule"), answer("Kule")}, 0},
 		{"a named answer", named, []string{calculate("kule"), answer("Kule")}, 0.3},
-	}
-	for _, c := range cases {
-		cfg := DefaultConfig()
-		cfg.ProcessReward = 0.1
-		cfg.AnswerReward = 0.3
-		e, err := New(cfg, tool, echo{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Reset(c.q)
-		for _, turn := range c.turns {
-			e.Step(context.Background(), turn)
-		}
-		if s := e.Score(); math.Abs(s.ProcessReward-c.process) > 1e-12 {
-			t.Errorf("%s: process reward %v, want %v", c.name, s.ProcessReward, c.process)
-		}
-	}
+	})
 	// Off by default: the same calculation pays nothing.
-	cfg := DefaultConfig()
-	cfg.ProcessReward = 0.1
-	e, err := New(cfg, tool, echo{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Reset(numeric)
-	e.Step(context.Background(), calculate("719"))
-	if s := e.Step(context.Background(), answer("719")); e.Score().ProcessReward != 0 || len(s.ProcessRewards) != 0 {
-		t.Errorf("AnswerReward 0 paid %v", e.Score().ProcessReward)
-	}
+	checkUnpaid(t, DefaultConfig(), numeric, []string{calculate("719"), answer("719")})
 }
 
 // TestOperandReward pays Config.OperandReward once, for the episode's first calculator call
 // that runs, by the share of the question's operands its expression holds, beside the
 // supporting-passage reward.
 func TestOperandReward(t *testing.T) {
-	tool := &lookup{passages: []env.Passage{{ID: "p1", Title: "Kule", Text: "Kule was founded in 1173."}}}
 	numeric := Question{ID: "n", Question: "How many years after Kule was founded was X born?", Answers: []string{"719"},
 		SupportingPIDs: []string{"p1"}, Numeric: true, Operands: []string{"1892", "1173"}}
-	named := Question{ID: "s", Question: "What is the capital of Y?", Answers: []string{"Kule"}}
-	cases := []struct {
-		name    string
-		q       Question
-		turns   []string
-		process float64
-	}{
+	cfg := DefaultConfig()
+	cfg.ProcessReward = 0.1
+	cfg.OperandReward = 0.4
+	// One environment plays every case in turn, so each also checks that Reset starts the
+	// episode's reward afresh.
+	checkProcessRewards(t, cfg, []rewardCase{
 		{"both operands", numeric, []string{search("Kule"), calculate("1892 - 1173"), answer("719")}, 0.1 + 0.4},
 		{"in either order", numeric, []string{calculate("1173 - 1892"), answer("719")}, 0.4},
 		{"as decimals", numeric, []string{calculate("(1892.0 - 1173)"), answer("719")}, 0.4},
@@ -312,45 +336,8 @@ func TestOperandReward(t *testing.T) {
 		{"a malformed call does not count", numeric, []string{"<think>x</think>\n<tool_call>\n{\"name\": \"calculator\"}\n</tool_call>", calculate("1892 - 1173"), answer("719")}, 0.4},
 		{"a search is not a calculation", numeric, []string{search("1892 1173"), answer("719")}, 0},
 		{"no operands, no reward", named, []string{calculate("1892 - 1173"), answer("Kule")}, 0},
-	}
-	for _, c := range cases {
-		cfg := DefaultConfig()
-		cfg.ProcessReward = 0.1
-		cfg.OperandReward = 0.4
-		e, err := New(cfg, tool, echo{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Reset(c.q)
-		for _, turn := range c.turns {
-			e.Step(context.Background(), turn)
-		}
-		if s := e.Score(); math.Abs(s.ProcessReward-c.process) > 1e-12 {
-			t.Errorf("%s: process reward %v, want %v", c.name, s.ProcessReward, c.process)
-		}
-	}
-	// Off by default, and reset with the episode.
-	e, err := New(DefaultConfig(), tool, echo{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Reset(numeric)
-	e.Step(context.Background(), calculate("1892 - 1173"))
-	if s := e.Step(context.Background(), answer("719")); e.Score().ProcessReward != 0 || len(s.ProcessRewards) != 0 {
-		t.Errorf("OperandReward 0 paid %v", e.Score().ProcessReward)
-	}
-	cfg := DefaultConfig()
-	cfg.OperandReward = 0.4
-	if e, err = New(cfg, tool, echo{}); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		e.Reset(numeric)
-		e.Step(context.Background(), calculate("1892 + 1173"))
-		if e.Step(context.Background(), answer("3065")); e.Score().ProcessReward != 0.4 {
-			t.Errorf("a second episode: process reward %v, want 0.4", e.Score().ProcessReward)
-		}
-	}
+	})
+	checkUnpaid(t, DefaultConfig(), numeric, []string{calculate("1892 - 1173"), answer("719")})
 }
 
 // TestScoreUnfinished scores an episode the rollout cut at its token budget, before any
