@@ -112,6 +112,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.n":                    {"RL", "samples per question, the GRPO group (paper: 5); rows per step = prompts x n"},
 	"rl-on-demo-questions":    {"RL", "also train RL on the questions SFT demonstrated (false: only on questions SFT never showed)"},
 	"start-states":            {"RL", "share of the RL questions that begin before their last tool call, as a patient scripted agent played them, the policy writing the rest (a reverse curriculum; 0: off)"},
+	"start-states-answer":     {"RL", "share in [0, 1] of the start states that begin one step later, after the last tool's result, before the answer turn (0: all before the last tool call)"},
 	"rl.max-turns":            {"RL", "agent turns per episode (paper: 5-10)"},
 	"rl.max-turn-tokens":      {"RL", "tokens generated per turn at most"},
 	"rl.max-len":              {"RL", "prompt + response tokens per trajectory at most (must hold the longest three-hop path, ~700)"},

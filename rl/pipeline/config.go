@@ -56,8 +56,13 @@ type Config struct {
 	// StartStates is the share of the RL set that begins before the last tool call of an RL
 	// question, as a patient scripted agent that makes no mistakes played it (StartProblems:
 	// a reverse curriculum), the rest being the questions from their start. 0: off.
-	StartStates   float64
-	EvalQuestions int // questions of EvalWorld evaluated ("unseen"; 0: all)
+	StartStates float64
+	// StartStatesAnswer is the share of the start states that begin one step later, after
+	// the last tool's result and before the answer turn, so that RL also practises the last
+	// step alone (on the calculator task: answering with the calculator's result). 0: every
+	// start state begins before the last tool call.
+	StartStatesAnswer float64
+	EvalQuestions     int // questions of EvalWorld evaluated ("unseen"; 0: all)
 
 	// Tokenizer, search, environment.
 	// VocabSize is the BPE vocabulary size, specials included. The generated world's text runs
@@ -206,6 +211,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.StartStates >= 0 && c.StartStates < 1) {
 		return fmt.Errorf("config: StartStates = %v, want a share in [0, 1)", c.StartStates)
+	}
+	if err := probability("StartStatesAnswer", c.StartStatesAnswer); err != nil {
+		return err
 	}
 	if err := probability("DemoNoise", c.DemoNoise); err != nil {
 		return err

@@ -168,7 +168,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		var starts []trainer.Problem
 		for k, w := range s.Worlds {
 			quota := (want - len(starts)) / (nw - k)
-			probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.Seed+uint64(k))
+			probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.StartStatesAnswer, cfg.Seed+uint64(k))
 			if err != nil {
 				return nil, err
 			}

@@ -18,18 +18,21 @@ import (
 // step: the scripted agent, patient and without mistakes, plays an RL question up to its last
 // tool call, and the episode begins there, the policy writing the rest. This is the reverse
 // curriculum of Salimans & Chen (2018, "Learning Montezuma's Revenge from a Single
-// Demonstration"), with the state fixed at the last call. The state is part of the prompt:
-// the policy is trained on its own turns only.
+// Demonstration"), with the state fixed at the last call, or, for a share of the states, one
+// step later: after the last tool's result, before the answer turn, where the policy has only
+// to answer from what it holds (on the calculator task, to copy the calculator's result). The
+// state is part of the prompt: the policy is trained on its own turns only.
 
 // StartProblems plays each task with a patient scripted agent that makes no mistakes (in an
 // environment of qcfg over tools, its choices drawn from seed) and returns, for each task it
 // answers right with at least two tool calls, the problem that begins before its last tool
-// call: the prompt is the episode so far (tokenised as world.Demo.Trajectory does, piece by
-// piece as a rollout sees it), and each new episode replays the agent's turns before
+// call, or, for the share atAnswer of the problems (spread evenly over them), before its
+// answer turn: the prompt is the episode so far (tokenised as world.Demo.Trajectory does,
+// piece by piece as a rollout sees it), and each new episode replays the agent's turns before
 // continuing. It stops at max problems; states whose prompt is longer than maxPrompt tokens
 // are left out.
 func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tools []env.Tool, qcfg qa.Config,
-	enc rollout.Encoder, maxPrompt, max int, seed uint64) ([]trainer.Problem, error) {
+	enc rollout.Encoder, maxPrompt, max int, atAnswer float64, seed uint64) ([]trainer.Problem, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -52,12 +55,16 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		if last < 1 {
 			continue
 		}
-		prompt := tr.Before(last)
+		at := last
+		if n := float64(len(out)); int((n+1)*atAnswer) > int(n*atAnswer) {
+			at = len(tr.Turns) - 1 // the answer turn, after every tool call
+		}
+		prompt := tr.Before(at)
 		if len(prompt) > maxPrompt {
 			continue
 		}
-		actions := make([]string, last)
-		for k, t := range d.Turns[:last] {
+		actions := make([]string, at)
+		for k, t := range d.Turns[:at] {
 			actions[k] = t.Action
 		}
 		out = append(out, qaProblem(d.Task.Question, prompt, qcfg, tools, actions))

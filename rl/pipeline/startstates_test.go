@@ -75,6 +75,53 @@ func TestStartStates(t *testing.T) {
 	}
 }
 
+// TestStartStatesAnswer moves a share of the start states one step on, before the answer turn:
+// on a numeric question such a state ends with the calculator's result, the asked number, and
+// answering it earns the full reward; at share 0 no state ends so, at 1 every numeric one
+// does, at 0.5 some do and some do not.
+func TestStartStatesAnswer(t *testing.T) {
+	for _, share := range []float64{0, 0.5, 1} {
+		cfg := tinyCalcConfig(t)
+		cfg.RL.MaxLen = 1000
+		cfg.StartStates, cfg.StartStatesAnswer = 1.0/3, share
+		s, err := Prepare(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		numeric, calculated := 0, 0
+		for _, p := range s.Train[len(s.Train)-s.StartStates:] {
+			if !strings.HasSuffix(p.Type, "difference") && !strings.HasSuffix(p.Type, "sum") {
+				continue
+			}
+			numeric++
+			// A state before the calculation ends with a search's passages; one after it, with
+			// the calculator's result.
+			if text := s.Tokenizer.Decode(p.Prompt); !strings.HasSuffix(text, "<tool_response>\n"+p.Answers[0]+"\n</tool_response><|im_end|>\n<|im_start|>assistant\n") {
+				continue
+			}
+			calculated++
+			ep := p.NewEpisode()
+			if _, err := ep.Step(context.Background(), "<think>x</think>\n<answer>"+p.Answers[0]+"</answer><|im_end|>"); err != nil {
+				t.Fatal(err)
+			}
+			if out := ep.Finish(false); out.Stats[trainer.StatEM] != 1 || out.Reward < 1 {
+				t.Errorf("share %v: the right answer after the calculation scored %+v", share, out)
+			}
+		}
+		switch {
+		case numeric == 0:
+			t.Fatalf("share %v: no start state of a numeric question", share)
+		case share == 0 && calculated != 0, share == 1 && calculated != numeric, share == 0.5 && (calculated == 0 || calculated == numeric):
+			t.Errorf("share %v: %d of %d numeric start states end with the calculator's result", share, calculated, numeric)
+		}
+	}
+	cfg := tinyCalcConfig(t)
+	cfg.StartStatesAnswer = 1.5
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "StartStatesAnswer") {
+		t.Errorf("StartStatesAnswer 1.5: error %v, want one naming the field", err)
+	}
+}
+
 // TestStartCount: s start states make up share of n + s.
 func TestStartCount(t *testing.T) {
 	for _, c := range []struct {
