@@ -88,16 +88,16 @@ func DefaultConfig() Config {
 // agent's turns and the reward. It is not safe for concurrent use; create one per episode
 // slot (the tools may be shared).
 type Env struct {
-	cfg      Config
-	tools    *env.ToolEnv
-	system   string
-	q        Question
-	turns    []string        // the agent's text per turn
-	support  map[string]bool // the question's supporting pids
-	found    map[string]bool // supporting pids already rewarded
-	worked   bool            // a tool call has already returned the answer (AnswerReward paid)
-	reckoned bool            // the calculator has run once (OperandReward paid)
-	toolOK   bool            // every tool turn well formed so far
+	cfg        Config
+	tools      *env.ToolEnv
+	system     string
+	q          Question
+	turns      []string        // the agent's text per turn
+	support    map[string]bool // the question's supporting pids
+	found      map[string]bool // supporting pids already rewarded
+	worked     bool            // a tool call has already returned the answer (AnswerReward paid)
+	calculated bool            // the calculator has run once (OperandReward paid)
+	toolOK     bool            // every tool turn well formed so far
 }
 
 // New returns a QA environment offering tools.
@@ -131,7 +131,7 @@ func (e *Env) Reset(q Question) string {
 	}
 	e.found = map[string]bool{}
 	e.worked = false
-	e.reckoned = false
+	e.calculated = false
 	e.toolOK = true
 	return env.RenderPrompt(e.system, UserMessage(q))
 }
@@ -191,8 +191,8 @@ func (e *Env) processReward(rec *env.CallRecord) float64 {
 		e.worked = true
 		r += e.cfg.AnswerReward
 	}
-	if e.cfg.OperandReward != 0 && !e.reckoned && rec.Status == env.CallOK && rec.Call.Name == calc.Name {
-		e.reckoned = true
+	if e.cfg.OperandReward != 0 && !e.calculated && rec.Status == env.CallOK && rec.Call.Name == calc.Name {
+		e.calculated = true
 		r += e.cfg.OperandReward * operandShare(rec.Call.Arguments, e.q.Operands)
 	}
 	return r

@@ -55,6 +55,8 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		if last < 1 {
 			continue
 		}
+		// The state moves on when the count of states times atAnswer crosses a whole number:
+		// the share is then exact to one state and spread evenly over the set.
 		at := last
 		if n := float64(len(out)); int((n+1)*atAnswer) > int(n*atAnswer) {
 			at = len(tr.Turns) - 1 // the answer turn, after every tool call
