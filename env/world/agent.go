@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"agentr1/env"
+	"agentr1/env/calc"
 	"agentr1/env/qa"
 	"agentr1/mdp"
 )
@@ -201,7 +202,7 @@ func (a *Agent) calculate(e *qa.Env, p Plan, values, notes []string, step func(s
 		if a.happens(a.Noise) {
 			written, mistake = wrongExpr, true
 		}
-		call, malformed := a.toolCall("calculator", "expression", written)
+		call, malformed := a.toolCall(calc.Name, calc.Param, written)
 		s := step("<think>"+think+"</think>\n"+call, mistake || malformed)
 		result, ok := ToolResult(s.Observation)
 		switch {

@@ -145,8 +145,7 @@ func calculatorCallIn(turn string) (string, bool) {
 	calls, _ := env.ParseToolCalls(turn, 0)
 	for _, c := range calls {
 		if c.Name == calc.Name {
-			expr, _ := c.Arguments["expression"].(string)
-			return expr, true
+			return calc.ExpressionOf(c.Arguments), true
 		}
 	}
 	return "", false
