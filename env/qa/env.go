@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"agentr1/env"
@@ -70,12 +69,12 @@ type Config struct {
 	AnswerReward float64
 	// OperandReward is paid for the episode's first calculator call (the tool named
 	// calc.Name) that runs: OperandReward times the share of the question's Operands its
-	// arguments hold. A calculation on both numbers the question is about earns all of it,
-	// one on a number written twice half of it, one on numbers the question is not about
-	// nothing; whether the operation and its order were right is the outcome's to judge.
-	// It is the process reward of reading the right numbers into the calculation, as
-	// ProcessReward is that of finding the right passages. 0 turns it off; a question
-	// without Operands pays nothing.
+	// expression holds, compared as numbers are (NumericMatch). A calculation on both numbers
+	// the question is about earns all of it, one on a number written twice half of it, one on
+	// numbers the question is not about nothing; whether the operation and its order were
+	// right is the outcome's to judge. It is the process reward of reading the right numbers
+	// into the calculation, as ProcessReward is that of finding the right passages. 0 turns it
+	// off; a question without Operands pays nothing.
 	OperandReward float64
 }
 
@@ -193,7 +192,7 @@ func (e *Env) processReward(rec *env.CallRecord) float64 {
 	}
 	if e.cfg.OperandReward != 0 && !e.calculated && rec.Status == env.CallOK && rec.Call.Name == calc.Name {
 		e.calculated = true
-		r += e.cfg.OperandReward * operandShare(rec.Call.Arguments, e.q.Operands)
+		r += e.cfg.OperandReward * operandShare(calc.ExpressionOf(rec.Call.Arguments), e.q.Operands)
 	}
 	return r
 }
@@ -201,30 +200,19 @@ func (e *Env) processReward(rec *env.CallRecord) float64 {
 // number is a decimal number as an expression writes one.
 var number = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
-// operandShare is the share of operands (numbers as a passage states them) that occur among
-// the numbers written in args' string values, compared as numbers ("1609.0" holds 1609); 0
+// operandShare is the share of operands (numbers as a passage states them) that expr writes,
+// compared as numbers by the rule a numeric answer is (NumericMatch: "1609.0" holds 1609); 0
 // without operands.
-func operandShare(args map[string]any, operands []string) float64 {
+func operandShare(expr string, operands []string) float64 {
 	if len(operands) == 0 {
 		return 0
 	}
-	written := map[float64]bool{}
-	for _, v := range args {
-		if s, ok := v.(string); ok {
-			for _, n := range number.FindAllString(s, -1) {
-				if x, err := strconv.ParseFloat(n, 64); err == nil {
-					written[x] = true
-				}
-			}
-		}
-	}
-	held := 0
+	written := number.FindAllString(expr, -1)
+	held := 0.0
 	for _, o := range operands {
-		if x, err := strconv.ParseFloat(o, 64); err == nil && written[x] {
-			held++
-		}
+		held += NumericMatch(o, written)
 	}
-	return float64(held) / float64(len(operands))
+	return held / float64(len(operands))
 }
 
 // isAnswer reports whether a tool's whole result is an answer to the question, by the rule
