@@ -78,6 +78,12 @@ type Config struct {
 	OperandReward float64
 }
 
+// PaysProcessRewards reports whether any process reward is on, so that the environment
+// installs its hook and demonstrations carry what it pays.
+func (c Config) PaysProcessRewards() bool {
+	return c.ProcessReward != 0 || c.AnswerReward != 0 || c.OperandReward != 0
+}
+
 // DefaultConfig is env.DefaultConfig with the think block required and no process reward.
 func DefaultConfig() Config {
 	return Config{Env: env.DefaultConfig(), RequireThink: true}
@@ -106,7 +112,7 @@ func New(cfg Config, tools ...env.Tool) (*Env, error) {
 		return nil, fmt.Errorf("qa: %w", err)
 	}
 	e := &Env{cfg: cfg, tools: te, system: cfg.SystemPrompt}
-	if cfg.ProcessReward != 0 || cfg.AnswerReward != 0 || cfg.OperandReward != 0 {
+	if cfg.PaysProcessRewards() {
 		te.SetProcessReward(e.processReward)
 	}
 	if e.system == "" {

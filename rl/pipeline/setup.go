@@ -128,7 +128,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		return nil, err
 	}
 	for i := range demos {
-		t := demos[i].Trajectory(s.Tokenizer.Encode, cfg.ProcessRew > 0 || cfg.AnswerRew > 0 || cfg.OperandRew > 0)
+		t := demos[i].Trajectory(s.Tokenizer.Encode, qcfg.PaysProcessRewards())
 		s.Demos = append(s.Demos, &t)
 		mistakes := make([]bool, len(demos[i].Turns))
 		for k, turn := range demos[i].Turns {
