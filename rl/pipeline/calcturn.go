@@ -45,9 +45,8 @@ func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]
 			if i < len(mistakes) && k < len(mistakes[i]) && mistakes[i][k] {
 				break
 			}
-			_, rest, ok := strings.Cut(action, `"expression": "`)
-			expr, _, closed := strings.Cut(rest, `"`)
-			if !ok || !closed {
+			expr, ok := calculatorCallIn(action)
+			if !ok {
 				break
 			}
 			states = append(states, CalcState{Context: d.Before(k), Expression: expr})
