@@ -127,15 +127,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	if s.Specials, err = SpecialsOf(s.Tokenizer); err != nil {
 		return nil, err
 	}
-	for i := range demos {
-		t := demos[i].Trajectory(s.Tokenizer.Encode, qcfg.PaysProcessRewards())
-		s.Demos = append(s.Demos, &t)
-		mistakes := make([]bool, len(demos[i].Turns))
-		for k, turn := range demos[i].Turns {
-			mistakes[k] = turn.Mistake
-		}
-		s.DemoMistakes = append(s.DemoMistakes, mistakes)
-	}
+	s.Demos, s.DemoMistakes = tokenizeDemos(demos, s.Tokenizer, qcfg.PaysProcessRewards())
 
 	// RL questions: the training worlds' questions but world 0's held-out tail and, unless
 	// RLOnDemoQuestions, the demonstrated ones.
@@ -239,4 +231,20 @@ func (s *Setup) evalSetsText() string {
 		parts = append(parts, fmt.Sprintf("%d %s questions", len(e.Problems), e.Name))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tokenizeDemos turns the scripted agent's demonstrations into trajectories under tok (with
+// the process rewards when pays) and marks, per demonstration and turn, the actions in which
+// the agent erred on purpose.
+func tokenizeDemos(demos []world.Demo, tok *tokenizer.Tokenizer, pays bool) (trajs []*mdp.Trajectory, mistakes [][]bool) {
+	for i := range demos {
+		t := demos[i].Trajectory(tok.Encode, pays)
+		trajs = append(trajs, &t)
+		m := make([]bool, len(demos[i].Turns))
+		for k, turn := range demos[i].Turns {
+			m[k] = turn.Mistake
+		}
+		mistakes = append(mistakes, m)
+	}
+	return trajs, mistakes
 }
