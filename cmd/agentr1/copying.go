@@ -17,9 +17,10 @@ func init() {
 	c := &command{
 		name:    "copying",
 		summary: "measure whether a run's policy copies the names and numbers it reads into its thoughts, teacher-forced on the run's demonstrations",
-		usage: "agentr1 copying --world-run RUN [--model DIR] [--n N]\n" +
+		usage: "agentr1 copying --world-run RUN [--model DIR] [--n N] [--unseen]\n" +
 			"  e.g. agentr1 copying --world-run runs/X                          (RUN/sft-base on the first 600 demonstrations)\n" +
 			"       agentr1 copying --world-run runs/X --model runs/X/final --n 100\n" +
+			"       agentr1 copying --world-run runs/X --unseen                 (on the evaluation world: read, not recalled)\n" +
 			"  For every token of a thought that copies a name or a number out of the tool response just\n" +
 			"  read, it prints the probability the policy gives it and how often it is the policy's most\n" +
 			"  probable token, which greedy decoding writes (pipeline.MeasureCopying); then how alike the\n" +
@@ -52,12 +53,14 @@ func init() {
 type copyingArgs struct {
 	worldRun, model string
 	n               int
+	unseen          bool
 }
 
 func copyingFlags(fs *flag.FlagSet, a *copyingArgs) {
 	fs.StringVar(&a.worldRun, "world-run", "", "run DIR of agentr1 train on the generated world, whose demonstrations are rebuilt from its config.json")
 	fs.StringVar(&a.model, "model", "", "policy folder to measure (default RUN/sft-base, the warm start the demonstrations trained)")
 	fs.IntVar(&a.n, "n", 600, "measure on the first N demonstrations (0: all)")
+	fs.BoolVar(&a.unseen, "unseen", false, "measure on the scripted agent's demonstrations of the evaluation world's questions, whose names and numbers the policy never saw, instead of the run's own")
 }
 
 // runCopying prints the policy's figures on each kind of copied token.
@@ -72,14 +75,18 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	if a.n < 0 {
 		return fmt.Errorf("%w: --n %d: want 0 (all) or more", errUsage, a.n)
 	}
-	r, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n)
+	r, err := pipeline.CopyingOfRun(ctx, cfg, a.model, a.n, a.unseen)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("copying: interrupted")
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "%s, teacher-forced on %d of the run's demonstrations (%d longer than its context left out):\n", a.model, r.Used-r.Skipped, r.Skipped)
+	whose := "the run's demonstrations"
+	if a.unseen {
+		whose = "the scripted agent's demonstrations on the evaluation world"
+	}
+	fmt.Fprintf(stdout, "%s, teacher-forced on %d of %s (%d longer than its context left out):\n", a.model, r.Used-r.Skipped, whose, r.Skipped)
 	fmt.Fprintf(stdout, "%-28s %7s %9s %7s\n", "copied token", "tokens", "p(token)", "argmax")
 	for kind := pipeline.CopyNameStart; kind <= pipeline.CopyLaterDigit; kind++ {
 		s := r.Stats[kind]

@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"agentr1/env/world"
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/tensor"
@@ -267,9 +269,12 @@ const CalcTurnSamples = 8
 
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
 // policy of modelDir and measures its copying (MeasureCopying) and its calculating turn
-// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0). A policy folder whose
-// tokenizer is not the run's is refused.
-func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (CopyingReport, error) {
+// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0). With unseen, the
+// demonstrations are the scripted agent's on the evaluation world's questions instead (its
+// habits and seed as in the run), whose names and numbers the policy never saw: there a name
+// it writes is read, not recalled. A policy folder whose tokenizer is not the run's is
+// refused.
+func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unseen bool) (CopyingReport, error) {
 	var r CopyingReport
 	setup, err := Prepare(ctx, cfg)
 	if err != nil {
@@ -280,6 +285,11 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (Copy
 		return r, err
 	}
 	demos, mistakes := setup.Demos, setup.DemoMistakes
+	if unseen {
+		if demos, mistakes, err = unseenDemos(ctx, setup, n); err != nil {
+			return r, err
+		}
+	}
 	if n > 0 && n < len(demos) {
 		demos, mistakes = demos[:n], mistakes[:n]
 	}
@@ -294,4 +304,22 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int) (Copy
 	r.CalcTurn, err = MeasureCalcTurn(ctx, policy, setup.Tokenizer, CalcStates(setup.Tokenizer, demos, mistakes),
 		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
 	return r, err
+}
+
+// unseenDemos plays the scripted agent, with the run's habits and seed, on the first n of the
+// evaluation world's questions (all when n <= 0) and tokenises its demonstrations as the
+// run's own are (tokenizeDemos).
+func unseenDemos(ctx context.Context, setup *Setup, n int) ([]*mdp.Trajectory, [][]bool, error) {
+	cfg := setup.Config
+	tasks := setup.EvalWorld.Tasks
+	if n > 0 && n < len(tasks) {
+		tasks = tasks[:n]
+	}
+	qcfg := cfg.QAConfig()
+	demos, _, err := world.Run(ctx, setup.EvalWorld, qcfg, setup.EvalTools, tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demonstrations on the evaluation world: %w", err)
+	}
+	trajs, mistakes := tokenizeDemos(demos, setup.Tokenizer, qcfg.PaysProcessRewards())
+	return trajs, mistakes, nil
 }

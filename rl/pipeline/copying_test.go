@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -100,5 +101,35 @@ func TestOutputSimilarities(t *testing.T) {
 	}
 	if sim.NameStarts > 0.5 {
 		t.Errorf("name pieces: mean cosine %v, want near 0", sim.NameStarts)
+	}
+}
+
+// TestUnseenDemos checks that the unseen demonstrations are the evaluation world's: each
+// prompt asks the matching evaluation question, and each has a mistake flag per turn.
+func TestUnseenDemos(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	demos, mistakes, err := unseenDemos(context.Background(), s, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(demos) != n || len(mistakes) != n {
+		t.Fatalf("%d demonstrations, %d mistake lists, want %d each", len(demos), len(mistakes), n)
+	}
+	for i, d := range demos {
+		prompt := s.Tokenizer.Decode(d.Prompt)
+		if q := s.EvalWorld.Tasks[i].Question.Question; !strings.Contains(prompt, q) {
+			t.Errorf("demonstration %d: the prompt does not ask evaluation question %q:\n%s", i, q, prompt)
+		}
+		if q := s.TrainWorld.Tasks[i].Question.Question; strings.Contains(prompt, q) {
+			t.Errorf("demonstration %d asks training question %q", i, q)
+		}
+		if len(mistakes[i]) != len(d.Turns) {
+			t.Errorf("demonstration %d: %d mistake flags for %d turns", i, len(mistakes[i]), len(d.Turns))
+		}
 	}
 }
