@@ -317,6 +317,11 @@ func (c *Config) QAConfig() qa.Config {
 	return q
 }
 
+// DemoHabits is the scripted agent's habits in the run's demonstrations.
+func (c *Config) DemoHabits() world.Habits {
+	return world.Habits{Noise: c.DemoNoise, Impatience: c.DemoImpatience}
+}
+
 // CompactSystemPrompt is the short system message of Config.CompactPrompt: the task, the
 // search tool's call format and the think/answer tags, without the JSON schema block.
 const CompactSystemPrompt = `Answer the question. To search the wiki, write <tool_call>

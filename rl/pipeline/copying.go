@@ -316,7 +316,7 @@ func unseenDemos(ctx context.Context, setup *Setup, n int) ([]*mdp.Trajectory, [
 		tasks = tasks[:n]
 	}
 	qcfg := cfg.QAConfig()
-	demos, _, err := world.Run(ctx, setup.EvalWorld, qcfg, setup.EvalTools, tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed)
+	demos, _, err := world.Run(ctx, setup.EvalWorld, qcfg, setup.EvalTools, tasks, cfg.DemoHabits(), cfg.Seed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("demonstrations on the evaluation world: %w", err)
 	}

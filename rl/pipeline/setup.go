@@ -103,7 +103,7 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		}
 		tasks := w.Tasks[:min(n, avail)]
 		demoQs[k] = len(tasks)
-		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k], tasks, world.Habits{Noise: cfg.DemoNoise, Impatience: cfg.DemoImpatience}, cfg.Seed+uint64(k))
+		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k], tasks, cfg.DemoHabits(), cfg.Seed+uint64(k))
 		if err != nil {
 			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
 		}
