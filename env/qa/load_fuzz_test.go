@@ -15,8 +15,9 @@ import (
 
 // FuzzLoadJSONL feeds arbitrary bytes to the two JSONL question loaders (mhqa and FlashRAG)
 // and checks that neither panics; that an error starts with "path:N: " where line N exists
-// and is not blank (the line at fault); and that on success every non-blank line became one
-// question holding the fields the loader requires. (Corpus lines are search.ReadCorpus's,
+// and is not blank (the line at fault), or says "path: no questions" exactly when no line
+// holds anything; and that on success every non-blank line became one question holding the
+// fields the loader requires. (Corpus lines are search.ReadCorpus's,
 // fuzzed by env/search's FuzzReadCorpus.) Run longer with
 // `go test -run '^$' -fuzz '^FuzzLoadJSONL$' ./env/qa/`.
 func FuzzLoadJSONL(f *testing.F) {
@@ -27,6 +28,7 @@ func FuzzLoadJSONL(f *testing.F) {
 	f.Add([]byte(`{"id": " ", "question": "Q", "answers": []}`))
 	f.Add([]byte(`{"id": "c", "question": "Q", "answers": "x", "golden_answers": null, "contents": null}`))
 	f.Add([]byte("\xff\xfe{}\n[1, 2]\nnull\n"))
+	f.Add([]byte(" \r\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "fuzz.jsonl"
 		lines := bytes.Split(data, []byte("\n"))
@@ -56,6 +58,9 @@ func FuzzLoadJSONL(f *testing.F) {
 
 		for _, r := range results {
 			if r.err == nil {
+				if nonBlank == 0 {
+					t.Fatalf("%s: no error on a file without questions", r.name)
+				}
 				if r.n != nonBlank {
 					t.Fatalf("%s: %d records from %d non-blank lines", r.name, r.n, nonBlank)
 				}
@@ -65,6 +70,13 @@ func FuzzLoadJSONL(f *testing.F) {
 				continue
 			}
 			msg := r.err.Error()
+			empty := strings.HasPrefix(msg, path+": no questions")
+			if empty != (nonBlank == 0) {
+				t.Fatalf("%s: error %q from %d non-blank lines: want \"no questions\" exactly when there are none", r.name, msg, nonBlank)
+			}
+			if empty {
+				continue
+			}
 			rest, ok := strings.CutPrefix(msg, path+":")
 			num, _, ok2 := strings.Cut(rest, ": ")
 			n, err := strconv.Atoi(num)
