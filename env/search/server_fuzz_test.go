@@ -7,17 +7,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // fuzzLimits are small so that every limit is within the fuzzer's reach.
 var fuzzLimits = Limits{MaxBodyBytes: 2048, MaxQueries: 4, MaxQueryBytes: 64, MaxTopK: 10, DefaultTopK: 3, MaxResults: 1000, MaxInFlight: 1000}
 
-// acceptable is the retrieval API's contract for a request body (server.go), restated: one
-// JSON object with only the fields "queries", "topk" and "return_scores" and nothing after
-// it, 1 to MaxQueries queries, none blank or over MaxQueryBytes, topk absent or in
-// [1, MaxTopK]. It returns the request and the topk in effect.
+// acceptable is the retrieval API's contract for a request body (server.go), restated: valid
+// UTF-8, one JSON object with only the fields "queries", "topk" and "return_scores" and
+// nothing after it, 1 to MaxQueries queries, none blank or over MaxQueryBytes, topk absent or
+// in [1, MaxTopK]. It returns the request and the topk in effect.
 func acceptable(body []byte, lim Limits) (RetrieveRequest, int, bool) {
 	var r RetrieveRequest
+	if !utf8.Valid(body) {
+		return r, 0, false // JSON text is UTF-8 (RFC 8259 section 8.1)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&r) != nil {
@@ -56,6 +60,7 @@ func FuzzRetrieveRequest(f *testing.F) {
 	f.Add([]byte(`{"queries": ["x"]}{}`))
 	f.Add([]byte("{\"queries\": [\"opera\"]}\u00a0")) // Unicode space after the object is not JSON whitespace
 	f.Add([]byte(`{"queries": ["x"], "queries": null}`))
+	f.Add([]byte("{\"queries\": [\"op\xe9ra\"]}")) // Latin-1, not UTF-8
 	f.Add([]byte(`{"queries": ["` + strings.Repeat("opera ", 400) + `"]}`))
 	f.Add([]byte("\xef\xbb\xbf{\"queries\": [\"\xff\"]}"))
 	f.Fuzz(func(t *testing.T, body []byte) {
