@@ -26,7 +26,8 @@ func (ix *Index) getScratch() *searchScratch {
 
 // Search returns the k passages with the highest BM25 score for query, best first (ties go
 // to the lower passage number). A query term repeated n times counts n times. Passages that
-// share no term with the query are never returned, so fewer than k hits may come back.
+// share no term with the query are never returned, so fewer than k hits may come back, and
+// nil when none does.
 //
 // The score of passage d is (Robertson and Zaragoza 2009, eq. 3.15, with Lucene's idf):
 //
@@ -111,6 +112,9 @@ func (s *searchScratch) topK(k int) []Hit {
 		}
 	}
 	s.heap = h
+	if len(h) == 0 {
+		return nil // not h[:0:0], which depends on what the scratch held before
+	}
 	out := slices.Clone(h)
 	slices.SortFunc(out, func(a, b Hit) int {
 		if better(a, b) {

@@ -168,6 +168,12 @@ func TestSearchEdgeCases(t *testing.T) {
 			t.Errorf("%s: Search(%q, %d) = %v, want %v", c.name, c.query, c.k, got, c.want)
 		}
 	}
+	// A search that finds nothing answers nil, whatever an earlier search left in the scratch
+	// it reuses: the answer does not depend on which scratch the pool hands out.
+	ix.Search("opera", 5)
+	if hits := ix.Search("the of and which", 5); hits != nil {
+		t.Errorf("after a search with hits, a search without any = %#v, want nil", hits)
+	}
 }
 
 // TestBuildIndependentOfWorkers checks that parallel analysis yields the same index as one
