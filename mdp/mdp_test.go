@@ -235,7 +235,6 @@ func TestFlattenAndCollateRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 300 {
 		var rows []Row
-		var trs []Trajectory
 		for range 1 + rng.IntN(4) {
 			tr := randomTrajectory(rng)
 			budget := rng.IntN(12) // 0: no budget
@@ -245,7 +244,6 @@ func TestFlattenAndCollateRandom(t *testing.T) {
 			}
 			checkRow(t, "random", &tr, r, budget)
 			rows = append(rows, r)
-			trs = append(trs, tr)
 		}
 		checkBatch(t, iter, rows, Collate(rows, -7), -7)
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 
 	"agentr1/mdp"
 )
@@ -22,7 +21,6 @@ const (
 // scriptDecoder is a Decoder whose next-token logits come from a function of the row's whole
 // history, so a test can check that the history (the KV cache) is exactly what the rollout fed.
 type scriptDecoder struct {
-	mu      sync.Mutex
 	history [][]int
 	next    func(row int, history []int) []float32 // (V) logits
 	steps   int                                    // batched Step calls
