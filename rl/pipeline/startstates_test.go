@@ -31,6 +31,7 @@ func TestStartStates(t *testing.T) {
 	if !strings.Contains(s.Describe(), "start states") {
 		t.Errorf("Describe does not count the start states: %s", s.Describe())
 	}
+	numeric := numericTypes(s)
 	calcs := 0
 	for _, p := range s.Train[n:] {
 		text := s.Tokenizer.Decode(p.Prompt)
@@ -51,7 +52,7 @@ func TestStartStates(t *testing.T) {
 		// Answering right from the state earns the full reward, the replayed turns' format
 		// and searches counting as the episode's own.
 		ep := p.NewEpisode()
-		if strings.HasSuffix(p.Type, "difference") || strings.HasSuffix(p.Type, "sum") {
+		if numeric[p.Type] {
 			calcs++
 		}
 		tr, err := ep.Step(context.Background(), "<think>x</think>\n<answer>"+p.Answers[0]+"</answer><|im_end|>")
@@ -88,9 +89,10 @@ func TestStartStatesAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		numericType := numericTypes(s)
 		numeric, calculated := 0, 0
 		for _, p := range s.Train[len(s.Train)-s.StartStates:] {
-			if !strings.HasSuffix(p.Type, "difference") && !strings.HasSuffix(p.Type, "sum") {
+			if !numericType[p.Type] {
 				continue
 			}
 			numeric++
@@ -120,6 +122,20 @@ func TestStartStatesAnswer(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "StartStatesAnswer") {
 		t.Errorf("StartStatesAnswer 1.5: error %v, want one naming the field", err)
 	}
+}
+
+// numericTypes is the set of the question types that s's training worlds mark numeric
+// (qa.Question.Numeric).
+func numericTypes(s *Setup) map[string]bool {
+	types := map[string]bool{}
+	for _, w := range s.Worlds {
+		for _, task := range w.Tasks {
+			if task.Numeric {
+				types[task.Type] = true
+			}
+		}
+	}
+	return types
 }
 
 // TestStartCount: s start states make up share of n + s.
