@@ -27,9 +27,8 @@ type ModelConfig struct {
 }
 
 // Config is a whole agentr1 run: world, tokenizer, policy, demonstrations, SFT, RL and
-// evaluation. DefaultConfig takes about 12 minutes on 2 cores of an AMD Zen 5 (avx512) and 26
-// on a Zen 3 (avx2), 40-45% of it the SFT warm start (docs/RESULTS.md has the timings and
-// figures of the default run).
+// evaluation. DefaultConfig is the default run: docs/RESULTS.md section 1 gives its figures
+// and its time on 2 cores of each machine measured (40-45% of it the SFT warm start).
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
