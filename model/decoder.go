@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync/atomic"
 
 	"agentr1/tensor"
 )
@@ -39,6 +41,10 @@ type Decoder struct {
 	// per shard of a Step split across cores (the first also serves Append and unsplit Steps).
 	cap     int
 	scratch []*decodeScratch
+
+	// appendScratch: one set of prefillChunk tokens for each core beyond the first that
+	// AppendRows uses (the first uses scratch[0]).
+	appendScratch []*decodeScratch
 
 	packed packedWeights // the weight matrices packed for the decoding products
 }
@@ -164,15 +170,62 @@ func (d *Decoder) CopyRow(dst, src int) {
 // (nil for an empty row). It panics if the row would exceed MaxLen or a token is outside the
 // vocabulary.
 func (d *Decoder) Append(row int, tokens []int) []float32 {
-	V := d.m.Config.VocabSize
 	d.checkRow("Append", row, len(tokens))
-	if len(tokens) == 0 {
-		if d.lens[row] == 0 {
-			return nil
-		}
-		return d.logits[row*V : (row+1)*V]
+	if len(tokens) > 0 {
+		d.refreshWeights()
+		d.prefill(d.scratch[0], row, tokens)
 	}
-	sc := d.scratch[0]
+	return d.latest(row)
+}
+
+// AppendRows feeds feeds[i] to the end of row rows[i] for every i, as Append does for each
+// row in turn, and returns each row's next-token logits (as Append; the outer slice is reused
+// by the next call). It panics as Append does, and if the lists differ in length or a row is
+// listed twice.
+//
+// On two or more workers the rows are spread over the cores, each row passing through the
+// layers on one core with single-threaded kernels: a rollout appends its observations a few
+// hundred tokens at a time, too few for one row's products to keep two cores busy. Each row's
+// cache and logits are bit for bit what Append writes, since every product and attention sum
+// adds its terms in the same order whatever the number of threads.
+func (d *Decoder) AppendRows(rows []int, feeds [][]int) [][]float32 {
+	if len(rows) != len(feeds) {
+		panic(fmt.Sprintf("model.Decoder.AppendRows: %d rows and %d feeds", len(rows), len(feeds)))
+	}
+	for i, r := range rows {
+		d.checkRow("AppendRows", r, len(feeds[i]))
+		if slices.Contains(rows[:i], r) {
+			panic(fmt.Sprintf("model.Decoder.AppendRows: row %d listed twice", r))
+		}
+	}
+	S := min(tensor.Workers(), len(rows))
+	for len(d.appendScratch) < S-1 {
+		d.appendScratch = append(d.appendScratch, newDecodeScratch(d.m.Config, prefillChunk, 1))
+	}
+	d.refreshWeights()
+	var next atomic.Int64 // the next row to take: a core that is done takes the next one
+	tensor.Shards(S, func(s int) {
+		sc := d.scratch[0]
+		if s > 0 {
+			sc = d.appendScratch[s-1]
+		}
+		for i := int(next.Add(1)) - 1; i < len(rows); i = int(next.Add(1)) - 1 {
+			if len(feeds[i]) > 0 {
+				d.prefill(sc, rows[i], feeds[i])
+			}
+		}
+	})
+	d.out = d.out[:0]
+	for _, r := range rows {
+		d.out = append(d.out, d.latest(r))
+	}
+	return d.out
+}
+
+// prefill runs tokens through the layers at the end of row, prefillChunk tokens at a time,
+// with the buffers of sc (whose capacity is at least prefillChunk tokens). The packed weights
+// must be current (refreshWeights).
+func (d *Decoder) prefill(sc *decodeScratch, row int, tokens []int) {
 	for lo := 0; lo < len(tokens); lo += prefillChunk {
 		hi := min(lo+prefillChunk, len(tokens))
 		n := hi - lo
@@ -181,10 +234,17 @@ func (d *Decoder) Append(row int, tokens []int) []float32 {
 			sc.pos[i] = d.lens[row] + i
 		}
 		sc.last = append(sc.last[:0], n-1)
-		d.refreshWeights()
 		d.forward(sc, tokens[lo:hi])
 		d.lens[row] += n
 	}
+}
+
+// latest returns row's latest next-token logits (V), nil for an empty row.
+func (d *Decoder) latest(row int) []float32 {
+	if d.lens[row] == 0 {
+		return nil
+	}
+	V := d.m.Config.VocabSize
 	return d.logits[row*V : (row+1)*V]
 }
 

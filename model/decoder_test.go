@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"agentr1/tensor"
@@ -349,5 +351,87 @@ func TestDecoderQwen3(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecoderAppendRows checks that feeding several rows at once gives each row what Append
+// gives it, bit for bit: the logits after the feed, and the cache as a Step after it reads
+// it. The model has the default run's shapes (hidden 128, four heads of 32, two key/value
+// heads, SwiGLU 384, vocabulary 768), so that one row's products are large enough for Append
+// to split them across two workers where AppendRows runs each row on one; the feeds are
+// empty, one token, and just under, at and over prefillChunk.
+func TestDecoderAppendRows(t *testing.T) {
+	defer tensor.SetWorkers(tensor.SetWorkers(2))
+	cfg := tinyConfig(true)
+	cfg.VocabSize, cfg.HiddenSize, cfg.IntermediateSize = 768, 128, 384
+	cfg.NumHiddenLayers, cfg.MaxPositionEmbeddings = 2, 512
+	m := newTestModel(t, cfg, 91)
+	rng := rand.New(rand.NewPCG(92, 93))
+	lens := []int{0, 1, prefillChunk - 1, prefillChunk, prefillChunk + 1, 300}
+	rows := make([]int, len(lens))
+	feeds := make([][]int, len(lens))
+	prompts := make([][]int, len(lens))
+	for i, n := range lens {
+		rows[i] = len(lens) - 1 - i // rows listed out of order
+		feeds[i] = randomTokens(rng, cfg.VocabSize, n)
+		prompts[i] = randomTokens(rng, cfg.VocabSize, 5+i)
+	}
+	next := randomTokens(rng, cfg.VocabSize, len(rows))
+	// run prefills each row's prompt, feeds the rows their feeds (at once or one by one), then
+	// steps every row once; it returns the logits after the feeds and after the step.
+	run := func(atOnce bool) (fed, stepped [][]float32) {
+		d := m.NewDecoder(len(rows), 400)
+		for i, r := range rows {
+			d.Append(r, prompts[i])
+		}
+		if atOnce {
+			for _, l := range d.AppendRows(rows, feeds) {
+				fed = append(fed, slices.Clone(l))
+			}
+		} else {
+			for i, r := range rows {
+				fed = append(fed, slices.Clone(d.Append(r, feeds[i])))
+			}
+		}
+		for _, l := range d.Step(rows, next) {
+			stepped = append(stepped, slices.Clone(l))
+		}
+		return fed, stepped
+	}
+	wantFed, wantStepped := run(false)
+	gotFed, gotStepped := run(true)
+	for i, r := range rows {
+		if !slices.Equal(gotFed[i], wantFed[i]) {
+			t.Errorf("row %d fed %d tokens: AppendRows' logits differ from Append's", r, lens[i])
+		}
+		if !slices.Equal(gotStepped[i], wantStepped[i]) {
+			t.Errorf("row %d fed %d tokens: the Step after AppendRows differs from the Step after Append", r, lens[i])
+		}
+	}
+}
+
+// TestDecoderAppendRowsRefuses checks AppendRows' panics: lists of different lengths, a row
+// listed twice, a feed past MaxLen.
+func TestDecoderAppendRowsRefuses(t *testing.T) {
+	m := newTestModel(t, tinyConfig(false), 94)
+	for _, c := range []struct {
+		name  string
+		rows  []int
+		feeds [][]int
+		want  string
+	}{
+		{"lengths", []int{0, 1}, [][]int{{2}}, "2 rows and 1 feeds"},
+		{"twice", []int{1, 1}, [][]int{{2}, {3}}, "row 1 listed twice"},
+		{"full", []int{0}, [][]int{make([]int, 9)}, "exceed MaxLen 8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, c.want) {
+					t.Fatalf("panic %q, want one containing %q", msg, c.want)
+				}
+			}()
+			m.NewDecoder(2, 8).AppendRows(c.rows, c.feeds)
+		})
 	}
 }
