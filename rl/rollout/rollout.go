@@ -94,6 +94,25 @@ func longPrompt(n, maxLen int) string {
 	return fmt.Sprintf("prompt of %d tokens leaves no room for a response: MaxLen is %d tokens, prompt + response", n, maxLen)
 }
 
+// rowsAppender is implemented by decoders that can feed several rows at once
+// (model.Decoder.AppendRows), which spreads a rollout's observations over the cores.
+type rowsAppender interface {
+	AppendRows(rows []int, feeds [][]int) [][]float32
+}
+
+// appendRows feeds feeds[i] to row rows[i] for every i, at once when dec can, and returns each
+// row's next-token logits (views into the decoder when it feeds the rows at once).
+func appendRows(dec Decoder, rows []int, feeds [][]int) [][]float32 {
+	if a, ok := dec.(rowsAppender); ok {
+		return a.AppendRows(rows, feeds)
+	}
+	out := make([][]float32, len(rows)) // copies: a decoder may reuse the slice it returns
+	for i, r := range rows {
+		out[i] = slices.Clone(dec.Append(r, feeds[i]))
+	}
+	return out
+}
+
 // rowCopier is implemented by decoders that can copy one row's cache into another
 // (model.Decoder.CopyRow), which saves prefilling a group's shared prompt N times.
 type rowCopier interface {
@@ -131,6 +150,9 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 	}
 	nrows := len(tasks) * cfg.N
 	rows := make([]*row, nrows)
+	cp, copies := dec.(rowCopier)
+	var lead []int      // the rows that prefill their prompt
+	var prompts [][]int // and the prompt of each
 	for i := range rows {
 		t := tasks[i/cfg.N]
 		res := &Result{Group: t.Group, Index: i, Trajectory: mdp.Trajectory{Prompt: slices.Clone(t.Prompt)}}
@@ -146,15 +168,23 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			finish(rows[i])
 			continue
 		}
-		// The samples of one task share the prompt: prefill it once and copy the cache when
-		// the decoder can.
-		if cp, ok := dec.(rowCopier); ok && i%cfg.N != 0 && rows[i-1].active {
-			cp.CopyRow(i, i-1)
-			rows[i].logits = slices.Clone(rows[i-1].logits)
-		} else {
-			rows[i].logits = slices.Clone(dec.Append(i, t.Prompt))
-		}
 		rows[i].active = true
+		// The samples of one task share the prompt: prefill it once and copy the cache when
+		// the decoder can (below).
+		if !copies || i%cfg.N == 0 {
+			lead, prompts = append(lead, i), append(prompts, t.Prompt)
+		}
+	}
+	for j, logits := range appendRows(dec, lead, prompts) {
+		rows[lead[j]].logits = slices.Clone(logits)
+	}
+	if copies {
+		for i, r := range rows {
+			if r.active && i%cfg.N != 0 {
+				cp.CopyRow(i, i-1)
+				r.logits = slices.Clone(rows[i-1].logits)
+			}
+		}
 	}
 
 	var stepRows, stepToks, ended []int
@@ -219,8 +249,8 @@ func anyActive(rows []*row) bool {
 }
 
 // endTurns closes the current turn of each row in ended: it runs the environment steps
-// concurrently, then (sequentially, the decoder being single-threaded) appends each
-// continuing row's pending token and observation to its cache.
+// concurrently, then appends each continuing row's pending token and observation to its
+// cache, all rows in one call (appendRows).
 func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended []int, cfg Config) error {
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -250,6 +280,8 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		}()
 	}
 	wg.Wait()
+	var fed []int     // the rows that go on to another turn
+	var feeds [][]int // and what each is fed: its pending token and the observation
 	for _, i := range ended {
 		r := rows[i]
 		s, turn := r.result, len(r.result.Turns)
@@ -294,7 +326,7 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		feed := make([]int, 0, 1+len(obs))
 		feed = append(feed, r.pending)
 		feed = append(feed, obs...)
-		r.logits = append(r.logits[:0], dec.Append(i, feed)...)
+		fed, feeds = append(fed, i), append(feeds, feed)
 		if len(obs) > 0 {
 			last.Observation = obs
 		}
@@ -302,6 +334,10 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 			s.CutObservations++
 			s.cut("turn %d: observation of %d tokens cut to MaxObsTokens %d", turn, whole, cfg.MaxObsTokens)
 		}
+	}
+	for j, logits := range appendRows(dec, fed, feeds) {
+		r := rows[fed[j]]
+		r.logits = append(r.logits[:0], logits...)
 	}
 	return nil
 }
