@@ -26,8 +26,9 @@
 // d(loss)/d(logp) and d(loss)/d(entropy) and accumulates every parameter's gradient. The
 // Critic (critic.go) is the same trunk with a scalar value head, as verl's critic.
 //
-// Inference runs through a Decoder (decoder.go): per-row KV caches, prefill with Append
-// (prompts and, between turns, tool observations), batched Step, weight matrices packed once
+// Inference runs through a Decoder (decoder.go): per-row KV caches, prefill with Append or,
+// for several rows at once on all cores, AppendRows (prompts and, between turns, tool
+// observations), batched Step, weight matrices packed once
 // for the step's small products (decoder_weights.go), and Sampler (sampler.go) for
 // temperature, top-k, top-p or greedy sampling with the log-prob of each sampled token.
 //

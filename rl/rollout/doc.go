@@ -4,7 +4,8 @@
 // token in a single batched call, and a row that closes a tool call (`</tool_call>`) or its turn
 // (`<|im_end|>`) hands its turn to its environment. Environment steps of all rows that stopped
 // run concurrently; each observation is tokenised and appended to that row's KV cache, so the
-// prefix is never recomputed, and generation continues.
+// prefix is never recomputed (the observations of all those rows in one call, which
+// model.Decoder spreads over the cores), and generation continues.
 //
 // Each row's result is the paper's trajectory itself (an mdp.Trajectory: turns of action and
 // observation tokens, tool calls with their process rewards, the outcome reward), the one form
