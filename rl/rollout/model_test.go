@@ -3,9 +3,11 @@ package rollout
 import (
 	"context"
 	"math"
+	"reflect"
 	"testing"
 
 	"agentr1/model"
+	"agentr1/tensor"
 )
 
 // The model's decoder reports its capacity, so Run checks MaxLen and the rows against it.
@@ -81,5 +83,48 @@ func TestKVCacheContinuity(t *testing.T) {
 	}
 	if observations == 0 || checked == 0 {
 		t.Fatalf("no observation was appended (%d) or no token checked (%d): the test cannot tell", observations, checked)
+	}
+}
+
+// rowByRow hides the model decoder's AppendRows and CopyRow, so that Run feeds it one row at a
+// time with Append, as it feeds a decoder without them.
+type rowByRow struct{ d *model.Decoder }
+
+func (r rowByRow) Reset(row int)                             { r.d.Reset(row) }
+func (r rowByRow) Append(row int, tokens []int) []float32    { return r.d.Append(row, tokens) }
+func (r rowByRow) Step(rows []int, tokens []int) [][]float32 { return r.d.Step(rows, tokens) }
+func (r rowByRow) Len(row int) int                           { return r.d.Len(row) }
+
+// TestRunFeedsRowsAtOnce checks that a rollout through the decoder's AppendRows (prompts and
+// observations of many rows fed at once, on two workers) writes the same trajectories, log-
+// probabilities bit for bit, as one that feeds every row with Append.
+func TestRunFeedsRowsAtOnce(t *testing.T) {
+	m := tinyModel(t)
+	var tasks []Task
+	for g := range 4 {
+		tasks = append(tasks, Task{Prompt: []int{1, 2, 3, g}, Group: g, NewEpisode: func() Episode { return &fakeEpisode{} }})
+	}
+	cfg := Config{N: 3, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: 11}
+	run := func(dec Decoder) []*Result {
+		out, err := Run(context.Background(), dec, model.Sampler{Temperature: 1}, fakeEncoder{}, tasks, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	defer tensor.SetWorkers(tensor.SetWorkers(2))
+	atOnce := run(m.NewDecoder(len(tasks)*cfg.N, cfg.MaxLen))
+	oneByOne := run(rowByRow{m.NewDecoder(len(tasks)*cfg.N, cfg.MaxLen)})
+	observations := 0
+	for i := range atOnce {
+		if !reflect.DeepEqual(atOnce[i], oneByOne[i]) {
+			t.Errorf("row %d: fed at once %+v, one by one %+v", i, atOnce[i].Trajectory, oneByOne[i].Trajectory)
+		}
+		for _, turn := range atOnce[i].Turns {
+			observations += len(turn.Observation)
+		}
+	}
+	if observations == 0 {
+		t.Fatal("no observation was appended: the test cannot tell")
 	}
 }
