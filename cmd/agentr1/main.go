@@ -68,7 +68,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printHelp(stderr)
 		return 2
 	}
-	err := c.run(args[1:], stdout, stderr)
+	stop, err := startCPUProfile(os.Getenv(cpuProfileEnv))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentr1 %s: %v\n", name, err)
+		return 1
+	}
+	err = c.run(args[1:], stdout, stderr)
+	if perr := stop(); perr != nil && err == nil {
+		err = perr
+	}
 	var ee exitError
 	switch {
 	case err == nil:
