@@ -183,11 +183,13 @@ func (d *Decoder) Append(row int, tokens []int) []float32 {
 // by the next call). It panics as Append does, and if the lists differ in length or a row is
 // listed twice.
 //
-// On two or more workers the rows are spread over the cores, each row passing through the
-// layers on one core with single-threaded kernels: a rollout appends its observations a few
-// hundred tokens at a time, too few for one row's products to keep two cores busy. Each row's
-// cache and logits are bit for bit what Append writes, since every product and attention sum
-// adds its terms in the same order whatever the number of threads.
+// On two or more workers the rows are spread over the cores, each core taking the next row
+// when it is done with one and running it through the layers with single-threaded kernels (a
+// core left without rows lends itself to the kernels of the rows still running, as in
+// tensor.Shards): a rollout appends its observations a few hundred tokens at a time, too few
+// for one row's products to keep two cores busy. Each row's cache and logits are bit for bit
+// what Append writes, since every product and attention sum adds its terms in the same order
+// whatever the number of threads.
 func (d *Decoder) AppendRows(rows []int, feeds [][]int) [][]float32 {
 	if len(rows) != len(feeds) {
 		panic(fmt.Sprintf("model.Decoder.AppendRows: %d rows and %d feeds", len(rows), len(feeds)))
