@@ -28,17 +28,24 @@ func tinyModel(t testing.TB) *model.Model {
 	return m
 }
 
+// fakeRollout returns the tasks of groups prompts over the fake vocabulary, each episode the
+// fake environment's, and a config that samples n rows of each for up to 4 turns of 8 tokens.
+func fakeRollout(groups, n int, seed uint64) ([]Task, Config) {
+	var tasks []Task
+	for g := range groups {
+		tasks = append(tasks, Task{Prompt: []int{1, 2, 3, g}, Group: g, NewEpisode: func() Episode { return &fakeEpisode{} }})
+	}
+	cfg := Config{N: n, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: seed}
+	return tasks, cfg
+}
+
 // TestKVCacheContinuity rolls out the real model's decoder, with observations appended to the
 // cache mid-sequence, and checks every sampled log-probability against a full forward pass of
 // the finished trajectory: the cache after an appended observation must give exactly the
 // logits of recomputing the whole prefix (token-in, token-out, nothing re-encoded).
 func TestKVCacheContinuity(t *testing.T) {
 	m := tinyModel(t)
-	var tasks []Task
-	for g := range 3 {
-		tasks = append(tasks, Task{Prompt: []int{1, 2, 3, g}, Group: g, NewEpisode: func() Episode { return &fakeEpisode{} }})
-	}
-	cfg := Config{N: 4, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: 9}
+	tasks, cfg := fakeRollout(3, 4, 9)
 	dec := m.NewDecoder(len(tasks)*cfg.N, cfg.MaxLen)
 	samples, err := Run(context.Background(), dec, model.Sampler{Temperature: 1}, fakeEncoder{}, tasks, cfg)
 	if err != nil {
@@ -100,11 +107,7 @@ func (r rowByRow) Len(row int) int                           { return r.d.Len(ro
 // probabilities bit for bit, as one that feeds every row with Append.
 func TestRunFeedsRowsAtOnce(t *testing.T) {
 	m := tinyModel(t)
-	var tasks []Task
-	for g := range 4 {
-		tasks = append(tasks, Task{Prompt: []int{1, 2, 3, g}, Group: g, NewEpisode: func() Episode { return &fakeEpisode{} }})
-	}
-	cfg := Config{N: 3, MaxTurns: 4, MaxTurnTokens: 8, MaxLen: 48, StopTokens: []int{fakeToolEnd, fakeImEnd}, ToolEnd: fakeToolEnd, Workers: 2, Seed: 11}
+	tasks, cfg := fakeRollout(4, 3, 11)
 	run := func(dec Decoder) []*Result {
 		out, err := Run(context.Background(), dec, model.Sampler{Temperature: 1}, fakeEncoder{}, tasks, cfg)
 		if err != nil {
