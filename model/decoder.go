@@ -180,7 +180,7 @@ func (d *Decoder) Append(row int, tokens []int) []float32 {
 
 // AppendRows feeds feeds[i] to the end of row rows[i] for every i, as Append does for each
 // row in turn, and returns each row's next-token logits (as Append; the outer slice is reused
-// by the next call). It panics as Append does, and if the lists differ in length or a row is
+// by the next AppendRows or Step). It panics as Append does, and if the lists differ in length or a row is
 // listed twice.
 //
 // On two or more workers the rows are spread over the cores, each core taking the next row
@@ -258,9 +258,9 @@ const decodeShardMinRows = 12
 
 // Step feeds one token to each listed row (tokens[i] to rows[i]), all rows through each layer
 // together, and returns each row's next-token logits (V), views into the decoder valid until
-// that row is next fed (the outer slice itself is reused by the next Step). It panics if the
-// lists differ in length, a row is listed twice or is full, or a token is outside the
-// vocabulary.
+// that row is next fed (the outer slice itself is reused by the next Step or AppendRows). It
+// panics if the lists differ in length, a row is listed twice or is full, or a token is outside
+// the vocabulary.
 //
 // On two or more workers a Step of at least decodeShardMinRows rows is cut into one group of
 // consecutive rows per worker, run at once (tensor.Shards) with single-threaded kernels, as
