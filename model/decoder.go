@@ -12,8 +12,9 @@ import (
 // Decoder runs the model incrementally over a batch of independent rows, keeping each row's
 // keys and values (a KV cache) so that every new token costs one pass of the layers instead of
 // a pass over the whole sequence. Rows have their own lengths: a row is prefilled with Append
-// (a prompt, or a tool observation appended mid-sequence), then grown one token at a time with
-// Step, which batches every stepping row through each projection as one matrix product.
+// (a prompt, or a tool observation appended mid-sequence; AppendRows feeds several rows at
+// once, a row per core), then grown one token at a time with Step, which batches every
+// stepping row through each projection as one matrix product.
 // Token positions within a row are 0, 1, 2, ...: the logits equal those of Forward on the
 // row's tokens, whatever padding that batch had. A Decoder is not safe for concurrent use.
 //
