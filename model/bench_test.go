@@ -102,17 +102,12 @@ func BenchmarkAppendObservations(b *testing.B) {
 	}
 	const rows, prompt, obs = 16, 90, 200
 	rng := rand.New(rand.NewPCG(3, 3))
-	random := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = rng.IntN(cfg.VocabSize)
-		}
-		return s
-	}
 	ids := make([]int, rows)
 	prompts, feeds := make([][]int, rows), make([][]int, rows)
 	for r := range rows {
-		ids[r], prompts[r], feeds[r] = r, random(prompt), random(obs)
+		ids[r] = r
+		prompts[r] = randomTokens(rng, cfg.VocabSize, prompt)
+		feeds[r] = randomTokens(rng, cfg.VocabSize, obs)
 	}
 	for _, atOnce := range []bool{false, true} {
 		name := "feed=one-by-one"
