@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -174,6 +175,16 @@ func gain(before, after *value, key string) (text, class string) {
 	return fmt.Sprintf("%+.3f", 0.0), ""
 }
 
+// signedPoints prints a gain in points rounded to a whole point, with its sign ("+0" for a
+// gain that rounds to nothing).
+func signedPoints(x float64) string {
+	r := math.Round(x)
+	if r == 0 {
+		return "+0"
+	}
+	return fmt.Sprintf("%+.0f", r)
+}
+
 // headline is the table that opens the Evaluation section: for each set, EM and F1 of the
 // starting policy, after RL and the gain, beside the baselines.
 type headline struct {
@@ -223,8 +234,8 @@ func buildHeadline(res *results) *headline {
 }
 
 // resultCards are the summary cards of the sets: EM after RL, with the starting policy's and
-// the gain, each naming its set, and under the gain the yardstick's (when y is not nil), in
-// the card's units.
+// the gain, each naming its set, and under the gain the yardstick's (when y is not nil). The
+// gains are in points, as `agentr1 train` prints them and the results document gives them.
 func resultCards(res *results, y *Yardstick) []card {
 	var cards []card
 	for _, s := range res.Sets {
@@ -232,13 +243,14 @@ func resultCards(res *results, y *Yardstick) []card {
 			continue
 		}
 		c := card{Label: setLabel(s.Name) + " EM after RL", Value: fixed3(s.After, "em")}
-		if s.Before != nil {
-			g, _ := gain(s.Before, s.After, "em")
-			c.Sub = res.Start + " " + fixed3(s.Before, "em") + " · gain " + g
+		b, ok1 := num(s.Before, "em")
+		a, ok2 := num(s.After, "em")
+		if ok1 && ok2 {
+			c.Sub = fmt.Sprintf("%s %.3f · gain %s points", res.Start, b, signedPoints(100*(a-b)))
 		}
 		if y != nil {
 			if sp, ok := y.Gains[s.Name]; ok {
-				c.Note = fmt.Sprintf("%s: %+.2f ± %.2f", y.Source, sp.Mean/100, sp.SD/100)
+				c.Note = fmt.Sprintf("%s: %s ± %.0f points", y.Source, signedPoints(sp.Mean), sp.SD)
 			}
 		}
 		cards = append(cards, c)

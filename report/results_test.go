@@ -94,14 +94,14 @@ func TestResultsLayouts(t *testing.T) {
 		for _, c := range cards {
 			cs = append(cs, c.Label+"="+c.Value+" ("+c.Sub+")")
 		}
-		if got, want := strings.Join(cs, "; "), "held-out EM after RL=0.490 (SFT base 0.240 · gain +0.250); unseen EM after RL=0.060 (SFT base 0.100 · gain -0.040)"; got != want {
+		if got, want := strings.Join(cs, "; "), "held-out EM after RL=0.490 (SFT base 0.240 · gain +25 points); unseen EM after RL=0.060 (SFT base 0.100 · gain -4 points)"; got != want {
 			t.Errorf("%s: cards\n got %q\nwant %q", layout.name, got, want)
 		}
 	}
 }
 
-// TestYardstickCards: a yardstick puts its spread, in the cards' units, under the gain of each
-// set it names, and nowhere else.
+// TestYardstickCards: a yardstick puts its spread, in points as the cards' gains, under the
+// gain of each set it names, and nowhere else.
 func TestYardstickCards(t *testing.T) {
 	v, err := parseValue([]byte(evalNew))
 	if err != nil {
@@ -112,7 +112,7 @@ func TestYardstickCards(t *testing.T) {
 	if len(cards) != 2 {
 		t.Fatalf("%d cards, want 2", len(cards))
 	}
-	if got, want := cards[0].Note, "the default run, seeds 1-5: +0.29 ± 0.08"; got != want {
+	if got, want := cards[0].Note, "the default run, seeds 1-5: +29 ± 8 points"; got != want {
 		t.Errorf("held-out card's note %q, want %q", got, want)
 	}
 	if cards[1].Note != "" {
@@ -122,8 +122,21 @@ func TestYardstickCards(t *testing.T) {
 	if err := pageTemplate.Execute(&html, &page{Cards: cards}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(html.String(), "seeds 1-5: &#43;0.29 ± 0.08") {
+	if !strings.Contains(html.String(), "seeds 1-5: &#43;29 ± 8 points") {
 		t.Error("the page does not show the yardstick")
+	}
+}
+
+// TestSignedPoints: a gain in points is rounded to a whole point and always signed, a gain
+// that rounds to nothing as "+0" (never "-0").
+func TestSignedPoints(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{18, "+18"}, {-4, "-4"}, {0.4, "+0"}, {-0.4, "+0"}, {0, "+0"}, {29.5, "+30"}, {-12.6, "-13"}} {
+		if got := signedPoints(c.x); got != c.want {
+			t.Errorf("signedPoints(%v) = %q, want %q", c.x, got, c.want)
+		}
 	}
 }
 
