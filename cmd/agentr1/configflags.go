@@ -63,6 +63,17 @@ func (b *configBinder) bindStruct(v reflect.Value, prefix string) {
 	}
 }
 
+// fieldFlagName is the flag bindConfig declares for a Config field path: "RL.MaxLen" is
+// "rl.max-len".
+func fieldFlagName(field string) string {
+	parts := strings.Split(field, ".")
+	for i, p := range parts {
+		parts[i] = kebab(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// kebab writes a Go field name in kebab case: "MaxLen" is "max-len", "RL" is "rl".
 func kebab(s string) string {
 	r := []rune(s)
 	var b strings.Builder

@@ -32,10 +32,12 @@ func init() {
 			"       agentr1 train --rl.steps 5 --sft.steps 50 --out /tmp/smoke   (a quick smoke run)\n" +
 			"       agentr1 train --resume runs/ppo-2        (after Ctrl-C, during SFT or RL: continue where it stopped)\n" +
 			"       agentr1 train --data hotpotqa --model ~/models/Qwen2.5-0.5B-Instruct --held-out 50 \\\n" +
-			"             --rl.max-len 4096 --rl.max-turn-tokens 256 --require-think=false --compact-prompt=false   (RL on real questions, BM25 over the mhqa corpus)\n" +
+			"             --rl.steps 20 --rl.prompts 2 --rl.n 4   (RL on real questions, BM25 over the mhqa corpus)\n" +
 			"       agentr1 train --log-format json 2>log.jsonl   (log lines as JSON; progress stays on stdout)\n" +
 			"  With --data other than world, --model is required: the run skips the generated world and SFT,\n" +
-			"  trains the pretrained policy by RL on the set's questions and evaluates it on the last --held-out of them.",
+			"  trains the pretrained policy by RL on the set's questions and evaluates it on the last --held-out of them.\n" +
+			"  Such a run takes, unless given, " + pretrainedFlags() + ":\n" +
+			"  the defaults listed below are tuned for the ~1M-parameter policy of the generated world.",
 		flags:      func(fs *flag.FlagSet) { declareTrainFlags(fs, new(trainArgs)) },
 		flagGroup:  func(name string) string { return trainFlagDocs[name].group },
 		groupOrder: trainFlagGroups,
@@ -56,6 +58,8 @@ type trainArgs struct {
 	resume    string
 	steps     int
 	logFormat string
+	// pretrained holds the settings ForPretrained gave a run on real questions, for the log.
+	pretrained []string
 }
 
 // The fewest steps between periodic checkpoints when --checkpoint-every or
@@ -131,9 +135,18 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	// A run offered the calculator gets the questions that need it, in each world whose numeric
 	// share neither a flag nor the --config file gives; a resumed run keeps the shares its
 	// config.json recorded.
+	//
+	// A run on real questions trains a pretrained checkpoint: it takes the paper's learning
+	// rates and room for real passages (pipeline.Pretrained) wherever neither a flag nor the
+	// --config file sets them. A resumed run keeps its config.json as it is.
+	given := func(field string) bool {
+		return set[fieldFlagName(field)] || a.config != "" && configFileSets(a.config, field)
+	}
 	if a.resume == "" && pipeline.IsWorldData(a.cfg.Data) {
-		given := func(flag, field string) bool { return set[flag] || a.config != "" && configFileSets(a.config, field) }
-		a.cfg.NumericForCalculator(given("train-world.numeric", "TrainWorld.Numeric"), given("eval-world.numeric", "EvalWorld.Numeric"))
+		a.cfg.NumericForCalculator(given("TrainWorld.Numeric"), given("EvalWorld.Numeric"))
+	}
+	if a.resume == "" {
+		a.pretrained = a.cfg.ForPretrained(given)
 	}
 	if _, err := newLogger(io.Discard, a.logFormat); err != nil {
 		return nil, err
@@ -209,6 +222,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		res, err = pipeline.Run(ctx, a.cfg, a.resume != "", run.log)
 	} else {
 		fmt.Fprintf(stdout, "agentr1 train: %s on %s from %s, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.Data, a.cfg.InitModel, a.cfg.RL.Steps, a.cfg.Seed, a.out)
+		if len(a.pretrained) > 0 {
+			fmt.Fprintf(stdout, "settings for a pretrained checkpoint (a flag overrides each): %s\n", strings.Join(a.pretrained, ", "))
+		}
 		res, err = runRealData(ctx, a, run)
 	}
 	if err != nil {
@@ -223,6 +239,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// pretrainedFlags lists pipeline.Pretrained as the flags that set each ("--rl.lr 1e-06, ...").
+func pretrainedFlags() string {
+	var fl []string
+	for _, p := range pipeline.Pretrained {
+		if b, ok := p.Value.(bool); ok {
+			fl = append(fl, fmt.Sprintf("--%s=%v", fieldFlagName(p.Field), b))
+		} else {
+			fl = append(fl, fmt.Sprintf("--%s %v", fieldFlagName(p.Field), p.Value))
+		}
+	}
+	return strings.Join(fl, ", ")
 }
 
 // checkTrainData checks --data, --model and --corpus and records them in the run's settings.

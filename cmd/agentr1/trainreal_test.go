@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,5 +229,48 @@ func TestTrainRealDataUsage(t *testing.T) {
 				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, stderr.String())
 			}
 		}
+	}
+}
+
+// TestTrainRealDataPretrainedSettings checks that a run on real questions takes the settings of
+// a pretrained checkpoint (pipeline.Pretrained) where neither a flag nor the --config file
+// gives one, that `help train` lists them, and that a run on the generated world keeps its
+// defaults.
+func TestTrainRealDataPretrainedSettings(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(t.TempDir(), "my.json")
+	if err := os.WriteFile(configFile, []byte(`{"RL": {"MaxTurnTokens": 128}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	world := pipeline.DefaultConfig()
+	for _, c := range []struct {
+		name          string
+		args          []string
+		lr            float64
+		maxLen, turn  int
+		think, prompt bool
+	}{
+		{"real, nothing given", []string{"--data", "hotpotqa", "--model", dir}, 1e-6, 4096, 256, false, false},
+		{"real, flags given", []string{"--data", "hotpotqa", "--model", dir, "--rl.lr", "3e-6", "--rl.max-len", "2048", "--require-think"}, 3e-6, 2048, 256, true, false},
+		{"real, config file", []string{"--data", "hotpotqa", "--model", dir, "--config", configFile}, 1e-6, 4096, 128, false, false},
+		{"world", nil, world.RL.LR, world.RL.MaxLen, world.RL.MaxTurnTokens, world.RequireThink, world.CompactPrompt},
+	} {
+		a, err := parseTrainArgs(append([]string{"--out", filepath.Join(t.TempDir(), "run")}, c.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := a.cfg
+		if got.RL.LR != c.lr || got.RL.MaxLen != c.maxLen || got.RL.MaxTurnTokens != c.turn || got.RequireThink != c.think || got.CompactPrompt != c.prompt {
+			t.Errorf("%s: lr %v, max-len %d, max-turn-tokens %d, require-think %v, compact-prompt %v; want %v, %d, %d, %v, %v",
+				c.name, got.RL.LR, got.RL.MaxLen, got.RL.MaxTurnTokens, got.RequireThink, got.CompactPrompt, c.lr, c.maxLen, c.turn, c.think, c.prompt)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	run([]string{"help", "train"}, &stdout, &stderr)
+	if !strings.Contains(stdout.String()+stderr.String(), "--rl.lr 1e-06, --rl.critic-lr 1e-05, --rl.max-len 4096") {
+		t.Errorf("help train does not list the pretrained settings:\n%s%s", stdout.String(), stderr.String())
 	}
 }
