@@ -40,8 +40,11 @@ func init() {
 			"  during training, step by step) and results.json (per method and seed) after every unit. Ctrl-C stops\n" +
 			"  at the next step with the state saved; the same command again resumes (finished units are skipped, an\n" +
 			"  unfinished RL run or SFT continues from its checkpoint).\n" +
-			"  Settings: the current `agentr1 train` defaults; --<setting> V (any `agentr1 help train` setting) applies to every run.",
-		flags:      func(fs *flag.FlagSet) { declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()}) },
+			"  Settings: the current `agentr1 train` defaults but where the preset sets its own (the defaults below are\n" +
+			"  --preset paper-mini's, and --quick's where they differ); --<setting> V (any `agentr1 help train` setting)\n" +
+			"  applies to every run. --dry-run prints the plan and its time budget: about 10 hours on 2 cores,\n" +
+			"  an hour with --quick.",
+		flags:      declareExperimentHelpFlags,
 		flagGroup:  experimentFlagGroup,
 		groupOrder: append([]string{"experiment"}, trainFlagGroups...),
 		run:        runExperiment,
@@ -69,7 +72,7 @@ type experimentArgs struct {
 
 func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.StringVar(&a.preset, "preset", "paper-mini", "experiment: "+strings.Join(experiment.Presets, ", ")+" (tiny: a seconds-long smoke test)")
-	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour on 2 cores: one SFT base shared by the seeds, 20 RL steps per run, 50 questions per evaluation set")
+	fs.BoolVar(&a.quick, "quick", false, "a budget of about an hour on 2 cores: one SFT base shared by the seeds, fewer RL steps and questions (\"with --quick\" in the settings' defaults below)")
 	fs.IntVar(&a.seeds, "seeds", 3, "seeds per method (1, 2, 3, ...)")
 	fs.StringVar(&a.methods, "methods", "", "comma-separated rows to run (default: every row of the paper's table; gspo, opo, gpg and grpo-passk run only when named): "+strings.Join(experiment.MethodNames(), ", "))
 	fs.StringVar(&a.out, "out", "", "run directory (default runs/experiment-<preset>[-quick]); running again with the same flags resumes it")
@@ -81,6 +84,37 @@ func declareExperimentFlags(fs *flag.FlagSet, a *experimentArgs) {
 	fs.DurationVar(&a.staleAfter, "stale-after", experiment.DefaultStaleAfter, "a unit's claim with no heartbeat for this long is taken over (hosts' clocks must agree to well within it)")
 	declareLogFlag(fs, &a.logFormat)
 	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
+}
+
+// declareExperimentHelpFlags declares the experiment's flags for `agentr1 help experiment`,
+// each setting's default being what the default preset's plan runs (experiment.NewPlan, the
+// code that applies it) rather than train's, followed by its value with --quick where that
+// differs: "240; 20 with --quick".
+func declareExperimentHelpFlags(fs *flag.FlagSet) {
+	declareExperimentFlags(fs, &experimentArgs{cfg: pipeline.DefaultConfig()})
+	preset := fs.Lookup("preset").DefValue
+	full, quick := planDefaults(preset, false), planDefaults(preset, true)
+	for name, def := range full {
+		if quick[name] != def {
+			def += "; " + quick[name] + " with --quick"
+		}
+		fs.Lookup(name).DefValue = def
+	}
+}
+
+// planDefaults returns, by flag name, the value of every setting flag in the plan of preset
+// (with or without --quick) before any --<setting> flag is applied.
+func planDefaults(preset string, quick bool) map[string]string {
+	p, err := experiment.NewPlan(experiment.Request{Preset: preset, Quick: quick, Seeds: 1})
+	if err != nil {
+		panic(err) // the default preset is always known
+	}
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	defs := map[string]string{}
+	for _, name := range bindConfig(fs, &p.Config, "", trainUsage, trainFixedFields) {
+		defs[name] = fs.Lookup(name).DefValue
+	}
+	return defs
 }
 
 // experimentFlagGroup lists the experiment's own flags first, then the run settings under

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -218,5 +220,84 @@ func TestExperimentOverrides(t *testing.T) {
 	_, plan, err = parseExperimentArgs([]string{"--preset", "tiny"}, &bytes.Buffer{})
 	if err != nil || len(plan.Methods) != 10 || plan.Request.Methods != nil {
 		t.Errorf("no --methods: %v, %d methods, request %v; want all 10, none recorded", err, len(plan.Methods), plan.Request.Methods)
+	}
+}
+
+// TestExperimentHelpDefaults checks that `agentr1 help experiment` lists every setting at the
+// default the experiment runs: its value in the plan parseExperimentArgs builds for the default
+// preset, followed by "; V with --quick" where the --quick plan's differs. eval-every, rl.steps,
+// held-out and eval-questions, whose train defaults the experiment overrides, must be listed.
+func TestExperimentHelpDefaults(t *testing.T) {
+	var help bytes.Buffer
+	if code := run([]string{"help", "experiment"}, &help, &help); code != 0 {
+		t.Fatalf("help experiment: exit %d\n%s", code, help.String())
+	}
+	shown := map[string]string{} // flag name -> the default its help prints ("": none)
+	lines := strings.Split(help.String(), "\n")
+	for i, l := range lines[:len(lines)-1] {
+		if !strings.HasPrefix(l, "  -") {
+			continue
+		}
+		name, text := strings.TrimPrefix(strings.Fields(l)[0], "-"), lines[i+1]
+		if j := strings.LastIndex(text, " (default "); j >= 0 && strings.HasSuffix(text, ")") {
+			shown[name] = text[j+len(" (default ") : len(text)-1]
+		} else {
+			shown[name] = ""
+		}
+	}
+	applied := func(args ...string) map[string]string {
+		_, plan, err := parseExperimentArgs(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+		values := map[string]string{}
+		for _, name := range bindConfig(fs, &plan.Config, "", trainUsage, trainFixedFields) {
+			values[name] = fs.Lookup(name).Value.String()
+		}
+		return values
+	}
+	full, quick := applied(), applied("--quick")
+	for _, name := range []string{"eval-every", "rl.steps", "held-out", "eval-questions"} {
+		if _, ok := shown[name]; !ok {
+			t.Errorf("help experiment does not list --%s", name)
+		}
+	}
+	for name, want := range full {
+		if quick[name] != want {
+			want += "; " + quick[name] + " with --quick"
+		}
+		if got, ok := shown[name]; ok && got != want {
+			t.Errorf("help experiment: --%s (default %s); the experiment runs %s", name, got, want)
+		}
+	}
+}
+
+// TestExperimentHelpBudget checks the time budgets `agentr1 help experiment` states against
+// those --dry-run prints for the default preset: about 10 hours, and an hour with --quick.
+func TestExperimentHelpBudget(t *testing.T) {
+	var help bytes.Buffer
+	run([]string{"help", "experiment"}, &help, &help)
+	if !strings.Contains(strings.Join(strings.Fields(help.String()), " "), "about 10 hours on 2 cores, an hour with --quick") {
+		t.Fatalf("help experiment no longer states the budgets this test checks:\n%s", help.String())
+	}
+	for _, tc := range []struct {
+		args     []string
+		low, top time.Duration // "about": within 15% of the stated time
+	}{
+		{nil, 510 * time.Minute, 690 * time.Minute},
+		{[]string{"--quick"}, 51 * time.Minute, 69 * time.Minute},
+	} {
+		_, plan, err := parseExperimentArgs(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total time.Duration
+		for _, u := range plan.Units() {
+			total += plan.Estimate(u, experiment.DefaultRates)
+		}
+		if total < tc.low || total > tc.top {
+			t.Errorf("experiment %v: --dry-run budgets %s, help says within %s..%s", tc.args, formatDuration(total), formatDuration(tc.low), formatDuration(tc.top))
+		}
 	}
 }
