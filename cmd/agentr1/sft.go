@@ -24,7 +24,9 @@ func init() {
 			"  tokenizer and Qwen2.5's chat template and cut as a rollout cuts an episode: assistant text is\n" +
 			"  trained on, tool responses and later user turns weighted by --context-weight, the prompt not at\n" +
 			"  all. The whole file is checked before training; OUT is a model folder that train --model and\n" +
-			"  eval --model accept.",
+			"  eval --model accept. The defaults are the generated world's warm start of a ~1M-parameter policy;\n" +
+			"  a pretrained Qwen checkpoint wants a far smaller rate and fewer steps, e.g. --lr 1e-5 (verl's SFT\n" +
+			"  default) --steps 200.",
 		flags: func(fs *flag.FlagSet) { declareSFTFlags(fs, &sftArgs{}) },
 		run:   runSFT,
 	})
