@@ -100,6 +100,11 @@ func declareExperimentHelpFlags(fs *flag.FlagSet) {
 		}
 		fs.Lookup(name).DefValue = def
 	}
+	for _, name := range experimentFixed {
+		if f := fs.Lookup(name); f != nil {
+			f.Usage, f.DefValue = "set by the experiment for each run (refused here)", ""
+		}
+	}
 }
 
 // planDefaults returns, by flag name, the value of every setting flag in the plan of preset

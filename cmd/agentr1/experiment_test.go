@@ -233,12 +233,14 @@ func TestExperimentHelpDefaults(t *testing.T) {
 		t.Fatalf("help experiment: exit %d\n%s", code, help.String())
 	}
 	shown := map[string]string{} // flag name -> the default its help prints ("": none)
+	usage := map[string]string{} // flag name -> its help text
 	lines := strings.Split(help.String(), "\n")
 	for i, l := range lines[:len(lines)-1] {
 		if !strings.HasPrefix(l, "  -") {
 			continue
 		}
 		name, text := strings.TrimPrefix(strings.Fields(l)[0], "-"), lines[i+1]
+		usage[name] = text
 		if j := strings.LastIndex(text, " (default "); j >= 0 && strings.HasSuffix(text, ")") {
 			shown[name] = text[j+len(" (default ") : len(text)-1]
 		} else {
@@ -262,6 +264,12 @@ func TestExperimentHelpDefaults(t *testing.T) {
 		if _, ok := shown[name]; !ok {
 			t.Errorf("help experiment does not list --%s", name)
 		}
+	}
+	for _, name := range experimentFixed {
+		if _, ok := shown[name]; ok && !strings.Contains(usage[name], "set by the experiment for each run (refused here)") {
+			t.Errorf("help experiment offers --%s, which the experiment refuses, without saying so", name)
+		}
+		delete(full, name)
 	}
 	for name, want := range full {
 		if quick[name] != want {
