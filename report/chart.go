@@ -49,7 +49,7 @@ var seriesColors = []string{"#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c
 const (
 	chartW, chartH                             = 440, 250
 	marginL, marginR, marginT, marginB         = 58, 14, 26, 40
-	maxPointMarks                              = 80 // above this many rows a line has no dots
+	maxPointMarks                              = 80 // above this many values a line has no dots
 	smoothFrom                                 = 30 // from this many rows on, a moving average is drawn over the faint raw line
 	smoothWeight                               = 0.8
 	plotX0, plotY0, plotX1, plotY1     float64 = marginL, marginT, chartW - marginR, chartH - marginB
@@ -219,18 +219,24 @@ func lineChart(title, xlabel, ylabel string, xs []float64, rows []metricRow, key
 	for si, k := range keys {
 		s := seriesView{Name: k, Color: seriesColors[si%len(seriesColors)]}
 		ys := make([]float64, len(rows)) // (rows,) NaN where the row lacks a finite value
+		n := 0
 		for i, r := range rows {
 			y, ok := finite(r, k)
 			if !ok {
 				y = math.NaN()
+			} else {
+				s.Last = formatValue(y)
+				n++
 			}
 			ys[i] = y
-			if ok {
-				s.Last = formatValue(y)
-				if len(rows) <= maxPointMarks {
-					s.Points = append(s.Points, pointView{X: round1(px(xs[i])), Y: round1(py(y)),
-						Title: fmt.Sprintf("%s %s: %s = %s", xlabel, formatValue(xs[i]), k, formatValue(y))})
-				}
+		}
+		// Dots go on a series of few values, however many rows: a metric recorded only every
+		// few steps (logp_diff_max) has no two values in adjacent rows, so its line has no
+		// segment to draw and the dots are all there is to see.
+		for i, y := range ys {
+			if n <= maxPointMarks && !math.IsNaN(y) {
+				s.Points = append(s.Points, pointView{X: round1(px(xs[i])), Y: round1(py(y)),
+					Title: fmt.Sprintf("%s %s: %s = %s", xlabel, formatValue(xs[i]), k, formatValue(y))})
 			}
 		}
 		s.Path = linePath(xs, ys, px, py)

@@ -163,6 +163,30 @@ func TestLineChartGaps(t *testing.T) {
 	}
 }
 
+// TestLineChartSparse: a field recorded every tenth row of 240 (as logp_diff_max is) has no
+// line segment to draw, so each of its values gets a dot; a field in every row gets none.
+func TestLineChartSparse(t *testing.T) {
+	var rows []metricRow
+	var xs []float64
+	for i := range 240 {
+		r := metricRow{"every": float64(i)}
+		if i%10 == 0 {
+			r["sparse"] = float64(i)
+		}
+		rows, xs = append(rows, r), append(xs, float64(i+1))
+	}
+	c := lineChart("v", "step", "v", xs, rows, []string{"every", "sparse"}, "")
+	if n := len(c.Series[0].Points); n != 0 {
+		t.Errorf("%d dots on a series of 240 values, want none", n)
+	}
+	if n := len(c.Series[1].Points); n != 24 {
+		t.Errorf("%d dots on a series of 24 values, want 24", n)
+	}
+	if strings.Contains(c.Series[1].Path, "L") {
+		t.Errorf("the sparse series has a line segment: %q", c.Series[1].Path)
+	}
+}
+
 func TestHeatScale(t *testing.T) {
 	for _, tc := range []struct {
 		adv, scale float64
