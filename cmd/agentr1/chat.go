@@ -29,7 +29,8 @@ func init() {
 			"  e.g. agentr1 chat --world-run runs/X                  (RUN/final over the run's unseen world; type :examples for questions)\n" +
 			"       agentr1 chat --world-run runs/X --sample 3       (three of the world's evaluation questions, each with its gold answer)\n" +
 			"       agentr1 chat --model ~/models/Qwen2.5-3B-Instruct --corpus mhqa\n" +
-			"  Type a question, \":examples\" for questions it can answer (with their gold answers), or an empty line to end.",
+			"  Type a question, \":examples\" for questions it can answer (with their gold answers), or an empty line\n" +
+			"  or \":quit\" to end.",
 		flags: func(fs *flag.FlagSet) { declareChatFlags(fs, &chatArgs{}) },
 		run:   runChat,
 	})
@@ -134,15 +135,16 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 	return chatLoop(chatInput, stdout, examples, pick, ask)
 }
 
-// chatLoop reads questions from in until an empty line, "quit" or EOF and has ask answer
-// each; ":examples" lists a few of examples picked by pick, and an example asked back is
-// scored against its gold answer.
+// chatLoop reads questions from in until an empty line, "quit", ":quit" or EOF and has ask
+// answer each; ":examples" lists a few of examples picked by pick, and an example asked back is
+// scored against its gold answer. Any other line that starts with ":" is taken for a mistyped
+// command and asked again, not sent to the policy as a question.
 func chatLoop(in io.Reader, out io.Writer, examples []qa.Question, pick *rand.Rand, ask func(qa.Question) error) error {
 	byText := map[string]qa.Question{}
 	for _, q := range examples {
 		byText[q.Question] = q
 	}
-	help := `empty line, EOF or "quit" ends`
+	help := `empty line, EOF, "quit" or ":quit" ends`
 	if len(examples) > 0 {
 		help = `":examples" lists questions it can answer; ` + help
 	}
@@ -157,10 +159,13 @@ func chatLoop(in io.Reader, out io.Writer, examples []qa.Question, pick *rand.Ra
 		}
 		line := strings.TrimSpace(lines.Text())
 		switch {
-		case line == "" || line == "quit":
+		case line == "" || line == "quit" || line == ":quit":
 			return nil
 		case line == ":examples":
 			printExamples(out, pickQuestions(examples, chatExampleCount, pick))
+			continue
+		case strings.HasPrefix(line, ":"):
+			fmt.Fprintf(out, "unknown command %s: %s\n", line, help)
 			continue
 		}
 		q, known := byText[line]

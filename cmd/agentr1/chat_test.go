@@ -73,6 +73,10 @@ func TestChatCommand(t *testing.T) {
 			[]string{"question> ", "[turn 1]", "answer> ", "question> ", "[turn 1]", "answer> ", "question> \n"}},
 		{"quit ends", "quit\nnever asked\n",
 			[]string{"--model", modelDir, "--corpus", corpus}, 0, []string{"question> "}},
+		{":quit ends", ":quit\nnever asked\n",
+			[]string{"--model", modelDir, "--corpus", corpus}, 0, []string{"question> "}},
+		{"unknown command", ":exmples\n:quit\n",
+			[]string{"--model", modelDir, "--corpus", corpus}, 0, []string{"question> ", "unknown command :exmples", "question> "}},
 		{"sampling", "capital?\n",
 			[]string{"--model", modelDir, "--corpus", corpus, "--turn-tokens", "3", "--temperature", "0.7", "--seed", "3"}, 0,
 			[]string{"[turn 1]", "answer> "}},
@@ -102,7 +106,7 @@ func TestChatCommand(t *testing.T) {
 				}
 				rest = rest[i+len(w):]
 			}
-			if tc.name == "quit ends" && strings.Contains(got, "[turn") {
+			if (strings.Contains(tc.name, "quit ends") || tc.name == "unknown command") && strings.Contains(got, "[turn") {
 				t.Errorf("%s: a turn ran after quit:\n%s", tc.name, got)
 			}
 		})
