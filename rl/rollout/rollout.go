@@ -100,17 +100,19 @@ type rowsAppender interface {
 	AppendRows(rows []int, feeds [][]int) [][]float32
 }
 
-// appendRows feeds feeds[i] to row rows[i] for every i, at once when dec can, and returns each
-// row's next-token logits (views into the decoder when it feeds the rows at once).
-func appendRows(dec Decoder, rows []int, feeds [][]int) [][]float32 {
+// appendRows feeds feeds[i] to row rows[i] for every i, at once when dec can, and hands each
+// row's next-token logits to keep(i, logits), a view that keep must copy from: the decoder may
+// reuse it once it is fed again.
+func appendRows(dec Decoder, rows []int, feeds [][]int, keep func(i int, logits []float32)) {
 	if a, ok := dec.(rowsAppender); ok {
-		return a.AppendRows(rows, feeds)
+		for i, logits := range a.AppendRows(rows, feeds) {
+			keep(i, logits)
+		}
+		return
 	}
-	out := make([][]float32, len(rows)) // copies: a decoder may reuse the slice it returns
 	for i, r := range rows {
-		out[i] = slices.Clone(dec.Append(r, feeds[i]))
+		keep(i, dec.Append(r, feeds[i]))
 	}
-	return out
 }
 
 // rowCopier is implemented by decoders that can copy one row's cache into another
@@ -175,9 +177,9 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			lead, prompts = append(lead, i), append(prompts, t.Prompt)
 		}
 	}
-	for j, logits := range appendRows(dec, lead, prompts) {
+	appendRows(dec, lead, prompts, func(j int, logits []float32) {
 		rows[lead[j]].logits = slices.Clone(logits)
-	}
+	})
 	if copies {
 		for i, r := range rows {
 			if r.active && i%cfg.N != 0 {
@@ -335,10 +337,10 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 			s.cut("turn %d: observation of %d tokens cut to MaxObsTokens %d", turn, whole, cfg.MaxObsTokens)
 		}
 	}
-	for j, logits := range appendRows(dec, fed, feeds) {
+	appendRows(dec, fed, feeds, func(j int, logits []float32) {
 		r := rows[fed[j]]
 		r.logits = append(r.logits[:0], logits...)
-	}
+	})
 	return nil
 }
 
