@@ -175,9 +175,9 @@ func gain(before, after *value, key string) (text, class string) {
 	return fmt.Sprintf("%+.3f", 0.0), ""
 }
 
-// signedPoints prints a gain in points rounded to a whole point, with its sign ("+0" for a
-// gain that rounds to nothing).
-func signedPoints(x float64) string {
+// SignedPoints prints a gain in points rounded to a whole point, with its sign ("+0" for a
+// gain that rounds to nothing, never "-0"), as the report and `agentr1 train` both give gains.
+func SignedPoints(x float64) string {
 	r := math.Round(x)
 	if r == 0 {
 		return "+0"
@@ -246,11 +246,11 @@ func resultCards(res *results, y *Yardstick) []card {
 		b, ok1 := num(s.Before, "em")
 		a, ok2 := num(s.After, "em")
 		if ok1 && ok2 {
-			c.Sub = fmt.Sprintf("%s %.3f · gain %s points", res.Start, b, signedPoints(100*(a-b)))
+			c.Sub = fmt.Sprintf("%s %.3f · gain %s points", res.Start, b, SignedPoints(100*(a-b)))
 		}
 		if y != nil {
 			if sp, ok := y.Gains[s.Name]; ok {
-				c.Note = fmt.Sprintf("%s: %s ± %.0f points", y.Source, signedPoints(sp.Mean), sp.SD)
+				c.Note = fmt.Sprintf("%s: %s points", y.Source, sp)
 			}
 		}
 		cards = append(cards, c)

@@ -134,8 +134,8 @@ func TestSignedPoints(t *testing.T) {
 		x    float64
 		want string
 	}{{18, "+18"}, {-4, "-4"}, {0.4, "+0"}, {-0.4, "+0"}, {0, "+0"}, {29.5, "+30"}, {-12.6, "-13"}} {
-		if got := signedPoints(c.x); got != c.want {
-			t.Errorf("signedPoints(%v) = %q, want %q", c.x, got, c.want)
+		if got := SignedPoints(c.x); got != c.want {
+			t.Errorf("SignedPoints(%v) = %q, want %q", c.x, got, c.want)
 		}
 	}
 }

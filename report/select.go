@@ -42,6 +42,9 @@ type Yardstick struct {
 // standard deviation over seeds.
 type Spread struct{ Mean, SD float64 }
 
+// String prints the spread as the report and `agentr1 train` give it: "+29 ± 8".
+func (s Spread) String() string { return fmt.Sprintf("%s ± %.0f", SignedPoints(s.Mean), s.SD) }
+
 // ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.
 func ParseSteps(s string) ([]int, error) {
 	var steps []int

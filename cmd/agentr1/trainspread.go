@@ -62,10 +62,10 @@ func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeli
 		if g := gains[s]; math.IsNaN(g) {
 			own = append(own, s+" n/a")
 		} else {
-			own = append(own, fmt.Sprintf("%s %+.0f points", s, g))
+			own = append(own, s+" "+report.SignedPoints(g)+" points")
 		}
 		if e, ok := defaultRunGain[s]; ok {
-			ref = append(ref, fmt.Sprintf("%s %+.0f ± %.0f", s, e.Mean, e.SD))
+			ref = append(ref, s+" "+e.String())
 		}
 	}
 	reading := "one seed's gain strays from the mean by about the ± figure"
