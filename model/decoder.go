@@ -213,9 +213,7 @@ func (d *Decoder) AppendRows(rows []int, feeds [][]int) [][]float32 {
 			sc = d.appendScratch[s-1]
 		}
 		for i := int(next.Add(1)) - 1; i < len(rows); i = int(next.Add(1)) - 1 {
-			if len(feeds[i]) > 0 {
-				d.prefill(sc, rows[i], feeds[i])
-			}
+			d.prefill(sc, rows[i], feeds[i]) // nothing to do for an empty feed
 		}
 	})
 	d.out = d.out[:0]
