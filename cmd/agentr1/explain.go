@@ -302,13 +302,11 @@ func rewardsSearch(trace *trainer.StepTrace, processRew float64) bool {
 // searchedAndAnswered reports whether a trajectory called a tool and answered right in a
 // well-formed episode, and, when process rewards are on (processRew not 0), was paid one.
 func searchedAndAnswered(res *rollout.Result, processRew float64) bool {
-	calls, process := 0, 0.0
+	calls := 0
 	for _, t := range res.Turns {
 		calls += len(t.ToolCalls)
-		for _, c := range t.ToolCalls {
-			process += c.Reward
-		}
 	}
+	process := res.TotalReward() - res.OutcomeReward // as the trajectory's line prints it
 	return calls > 0 && res.OutcomeReward == 1 && (processRew == 0 || process != 0)
 }
 
