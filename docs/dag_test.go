@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,7 +212,7 @@ func checkDAG(design, module string, pkgs map[string][]string) []string {
 		}
 		listed[e.name] = e.line
 	}
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		if _, ok := listed[name]; !ok {
 			problems = append(problems, fmt.Sprintf("DESIGN.md lines %d-%d: package %s is missing from the graph (it imports %s)",
 				entries[0].line, entries[len(entries)-1].line, name, describeImports(ours(module, pkgs[name]))))
@@ -276,7 +277,7 @@ func checkNothingOfOurs(lines []string, first int, module string, pkgs map[strin
 		named = append(named, m[1])
 	}
 	var problems []string
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		none := len(ours(module, pkgs[name])) == 0
 		switch {
 		case none && !slices.Contains(named, name):
@@ -337,16 +338,6 @@ func describeImports(names []string) string {
 		return "nothing of ours"
 	}
 	return strings.Join(names, ", ")
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // modulePackages returns the path of the module at root and its packages: every folder with a
