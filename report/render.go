@@ -248,12 +248,23 @@ func summaryCards(r *run, y *Yardstick) []card {
 			steps = formatValue(s)
 		}
 		cards = append(cards, card{Label: "RL steps", Value: steps, Sub: strconv.Itoa(len(m.Rows)) + " lines in " + MetricsFile})
+		// One step's 80 sampled rows are noisy; the mean of a window of steps at each end says
+		// which way training went.
+		w := min(trainWindow, max(1, len(m.Rows)/4))
+		span := "last step"
+		if w > 1 {
+			span = fmt.Sprintf("mean of the last %d steps", w)
+		}
 		for _, k := range []struct{ key, label string }{{"reward_mean", "train reward"}, {"em", "train EM"}} {
-			a, ok1 := finite(first, k.key)
-			b, ok2 := finite(last, k.key)
+			a, ok1 := windowMean(m.Rows[:w], k.key)
+			b, ok2 := windowMean(m.Rows[len(m.Rows)-w:], k.key)
 			if ok1 && ok2 {
-				cards = append(cards, card{Label: k.label + ", last step", Value: formatValue(roundSig(b, 3)),
-					Sub: "first step " + formatValue(roundSig(a, 3)) + " (sampled)"})
+				first := "first step"
+				if w > 1 {
+					first = fmt.Sprintf("first %d steps", w)
+				}
+				cards = append(cards, card{Label: k.label + ", " + span, Value: formatValue(roundSig(b, 3)),
+					Sub: first + " " + formatValue(roundSig(a, 3)) + " (sampled)"})
 			}
 		}
 	}
@@ -268,6 +279,22 @@ func summaryCards(r *run, y *Yardstick) []card {
 		}
 	}
 	return cards
+}
+
+// trainWindow is the most steps the summary cards average at each end of training.
+const trainWindow = 20
+
+// windowMean is the mean of key over rows, skipping rows where it is absent or not finite;
+// false when no row has it.
+func windowMean(rows []metricRow, key string) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, row := range rows {
+		if x, ok := finite(row, key); ok {
+			sum += x
+			n++
+		}
+	}
+	return sum / float64(n), n > 0
 }
 
 // stepList prints steps compactly: all of them up to 12, else the first five, "…", the last

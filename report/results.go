@@ -233,24 +233,26 @@ func buildHeadline(res *results) *headline {
 	return h
 }
 
-// resultCards are the summary cards of the sets: EM after RL, with the starting policy's and
-// the gain, each naming its set, and under the gain the yardstick's (when y is not nil). The
-// gains are in points, as `agentr1 train` prints them and the results document gives them.
+// resultCards are the summary cards of the sets: each set's EM gain over the starting policy,
+// in points as `agentr1 train` prints it and the results document gives it, as the card's
+// figure; EM before and after under it; and, when y names the set, the yardstick's spread with
+// where this run's gain lies against it (Spread.Place).
 func resultCards(res *results, y *Yardstick) []card {
 	var cards []card
 	for _, s := range res.Sets {
-		if s.After == nil {
+		a, ok := num(s.After, "em")
+		if !ok {
 			continue
 		}
 		c := card{Label: setLabel(s.Name) + " EM after RL", Value: fixed3(s.After, "em")}
-		b, ok1 := num(s.Before, "em")
-		a, ok2 := num(s.After, "em")
-		if ok1 && ok2 {
-			c.Sub = fmt.Sprintf("%s %.3f · gain %s points", res.Start, b, SignedPoints(100*(a-b)))
-		}
-		if y != nil {
-			if sp, ok := y.Gains[s.Name]; ok {
-				c.Note = fmt.Sprintf("%s: %s points", y.Source, sp)
+		if b, ok := num(s.Before, "em"); ok {
+			g := 100 * (a - b)
+			c = card{Label: setLabel(s.Name) + ": EM gain over the " + res.Start,
+				Value: SignedPoints(g) + " points", Sub: fmt.Sprintf("EM %.3f → %.3f", b, a)}
+			if y != nil {
+				if sp, ok := y.Gains[s.Name]; ok {
+					c.Note = fmt.Sprintf("%s: %s points; this run %s", y.Source, sp, sp.Place(g))
+				}
 			}
 		}
 		cards = append(cards, c)

@@ -94,14 +94,14 @@ func TestResultsLayouts(t *testing.T) {
 		for _, c := range cards {
 			cs = append(cs, c.Label+"="+c.Value+" ("+c.Sub+")")
 		}
-		if got, want := strings.Join(cs, "; "), "held-out EM after RL=0.490 (SFT base 0.240 · gain +25 points); unseen EM after RL=0.060 (SFT base 0.100 · gain -4 points)"; got != want {
+		if got, want := strings.Join(cs, "; "), "held-out: EM gain over the SFT base=+25 points (EM 0.240 → 0.490); unseen: EM gain over the SFT base=-4 points (EM 0.100 → 0.060)"; got != want {
 			t.Errorf("%s: cards\n got %q\nwant %q", layout.name, got, want)
 		}
 	}
 }
 
-// TestYardstickCards: a yardstick puts its spread, in points as the cards' gains, under the
-// gain of each set it names, and nowhere else.
+// TestYardstickCards: a yardstick puts its spread, in points as the cards' gains, and where
+// the run's gain lies against it under the gain of each set it names, and nowhere else.
 func TestYardstickCards(t *testing.T) {
 	v, err := parseValue([]byte(evalNew))
 	if err != nil {
@@ -112,7 +112,7 @@ func TestYardstickCards(t *testing.T) {
 	if len(cards) != 2 {
 		t.Fatalf("%d cards, want 2", len(cards))
 	}
-	if got, want := cards[0].Note, "the default run, seeds 1-5: +29 ± 8 points"; got != want {
+	if got, want := cards[0].Note, "the default run, seeds 1-5: +29 ± 8 points; this run is within the seed spread (-0.5 sd)"; got != want {
 		t.Errorf("held-out card's note %q, want %q", got, want)
 	}
 	if cards[1].Note != "" {
@@ -124,6 +124,29 @@ func TestYardstickCards(t *testing.T) {
 	}
 	if !strings.Contains(html.String(), "seeds 1-5: &#43;29 ± 8 points") {
 		t.Error("the page does not show the yardstick")
+	}
+}
+
+// TestSpreadPlace: a gain more than two standard deviations from the mean is outside the
+// spread, on its side; one within two is within it.
+func TestSpreadPlace(t *testing.T) {
+	s := Spread{Mean: 17, SD: 5}
+	for _, c := range []struct {
+		g    float64
+		want string
+	}{
+		{17, "is within the seed spread (+0.0 sd)"},
+		{7, "is within the seed spread (-2.0 sd)"},
+		{6, "is below the seed spread (-2.2 sd)"},
+		{0, "is below the seed spread (-3.4 sd)"},
+		{28, "is above the seed spread (+2.2 sd)"},
+	} {
+		if got := s.Place(c.g); got != c.want {
+			t.Errorf("Place(%v) = %q, want %q", c.g, got, c.want)
+		}
+	}
+	if got := (Spread{Mean: 3}).Place(3); got != "cannot be placed (no spread)" {
+		t.Errorf("no spread: %q", got)
 	}
 }
 
@@ -191,5 +214,30 @@ func TestRenderRewardPartsAndGroup(t *testing.T) {
 	v := viewSample(old, 1)
 	if v.Reward != 0.2 || v.OutcomeReward != 0 || v.ProcessReward != 0.2 {
 		t.Errorf("earlier sample: reward %v = outcome %v + process %v, want 0.2 = 0 + 0.2", v.Reward, v.OutcomeReward, v.ProcessReward)
+	}
+}
+
+// TestTrainCards: the train cards give the mean of a window of steps at each end, not one
+// step's noisy value, and say so.
+func TestTrainCards(t *testing.T) {
+	m := &metrics{}
+	for i := range 100 {
+		em := 0.2
+		if i >= 80 {
+			em = 0.5
+		}
+		if i == 99 {
+			em = 0.1 // one bad last step does not make the card
+		}
+		m.Rows = append(m.Rows, metricRow{"step": float64(i + 1), "em": em})
+		m.Phase = append(m.Phase, "rl")
+	}
+	var got []string
+	for _, c := range summaryCards(&run{Metrics: m}, nil) {
+		got = append(got, c.Label+"="+c.Value+" ("+c.Sub+")")
+	}
+	want := "RL steps=100 (100 lines in metrics.jsonl); train EM, mean of the last 20 steps=0.48 (first 20 steps 0.2 (sampled))"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("cards\n got %q\nwant %q", strings.Join(got, "; "), want)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,23 @@ type Spread struct{ Mean, SD float64 }
 
 // String prints the spread as the report and `agentr1 train` give it: "+29 ± 8".
 func (s Spread) String() string { return fmt.Sprintf("%s ± %.0f", SignedPoints(s.Mean), s.SD) }
+
+// Place says where one run's gain g (in points) lies against the spread: within it when it is
+// at most two standard deviations from the mean, where about 95% of seeds fall if the gains
+// are roughly normal, else below or above it. It reads one run as a draw from the seeds, so a
+// gain within the spread is not a finding either way.
+func (s Spread) Place(g float64) string {
+	switch z := (g - s.Mean) / s.SD; {
+	case math.IsNaN(z) || s.SD <= 0:
+		return "cannot be placed (no spread)"
+	case z < -2:
+		return fmt.Sprintf("is below the seed spread (%.1f sd)", z)
+	case z > 2:
+		return fmt.Sprintf("is above the seed spread (+%.1f sd)", z)
+	default:
+		return fmt.Sprintf("is within the seed spread (%+.1f sd)", z)
+	}
+}
 
 // ParseSteps parses a --steps list such as "1,10,last" into Options.Steps.
 func ParseSteps(s string) ([]int, error) {
