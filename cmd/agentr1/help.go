@@ -16,7 +16,7 @@ func init() {
 				printHelp(stdout)
 				return nil
 			}
-			c, ok := commands[args[0]]
+			c, ok := lookup(args[0])
 			if !ok {
 				return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 			}

@@ -21,6 +21,7 @@ type command struct {
 	name    string
 	summary string
 	usage   string                 // e.g. "agentr1 golden FILE..."
+	aliases []string               // other names that run it, e.g. "report" for view
 	flags   func(fs *flag.FlagSet) // declares the flags, for help; may be nil
 	run     func(args []string, stdout, stderr io.Writer) error
 
@@ -32,11 +33,28 @@ type command struct {
 
 var commands = map[string]*command{}
 
+// aliases maps each command's other names to its own.
+var aliases = map[string]string{}
+
 func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("agentr1: command registered twice: " + c.name)
+	for _, n := range append([]string{c.name}, c.aliases...) {
+		if _, dup := commands[n]; dup || aliases[n] != "" {
+			panic("agentr1: command name registered twice: " + n)
+		}
 	}
 	commands[c.name] = c
+	for _, a := range c.aliases {
+		aliases[a] = c.name
+	}
+}
+
+// lookup returns the command name n names, itself or through an alias.
+func lookup(n string) (*command, bool) {
+	if a, ok := aliases[n]; ok {
+		n = a
+	}
+	c, ok := commands[n]
+	return c, ok
 }
 
 // errUsage marks an error caused by the command line; main prints it with the usage line and
@@ -62,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if name == "-h" || name == "--help" || name == "-help" {
 		name = "help"
 	}
-	c, ok := commands[name]
+	c, ok := lookup(name)
 	if !ok {
 		fmt.Fprintf(stderr, "agentr1: unknown command %q\n\n", name)
 		printHelp(stderr)
@@ -127,7 +145,11 @@ func printHelp(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+		summary := commands[n].summary
+		if a := commands[n].aliases; len(a) > 0 {
+			summary += " (also: " + strings.Join(a, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %-12s %s\n", n, summary)
 	}
 	fmt.Fprintln(w, "\nRun 'agentr1 help COMMAND' for a command's flags and an example.")
 }

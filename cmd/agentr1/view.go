@@ -13,6 +13,7 @@ import (
 func init() {
 	c := &command{
 		name:    "view",
+		aliases: []string{"report"},
 		summary: "write a run's report page: training curves, evaluation, and trajectories token by token with their masks and advantages",
 		usage: "agentr1 view RUN [--steps 1,10,last] [--max-samples N] [--out FILE]\n" +
 			"  e.g. agentr1 view runs/20260101-120000 --steps 1,last --out /tmp/report.html",

@@ -30,6 +30,7 @@ func TestViewCommand(t *testing.T) {
 		output string // the file expected to exist afterwards
 	}{
 		{"flags after RUN", []string{"view", dir, "--steps", "last", "--out", out}, 0, out},
+		{"by its alias, report", []string{"report", dir, "--out", out}, 0, out},
 		{"flags before RUN", []string{"view", "--max-samples", "2", dir}, 0, filepath.Join(dir, "report.html")},
 		{"no RUN", []string{"view"}, 2, ""},
 		{"bad steps", []string{"view", dir, "--steps", "first"}, 2, ""},
