@@ -11,9 +11,13 @@
 // function and the mismatch when slice lengths do not match the dimensions: that is a
 // programming error, not bad input. Gradient slices may be nil when not wanted.
 //
-// Every operation has a plain reference loop in package tensor/ref, the definition the
-// kernels here are tested against; AGENTR1_KERNELS=ref (see KernelName) runs every operation
-// on those loops instead (dispatch_ref.go).
+// Every operation the model runs has a plain reference loop in package tensor/ref, the
+// definition the kernels here are tested against; AGENTR1_KERNELS=ref (see KernelName) runs
+// each of them on those loops instead (dispatch_ref.go). The policy's output head fuses
+// log-probs and entropy (model/head.go) and is tested against ref's loops of the same. The
+// PyTorch-parity operations that the model does not use (elementwise and broadcast add/mul,
+// the masked cross entropy and mean, the Tensor type) exist for the golden cases of
+// torch_ops.json; they are scalar loops with no SIMD kernel to hold to a reference.
 //
 // Where things are: tensor.go (the Tensor type), matmul.go and linear.go (over Gemm),
 // elementwise.go and broadcast.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),

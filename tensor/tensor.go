@@ -6,7 +6,7 @@ import (
 )
 
 // Tensor is a dense row-major float32 array with a shape. It is a thin convenience for code
-// that wants to carry dimensions with its data (checkpoints, tests, the golden runner); the
+// that wants to carry dimensions with its data (tests, the golden runner); the
 // kernels themselves take flat slices and explicit dimensions.
 //
 // The zero Tensor is a scalar-less empty tensor. Data is shared, not copied, by FromSlice and
