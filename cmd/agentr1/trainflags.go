@@ -97,6 +97,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"sft.context-weight":        {"SFT", "weight of the next-token loss on tool-response tokens against 1 on agent tokens (0: the paper's loss on agent tokens only)"},
 	"sft.mistake-weight":        {"SFT", "weight of the loss on the scripted agent's deliberate mistakes (0: learn the recoveries only; 1: imitate everything)"},
 	"sft.number-weight":         {"SFT", "weight of the loss on the agent's digit (number) tokens against 1 on its other tokens"},
+	"sft.name-weight":           {"SFT", "weight of the loss on the tokens of the agent's thoughts that copy a name out of the tool response just read, against 1 on its other tokens"},
 	"sft.context-number-weight": {"SFT", "factor in [0, 1] on the loss weight of the tool responses' digit (number) tokens (0: the random numbers a passage states are context only)"},
 	"sft.copy-lr":               {"SFT", "learning rate of the copy steps (AdamW, constant after the warm-up)"},
 	"sft.copy-both":             {"SFT", "with --sft.copy-numbers, alternate the copy steps' rows: numbers, then spans, in turn"},

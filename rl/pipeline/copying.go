@@ -114,6 +114,44 @@ func isDigits(s string) bool {
 	return true
 }
 
+// CopiedNameTokens marks, per demonstration and token laid out as mdp.Flatten lays it out
+// (prompt, then each turn's action and observation), the tokens of the agent's thoughts that
+// copy a name out of the tool response before them: CopyKinds' name pieces, the tokens
+// MeasureCopying measures as CopyNameStart and CopyNameRest. tok must be the tokenizer the
+// demonstrations were encoded with.
+func CopiedNameTokens(demos []*mdp.Trajectory, tok *tokenizer.Tokenizer) [][]bool {
+	pieceOf := map[int]string{} // each id's decoded piece, decoded once
+	piece := func(id int) string {
+		p, ok := pieceOf[id]
+		if !ok {
+			p = tok.Decode([]int{id})
+			pieceOf[id] = p
+		}
+		return p
+	}
+	out := make([][]bool, len(demos))
+	for i, d := range demos {
+		marks := make([]bool, len(d.Prompt), len(d.Prompt)+d.ResponseLen())
+		prompt := tok.Decode(d.Prompt)
+		for k, turn := range d.Turns {
+			kinds := make([]CopyKind, len(turn.Action))
+			if k > 0 { // the first action follows the prompt, no tool response
+				pieces := make([]string, len(turn.Action))
+				for j, id := range turn.Action {
+					pieces[j] = piece(id)
+				}
+				kinds = CopyKinds(pieces, tok.Decode(d.Turns[k-1].Observation), prompt)
+			}
+			for _, kind := range kinds {
+				marks = append(marks, kind == CopyNameStart || kind == CopyNameRest)
+			}
+			marks = append(marks, make([]bool, len(turn.Observation))...)
+		}
+		out[i] = marks
+	}
+	return out
+}
+
 // CopyStat is a policy's teacher-forced figures on the tokens of one CopyKind.
 type CopyStat struct {
 	N      int     // tokens

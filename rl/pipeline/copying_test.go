@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"agentr1/mdp"
 )
 
 // TestCopyKinds classifies the pieces of one thought after a tool response: the digits of a
@@ -131,5 +133,58 @@ func TestUnseenDemos(t *testing.T) {
 		if len(mistakes[i]) != len(d.Turns) {
 			t.Errorf("demonstration %d: %d mistake flags for %d turns", i, len(mistakes[i]), len(d.Turns))
 		}
+	}
+}
+
+// TestCopiedNameTokens checks the marks SFTConfig.NameWeight applies by: they line up with
+// mdp.Flatten's tokens, fall only on agent tokens after a tool response, and every marked
+// piece is one CopyKinds calls a copied name.
+func TestCopiedNameTokens(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos := s.Demos[:min(40, len(s.Demos))]
+	marks := CopiedNameTokens(demos, s.Tokenizer)
+	if len(marks) != len(demos) {
+		t.Fatalf("%d mark lists for %d demonstrations", len(marks), len(demos))
+	}
+	total := 0
+	for i, d := range demos {
+		row, err := mdp.Flatten(d, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(marks[i]) != len(row.Tokens) {
+			t.Fatalf("demonstration %d: %d marks for %d tokens", i, len(marks[i]), len(row.Tokens))
+		}
+		pos := len(d.Prompt)
+		for j := range pos {
+			if marks[i][j] {
+				t.Errorf("demonstration %d: prompt token %d marked", i, j)
+			}
+		}
+		for k, turn := range d.Turns {
+			for j, id := range turn.Action {
+				if !marks[i][pos+j] {
+					continue
+				}
+				total++
+				if k == 0 {
+					t.Errorf("demonstration %d: token %q of the first action marked, before any tool response", i, s.Tokenizer.Decode([]int{id}))
+				}
+			}
+			pos += len(turn.Action)
+			for j := range turn.Observation {
+				if marks[i][pos+j] {
+					t.Errorf("demonstration %d: observation token %d of turn %d marked", i, j, k)
+				}
+			}
+			pos += len(turn.Observation)
+		}
+	}
+	if total == 0 {
+		t.Fatal("no token marked in 40 demonstrations: the thoughts copy names out of every search")
 	}
 }

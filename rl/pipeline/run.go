@@ -456,6 +456,9 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 	if cfg.SFT.needsNumberTokens() {
 		opt.NumberTokens = NumberTokens(setup.Tokenizer) // a decode of every id: only when used
 	}
+	if cfg.SFT.NameWeight != 1 {
+		opt.CopiedNames = CopiedNameTokens(setup.Demos, setup.Tokenizer)
+	}
 	err := SFTWithOptions(ctx, policy, setup.Demos, cfg.SFT, setup.Specials.Pad, cfg.Seed, opt, func(m SFTMetrics) { log("sft", m) })
 	if err != nil {
 		return err

@@ -49,6 +49,11 @@ type SFTConfig struct {
 	// embeddings together until the policy cannot tell the digits apart to copy them
 	// (docs/RESULTS.md section 6). 1, the default, trains them as the other response tokens.
 	ContextNumberWeight float64
+	// NameWeight weights the loss on the tokens of the agent's thoughts that copy a name out of
+	// the tool response just read (SFTOptions.CopiedNames) against 1 on its other tokens:
+	// copying a name never seen is what reading the unseen world takes, and those tokens are
+	// about 5% of the agent's. 1, the default, is the plain masked loss.
+	NameWeight float64
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by
 	// its first token, the loss on the recalls (copyBatch). A pretrained LLM arrives able to
@@ -92,7 +97,7 @@ type SFTConfig struct {
 // names out of the passages (Config.Worlds); what the base reads bounds what RL can reach,
 // and a shorter warm start stops before that fall. docs/RESULTS.md has the measurements.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, CopyLR: 1e-3}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, NameWeight: 1, CopyLR: 1e-3}
 }
 
 // TotalSteps is the warm start's optimiser steps: the copy steps, then the demonstrations'.
@@ -168,6 +173,9 @@ func (c SFTConfig) Validate() error {
 	if !(c.NumberWeight >= 0 && c.NumberWeight <= 100) {
 		return fmt.Errorf("sft config: NumberWeight %g, want 0..100", c.NumberWeight)
 	}
+	if !(c.NameWeight >= 0 && c.NameWeight <= 100) {
+		return fmt.Errorf("sft config: NameWeight %g, want 0..100", c.NameWeight)
+	}
 	if !(c.ContextNumberWeight >= 0 && c.ContextNumberWeight <= 1) {
 		return fmt.Errorf("sft config: ContextNumberWeight %g, want 0..1", c.ContextNumberWeight)
 	}
@@ -193,6 +201,10 @@ type SFTOptions struct {
 	// ContextNumberWeight apply to (NumberTokens gives them for a tokenizer); needed when
 	// either is not 1.
 	NumberTokens []bool
+	// CopiedNames marks, per demonstration and token (laid out as mdp.Flatten lays it out), the
+	// tokens SFTConfig.NameWeight applies to (CopiedNameTokens gives them); needed when it is
+	// not 1.
+	CopiedNames [][]bool
 	// StopOnDivergence stops SFT at a step whose loss explodes (SFTMetrics.Diverging) instead
 	// of going on; the state is not saved, so the last checkpoint stays the latest.
 	StopOnDivergence bool
@@ -233,6 +245,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if cfg.needsNumberTokens() && opt.NumberTokens == nil {
 		return fmt.Errorf("sft: NumberWeight %g, ContextNumberWeight %g and CopyNumbers %v need the number tokens (SFTOptions.NumberTokens)", cfg.NumberWeight, cfg.ContextNumberWeight, cfg.CopyNumbers)
 	}
+	if cfg.NameWeight != 1 && len(opt.CopiedNames) != len(demos) {
+		return fmt.Errorf("sft: NameWeight %g needs the copied names of each of the %d demonstrations (SFTOptions.CopiedNames), got %d", cfg.NameWeight, len(demos), len(opt.CopiedNames))
+	}
 	rows := make([]mdp.Row, len(demos))
 	weights := make([][]float64, len(demos)) // per row (T): the loss weight of each token
 	for i, d := range demos {
@@ -248,6 +263,9 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 		weights[i] = tokenWeights(d, aw, cfg.ContextWeight, len(r.Tokens))
 		if cfg.weighsNumbers() {
 			scaleNumberTokens(weights[i], d, opt.NumberTokens, cfg.NumberWeight, cfg.ContextNumberWeight)
+		}
+		if cfg.NameWeight != 1 {
+			scaleMarked(weights[i], opt.CopiedNames[i], cfg.NameWeight)
 		}
 	}
 	st := &sftState{

@@ -53,6 +53,15 @@ func scaleNumberTokens(w []float64, d *mdp.Trajectory, number []bool, action, co
 	}
 }
 
+// scaleMarked multiplies the weight, in w, of each token that marked marks by f.
+func scaleMarked(w []float64, marked []bool, f float64) {
+	for i := range min(len(w), len(marked)) {
+		if marked[i] {
+			w[i] *= f
+		}
+	}
+}
+
 // NumberTokens marks, by id, the tokens of tok that hold digits only (after an optional
 // leading space): the digit tokens of a Qwen-style tokenizer, and the whole-number tokens of
 // Config.NumberTokens.

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"agentr1/mdp"
@@ -70,5 +72,27 @@ func TestMistakeWeights(t *testing.T) {
 		if !slices.Equal(got[i], want[i]) {
 			t.Errorf("demonstration %d: %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestScaleMarked: only the marked tokens' weights scale, and marks shorter than the weights
+// leave the rest alone.
+func TestScaleMarked(t *testing.T) {
+	w := []float64{0, 1, 1, 0.5, 1}
+	scaleMarked(w, []bool{true, false, true, true}, 4)
+	if want := []float64{0, 1, 4, 2, 1}; !slices.Equal(w, want) {
+		t.Errorf("weights %v, want %v", w, want)
+	}
+}
+
+// TestSFTNameWeightNeedsMarks: a name weight other than 1 without the copied names is refused
+// before any step, not trained as the plain loss.
+func TestSFTNameWeightNeedsMarks(t *testing.T) {
+	cfg := DefaultSFTConfig()
+	cfg.NameWeight = 4
+	d := &mdp.Trajectory{Prompt: []int{1, 2}, Turns: []mdp.Turn{{Action: []int{3, 4}, ActionLogProbs: make([]float32, 2)}}}
+	err := SFTWithOptions(context.Background(), nil, []*mdp.Trajectory{d}, cfg, 0, 1, SFTOptions{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "CopiedNames") {
+		t.Errorf("err = %v, want one naming SFTOptions.CopiedNames", err)
 	}
 }
