@@ -32,22 +32,19 @@ type SFTConfig struct {
 	ContextWeight float64
 	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
-	// recoveries that follow a mistake without learning to make it; 1 imitates the agent,
-	// mistakes and all. The default stays 1: 0 measured no better after RL, within one
-	// standard error.
+	// recoveries that follow a mistake without learning to make it; 1, the default, imitates
+	// the agent, mistakes and all, since 0 measured no better after RL (within one standard
+	// error).
 	MistakeWeight float64
 	// NumberWeight weights the loss on the agent's number tokens (SFTOptions.NumberTokens: the
-	// digits of a thought, an expression or an answer) against 1 on its other tokens. A number
-	// the agent writes is copied out of a tool response it read, and at 1 the policy learns to
-	// copy names but not digits (docs/RESULTS.md section 6): digits are a few percent of the
-	// agent's tokens, so their share of the gradient is small. 1, the default, is the plain
-	// masked loss.
+	// digits of a thought, an expression or an answer) against 1 on its other tokens, since
+	// digits are a few percent of the agent's tokens and so of the gradient. 1, the default,
+	// is the plain masked loss.
 	NumberWeight float64
 	// ContextNumberWeight multiplies the loss weight (ContextWeight) of the number tokens of the
 	// tool responses. The numbers a passage states are random facts: predicting them teaches
-	// only how often each digit occurs, and with tied embeddings it pulls the digits'
-	// embeddings together until the policy cannot tell the digits apart to copy them
-	// (docs/RESULTS.md section 6). 1, the default, trains them as the other response tokens.
+	// only how often each digit occurs. 1, the default, trains them as the other response
+	// tokens.
 	ContextNumberWeight float64
 	// NameWeight weights the loss on the tokens of the agent's thoughts that copy a name out of
 	// the tool response just read (SFTOptions.CopiedNames) against 1 on its other tokens:
@@ -57,34 +54,27 @@ type SFTConfig struct {
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by
 	// its first token, the loss on the recalls (copyBatch). A pretrained LLM arrives able to
-	// copy a name or a number it has just read; a policy trained from scratch has to learn it,
-	// and on the demonstrations alone it learns it late and, depending on the seed, unevenly.
-	// 0, the default: measured on three seeds, 500 copy steps lifted one and broke the second
-	// hop of two (docs/RESULTS.md section 1).
+	// copy what it has just read; a policy trained from scratch learns it from the
+	// demonstrations, late. 0, the default (docs/RESULTS.md section 1.1 measures 500).
 	CopySteps int
 	// CopyNumbers makes the copy steps' rows numbers to recall by their keys (numberCopyBatch)
 	// instead of spans cued by their first token: a year's first digit begins every year of
 	// a passage, so it cannot be a span's cue. Needs SFTOptions.NumberTokens.
 	CopyNumbers bool
 	// CopyNameShare, with CopyNumbers, is the share of the rows' values that are names rather
-	// than numbers (numberCopyBatch), meant to train both kinds of copying at once. Measured,
-	// it does not: with names among the values the copy loss never breaks through
-	// (docs/RESULTS.md section 6), and CopyBoth is the setting that trains both. 0, the
-	// default, is numbers only.
+	// than numbers (numberCopyBatch). 0, the default, is numbers only; CopyBoth is the setting
+	// that trains both kinds (docs/RESULTS.md section 6 compares the two).
 	CopyNameShare float64
 	// CopyBoth, with CopyNumbers, alternates the copy steps' rows: rows of numbers, then rows
-	// of spans (copyBatch), in turn. The numbers' rows teach the copying of digits, the spans'
-	// the copying of names, and either alone costs the policy the other; in turn, both are
-	// learnt (docs/RESULTS.md section 6).
+	// of spans (copyBatch), in turn, so that the copying of digits and of names are learnt
+	// together rather than one at the other's cost.
 	CopyBoth bool
 	// CopyEvery, above 0, keeps the copy rows going after the copy steps: one more copy step
 	// after every CopyEvery demonstration steps, so that what the copy steps taught is kept
-	// while the demonstrations are learnt (docs/RESULTS.md section 6: learnt after them, the
-	// copying of numbers and the copying of names compete).
+	// while the demonstrations are learnt.
 	CopyEvery int
-	// CopyLR is the copy steps' learning rate, constant after WarmupSteps. At the
-	// demonstrations' 2e-3 the copy loss of some seeds stays at chance for 500 steps, and a
-	// warm start after such a phase learns the demonstrations worse than one without it.
+	// CopyLR is the copy steps' learning rate, constant after WarmupSteps; lower than the
+	// demonstrations' because at 2e-3 the copy loss of some seeds stays at chance.
 	CopyLR float64
 }
 
