@@ -148,8 +148,11 @@ func (e *Env) MaxTurns() int { return e.cfg.Env.MaxTurns }
 func (e *Env) Question() Question { return e.q }
 
 // Step is the environment's answer to one turn: the ToolEnv's result and the process reward
-// of each call (aligned with Result.Calls; the rollout places it on the token closing the
-// call, whose byte offset in the turn text is Calls[i].Call.End).
+// of each call, aligned with Result.Calls. The rollout does not place them call by call: it
+// sums them onto the turn's last token, the `</tool_call>` that stopped the turn
+// (pipeline.QAEpisode.Step adds them up, rollout.recordToolCall places the sum). That is the
+// same as placing each call's reward on its own closing token, because a turn stops at its
+// first `</tool_call>` and so closes at most one call.
 type Step struct {
 	env.StepResult
 	ProcessRewards []float64
