@@ -182,9 +182,11 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 	})
 	if copies {
 		for i, r := range rows {
-			if r.active && i%cfg.N != 0 {
-				cp.CopyRow(i, i-1)
-				r.logits = slices.Clone(rows[i-1].logits)
+			// The first of the task's rows prefilled the prompt they share (so they are
+			// all active or all cut): copy its cache, in any order of the rows.
+			if first := i - i%cfg.N; r.active && i != first {
+				cp.CopyRow(i, first)
+				r.logits = slices.Clone(rows[first].logits)
 			}
 		}
 	}
