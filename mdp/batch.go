@@ -10,12 +10,11 @@ import "fmt"
 type Batch struct {
 	B, P, L int // rows, prompt width, response width
 
-	Tokens        []int     // (B, T) pad id on padding
-	AttentionMask []float32 // (B, T) 1 on real tokens, 0 on padding
-	// Positions are Hugging Face's position ids for a padded batch: cumsum(AttentionMask) - 1
-	// on real tokens and 1 on padding (transformers' generate: position_ids.masked_fill_(
-	// attention_mask == 0, 1)), so each row's first real token is at position 0.
-	Positions []int // (B, T)
+	Tokens []int // (B, T) pad id on padding
+	// AttentionMask is 1 on real tokens and 0 on padding. The model derives each token's
+	// rotary position from it (model.maskPositions), so a row's first real token is at
+	// position 0 however much padding precedes it.
+	AttentionMask []float32 // (B, T)
 
 	Responses     []int     // (B, L) Tokens[:, P:]
 	ResponseMask  []float64 // (B, L) 1 on every real response token (agent and observation)
@@ -51,7 +50,6 @@ func CollateTo(rows []Row, padID, P, L int) *Batch {
 		B: B, P: P, L: L,
 		Tokens:        make([]int, B*T),
 		AttentionMask: make([]float32, B*T),
-		Positions:     make([]int, B*T),
 		Responses:     make([]int, B*L),
 		ResponseMask:  make([]float64, B*L),
 		ActionMask:    make([]float64, B*L),
@@ -63,7 +61,6 @@ func CollateTo(rows []Row, padID, P, L int) *Batch {
 	}
 	for i := range b.Tokens {
 		b.Tokens[i] = padID
-		b.Positions[i] = 1
 	}
 	for i := range b.Responses {
 		b.Responses[i] = padID
@@ -77,12 +74,10 @@ func CollateTo(rows []Row, padID, P, L int) *Batch {
 		b.PromptLens[bi], b.ResponseLens[bi] = p, n
 		tok := b.Tokens[bi*T : (bi+1)*T]        // (T,)
 		att := b.AttentionMask[bi*T : (bi+1)*T] // (T,)
-		pos := b.Positions[bi*T : (bi+1)*T]     // (T,)
 		copy(tok[P-p:P], r.Tokens[:p])
 		copy(tok[P:P+n], r.Tokens[p:])
 		for j := P - p; j < P+n; j++ {
 			att[j] = 1
-			pos[j] = j - (P - p)
 		}
 		off := bi * L
 		copy(b.Responses[off:off+n], r.Tokens[p:])

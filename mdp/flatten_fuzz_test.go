@@ -133,7 +133,7 @@ func checkFlattened(t *testing.T, name string, tr *Trajectory, r *Row, maxRespon
 	if cut {
 		T = len(tr.Prompt) + maxResponse
 	}
-	for _, n := range []int{len(r.Tokens), len(r.Positions), len(r.ActionMask), len(r.AdvantageMask), len(r.Rewards), len(r.LogProbs)} {
+	for _, n := range []int{len(r.Tokens), len(r.ActionMask), len(r.AdvantageMask), len(r.Rewards), len(r.LogProbs)} {
 		if n != T {
 			t.Fatalf("%s: a row slice has length %d, want %d", name, n, T)
 		}
@@ -162,8 +162,8 @@ func checkFlattened(t *testing.T, name string, tr *Trajectory, r *Row, maxRespon
 		if r.ActionMask[i] != want || r.AdvantageMask[i] != want {
 			t.Fatalf("%s: position %d: action mask %v advantage mask %v, agent token %v", name, i, r.ActionMask[i], r.AdvantageMask[i], agent[i])
 		}
-		if r.LogProbs[i] != logProbs[i] || r.Positions[i] != i {
-			t.Fatalf("%s: position %d: log-prob %v position %d, want %v %d", name, i, r.LogProbs[i], r.Positions[i], logProbs[i], i)
+		if r.LogProbs[i] != logProbs[i] {
+			t.Fatalf("%s: position %d: log-prob %v, want %v", name, i, r.LogProbs[i], logProbs[i])
 		}
 	}
 	wantRewards := make([]float64, T)
@@ -206,7 +206,7 @@ func checkCollated(t *testing.T, rows []Row, b *Batch, pad int) {
 	if b.B != len(rows) || b.P != P || b.L != L || b.T() != T {
 		t.Fatalf("batch B=%d P=%d L=%d, want %d %d %d", b.B, b.P, b.L, len(rows), P, L)
 	}
-	for _, n := range []int{len(b.Tokens), len(b.AttentionMask), len(b.Positions)} {
+	for _, n := range []int{len(b.Tokens), len(b.AttentionMask)} {
 		if n != b.B*T {
 			t.Fatalf("a (B, T) slice has length %d, want %d", n, b.B*T)
 		}
@@ -225,13 +225,13 @@ func checkCollated(t *testing.T, rows []Row, b *Batch, pad int) {
 			o := bi*T + j
 			k := j - (P - p) // index into the row
 			if k < 0 || k >= p+n {
-				if b.Tokens[o] != pad || b.AttentionMask[o] != 0 || b.Positions[o] != 1 {
-					t.Fatalf("row %d column %d: padding holds token %d attention %v position %d", bi, j, b.Tokens[o], b.AttentionMask[o], b.Positions[o])
+				if b.Tokens[o] != pad || b.AttentionMask[o] != 0 {
+					t.Fatalf("row %d column %d: padding holds token %d attention %v", bi, j, b.Tokens[o], b.AttentionMask[o])
 				}
 				continue
 			}
-			if b.Tokens[o] != r.Tokens[k] || b.AttentionMask[o] != 1 || b.Positions[o] != k {
-				t.Fatalf("row %d column %d: token %d attention %v position %d, want %d 1 %d", bi, j, b.Tokens[o], b.AttentionMask[o], b.Positions[o], r.Tokens[k], k)
+			if b.Tokens[o] != r.Tokens[k] || b.AttentionMask[o] != 1 {
+				t.Fatalf("row %d column %d: token %d attention %v, want %d 1", bi, j, b.Tokens[o], b.AttentionMask[o], r.Tokens[k])
 			}
 		}
 		for j := range L {

@@ -20,7 +20,7 @@ func lp(base float32, n int) []float32 {
 func checkRow(t *testing.T, name string, tr *Trajectory, r Row, maxResponse int) {
 	t.Helper()
 	T := len(r.Tokens)
-	for _, s := range []int{len(r.Positions), len(r.ActionMask), len(r.AdvantageMask), len(r.Rewards), len(r.LogProbs)} {
+	for _, s := range []int{len(r.ActionMask), len(r.AdvantageMask), len(r.Rewards), len(r.LogProbs)} {
 		if s != T {
 			t.Fatalf("%s: slice of length %d, tokens %d", name, s, T)
 		}
@@ -61,11 +61,6 @@ func checkRow(t *testing.T, name string, tr *Trajectory, r Row, maxResponse int)
 	}
 	if !slices.Equal(r.LogProbs, wantLP) {
 		t.Errorf("%s: log-probs %v, want %v", name, r.LogProbs, wantLP)
-	}
-	for i := range r.Positions {
-		if r.Positions[i] != i {
-			t.Fatalf("%s: position[%d] = %d", name, i, r.Positions[i])
-		}
 	}
 	// No reward on a masked position, none lost.
 	sum := r.UnplacedReward
@@ -265,14 +260,14 @@ func checkBatch(t *testing.T, iter int, rows []Row, b *Batch, pad int) {
 				t.Fatalf("iter %d row %d col %d: attention %v, real %v", iter, bi, j, att, real)
 			}
 			if !real {
-				if tok != pad || b.Positions[bi*T+j] != 1 {
-					t.Fatalf("iter %d row %d col %d: padding holds token %d position %d", iter, bi, j, tok, b.Positions[bi*T+j])
+				if tok != pad {
+					t.Fatalf("iter %d row %d col %d: padding holds token %d", iter, bi, j, tok)
 				}
 				continue
 			}
 			k := j - (b.P - p) // index into the row
-			if tok != r.Tokens[k] || b.Positions[bi*T+j] != k {
-				t.Fatalf("iter %d row %d col %d: token %d pos %d, want %d pos %d", iter, bi, j, tok, b.Positions[bi*T+j], r.Tokens[k], k)
+			if tok != r.Tokens[k] {
+				t.Fatalf("iter %d row %d col %d: token %d, want %d", iter, bi, j, tok, r.Tokens[k])
 			}
 		}
 		sumR := 0.0
@@ -320,15 +315,14 @@ func TestCollateLayout(t *testing.T) {
 		3, 4, 5, 20, 0, 0, 0,
 	}
 	wantAtt := []float32{0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}
-	wantPos := []int{1, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 1, 1, 1}
 	wantAction := []float64{1, 1, 0, 1, 1, 0, 0, 0}
 	wantRewards := []float64{0, 0, 0, 1, 0, 0, 0, 0}
 	wantLP := []float64{-1, -2, 0, -3, -4, 0, 0, 0}
 	if batch.P != 3 || batch.L != 4 {
 		t.Fatalf("P, L = %d, %d, want 3, 4", batch.P, batch.L)
 	}
-	if !slices.Equal(batch.Tokens, wantTokens) || !slices.Equal(batch.AttentionMask, wantAtt) || !slices.Equal(batch.Positions, wantPos) {
-		t.Errorf("layout:\n tokens %v\n att %v\n pos %v", batch.Tokens, batch.AttentionMask, batch.Positions)
+	if !slices.Equal(batch.Tokens, wantTokens) || !slices.Equal(batch.AttentionMask, wantAtt) {
+		t.Errorf("layout:\n tokens %v\n att %v", batch.Tokens, batch.AttentionMask)
 	}
 	if !slices.Equal(batch.ActionMask, wantAction) || !slices.Equal(batch.Rewards, wantRewards) || !slices.Equal(batch.OldLogProbs, wantLP) {
 		t.Errorf("response side:\n action %v\n rewards %v\n logprobs %v", batch.ActionMask, batch.Rewards, batch.OldLogProbs)

@@ -6,7 +6,6 @@ import "fmt"
 // describes token i.
 type Row struct {
 	Tokens    []int // (T,) prompt, then each turn's action and observation
-	Positions []int // (T,) 0 .. T-1
 	PromptLen int   // tokens [0, PromptLen) are the prompt; the response is Tokens[PromptLen:]
 	// ActionMask (the loss mask) is 1 exactly on agent tokens and 0 on prompt and observation
 	// tokens. The policy loss, entropy, KL and value loss are taken over it.
@@ -53,7 +52,6 @@ func Flatten(t *Trajectory, maxResponse int) (Row, error) {
 	T := len(t.Prompt) + respLen
 	r := Row{
 		Tokens:        make([]int, 0, T),
-		Positions:     make([]int, T),
 		PromptLen:     len(t.Prompt),
 		ActionMask:    make([]float64, T),
 		AdvantageMask: make([]float64, T),
@@ -61,9 +59,6 @@ func Flatten(t *Trajectory, maxResponse int) (Row, error) {
 		LogProbs:      make([]float64, T),
 		CutMaxTurns:   t.CutMaxTurns,
 		CutMaxLength:  t.CutMaxLength || cutLen,
-	}
-	for i := range r.Positions {
-		r.Positions[i] = i
 	}
 	r.Tokens = append(r.Tokens, t.Prompt...)
 	lastAgent := -1 // index of the last agent token kept so far

@@ -78,13 +78,9 @@ func copyBatch(vocab []int, rng *rand.Rand) ([]mdp.Row, [][]float64) {
 
 // copyRow is tokens as an mdp.Row with prompt [0, promptLen) and the loss mask where w is 1.
 func copyRow(tokens []int, promptLen int, w []float64) mdp.Row {
-	pos := make([]int, len(tokens))
-	for k := range pos {
-		pos[k] = k
-	}
 	mask := slices.Clone(w)
 	return mdp.Row{
-		Tokens: tokens, Positions: pos, PromptLen: promptLen,
+		Tokens: tokens, PromptLen: promptLen,
 		ActionMask: mask, AdvantageMask: slices.Clone(mask),
 		Rewards: make([]float64, len(tokens)), LogProbs: make([]float64, len(tokens)),
 	}
