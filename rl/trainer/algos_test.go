@@ -122,7 +122,7 @@ func refLogProbs(tr *Trainer, b *mdp.Batch) rl.Matrix {
 	for r := 0; r < b.B; r++ {
 		v := NewView(b, []int{r})
 		logpT, _ := tr.Ref.Forward(ws, v.Tokens, v.Attn, 1, v.T)
-		v.Scatter(out.Data, v.ResponseLogp(logpT))
+		v.Scatter(out.Data, v.ResponseColumns(logpT))
 	}
 	return out
 }

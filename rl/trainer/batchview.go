@@ -61,9 +61,10 @@ func (v *View) Scatter(x []float64, m rl.Matrix) {
 	}
 }
 
-// ResponseLogp reads the response columns of a forward pass's (B, T) per-token output (log-prob
-// or entropy of token t given the tokens before it): response token j is at column P+j.
-func (v *View) ResponseLogp(out []float32) rl.Matrix {
+// ResponseColumns reads the response columns of any per-token output (B, T) of a forward pass
+// (the log-prob, or the entropy, of token t given the tokens before it) as a (B, L) matrix:
+// response token j is at column P+j.
+func (v *View) ResponseColumns(out []float32) rl.Matrix {
 	m := rl.NewMatrix(v.B, v.L)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {
@@ -73,9 +74,10 @@ func (v *View) ResponseLogp(out []float32) rl.Matrix {
 	return m
 }
 
-// LogpGrad lays a (B, L) gradient with respect to response log-probs (or entropies) out as the
-// (B, T) dL/dlogp the model's Backward takes: response token j at column P+j, 0 elsewhere.
-func (v *View) LogpGrad(g rl.Matrix) []float32 {
+// TokenGrad lays a (B, L) gradient with respect to a per-token output of the response (its
+// log-probs, or its entropies) out as the (B, T) gradient the model's Backward takes for that
+// output: response token j at column P+j, 0 elsewhere. It undoes ResponseColumns.
+func (v *View) TokenGrad(g rl.Matrix) []float32 {
 	out := make([]float32, v.B*v.T)
 	for i := 0; i < v.B; i++ {
 		for j := 0; j < v.L; j++ {

@@ -224,18 +224,18 @@ func TestView(t *testing.T) {
 	for i := range out {
 		out[i] = float32(i % v.T)
 	}
-	if got := v.ResponseLogp(out).Data; !slices.Equal(got, []float64{2, 3, 2, 3}) {
-		t.Errorf("responseLogp %v, want columns P+j", got)
+	if got := v.ResponseColumns(out).Data; !slices.Equal(got, []float64{2, 3, 2, 3}) {
+		t.Errorf("ResponseColumns %v, want columns P+j", got)
 	}
 	if got := v.ResponseValues(out).Data; !slices.Equal(got, []float64{1, 2, 1, 2}) {
-		t.Errorf("responseValues %v, want columns P+j-1", got)
+		t.Errorf("ResponseValues %v, want columns P+j-1", got)
 	}
 	g := rl.MatrixOf(2, 2, []float64{1, 2, 3, 4})
-	if got := v.LogpGrad(g); !slices.Equal(got, []float32{0, 0, 1, 2, 0, 0, 3, 4}) {
-		t.Errorf("logpGrad %v", got)
+	if got := v.TokenGrad(g); !slices.Equal(got, []float32{0, 0, 1, 2, 0, 0, 3, 4}) {
+		t.Errorf("TokenGrad %v", got)
 	}
 	if got := v.ValueGrad(g); !slices.Equal(got, []float32{0, 1, 2, 0, 0, 3, 4, 0}) {
-		t.Errorf("valueGrad %v", got)
+		t.Errorf("ValueGrad %v", got)
 	}
 	full := make([]float64, b.B*b.L)
 	v.Scatter(full, g)

@@ -183,7 +183,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := NewView(b, rows)
 			logp, _ := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T)
-			v.Scatter(d.oldLogp.Data, v.ResponseLogp(logp))
+			v.Scatter(d.oldLogp.Data, v.ResponseColumns(logp))
 		}
 		diff := 0.0
 		for k, a := range b.ActionMask {
@@ -206,7 +206,7 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 		for _, rows := range lengthGroups(b, chunkRows, nil) {
 			v := NewView(b, rows)
 			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
-			v.Scatter(d.refLogp.Data, v.ResponseLogp(logp))
+			v.Scatter(d.refLogp.Data, v.ResponseColumns(logp))
 		}
 		kl, _ = rl.KLPenalty(d.oldLogp, d.refLogp, c.klPlacementEstimator())
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))

@@ -112,7 +112,7 @@ func checkTrace(t *testing.T, name string, tr *Trainer, trace *StepTrace, before
 	for r := 0; r < b.B; r++ {
 		v := NewView(b, []int{r})
 		logpT, _ := before.Forward(ws, v.Tokens, v.Attn, 1, v.T)
-		logp := v.ResponseLogp(logpT)
+		logp := v.ResponseColumns(logpT)
 		var vals rl.Matrix
 		if criticBefore != nil {
 			vals = v.ResponseValues(criticBefore.Forward(model.NewWorkspace(), v.Tokens, v.Attn, 1, v.T))

@@ -123,8 +123,8 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 		v, mask = tv, tv.Gather(d.lossMask.Data)
 	}
 	logpT, entT := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
-	logp := v.ResponseLogp(logpT)                                     // (B, L)
-	ent := v.ResponseLogp(entT)                                       // (B, L)
+	logp := v.ResponseColumns(logpT)                                  // (B, L)
+	ent := v.ResponseColumns(entT)                                    // (B, L)
 	old := v.Gather(d.oldLogp.Data)
 	adv := v.Gather(d.advantages.Data)
 	pl, err := t.policyLoss(logp, old, adv, mask, agg)
@@ -146,7 +146,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 		for k := range entGrad.Data {
 			entGrad.Data[k] *= -c.EntropyCoef
 		}
-		dent = v.LogpGrad(entGrad)
+		dent = v.TokenGrad(entGrad)
 	}
 	if c.KLMode() == KLAsLoss {
 		ref := v.Gather(d.refLogp.Data)
@@ -170,7 +170,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 		st.skip(fmt.Sprintf("policy loss %v (pg %v, entropy %v)", loss, pl.Loss, entLoss))
 		return nil
 	}
-	gradT := v.LogpGrad(dlogp) // (B, T)
+	gradT := v.TokenGrad(dlogp) // (B, T)
 	if t.onBackward != nil {
 		t.onBackward(v, gradT)
 	}
