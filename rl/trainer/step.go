@@ -57,7 +57,7 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	m.TimeRollout = Num(time.Since(start).Seconds())
 	rolloutStats(&m, results)
 
-	col, err := Collate(results, t.Specials.Pad)
+	col, err := FlattenResults(results, t.Specials.Pad)
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}

@@ -15,9 +15,10 @@ type Collated struct {
 	Groups  []int // (B,) group id of each row (GRPO/RLOO index)
 }
 
-// Collate flattens and collates the trajectories of results with padID (verl's layout:
-// prompts left-padded, responses right-padded).
-func Collate(results []*rollout.Result, padID int) (*Collated, error) {
+// FlattenResults lays a step's rollout out for training: it flattens each result's trajectory
+// into a row (mdp.Flatten) and stacks the rows into one batch padded with padID (mdp.Collate,
+// verl's layout: prompts left-padded, responses right-padded).
+func FlattenResults(results []*rollout.Result, padID int) (*Collated, error) {
 	c := &Collated{Results: results, Groups: make([]int, len(results))}
 	rows := make([]mdp.Row, len(results))
 	for i, r := range results {
