@@ -24,7 +24,8 @@ type Row struct {
 	// when it cut the response to its budget.
 	CutMaxTurns, CutMaxLength bool
 	// UnplacedReward is reward that had no agent token to sit on (a trajectory whose kept
-	// response has no action token at all). It is 0 whenever the row has an agent token.
+	// response has no action token at all). It is 0 whenever the row has an agent token;
+	// trainer.FlattenResults refuses a row where it is not, since no estimator would see it.
 	UnplacedReward float64
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"agentr1/mdp"
 	"agentr1/rl"
+	"agentr1/rl/rollout"
 )
 
 func TestScheduleLR(t *testing.T) {
@@ -265,5 +266,27 @@ func TestNewRefusesLongPrompts(t *testing.T) {
 	_, err := New(cfg, 1, nil, nil, Specials{}, probs)
 	if err == nil || !strings.Contains(err.Error(), "training problem 1") || !strings.Contains(err.Error(), "--rl.max-len") {
 		t.Fatalf("New with an 8-token prompt under MaxLen 8: %v", err)
+	}
+}
+
+// TestFlattenResultsRefusesUnplacedReward checks that a reward with no agent token to sit on
+// stops the step instead of vanishing from the advantages, and that a row without agent tokens
+// and without reward passes.
+func TestFlattenResultsRefusesUnplacedReward(t *testing.T) {
+	acted := &rollout.Result{Trajectory: mdp.Trajectory{Prompt: []int{1, 2}, OutcomeReward: 1,
+		Turns: []mdp.Turn{{Action: []int{3, fakeImEnd}, ActionLogProbs: []float32{-1, -2}}}}}
+	silent := func(reward float64) *rollout.Result {
+		return &rollout.Result{Group: 1, Trajectory: mdp.Trajectory{Prompt: []int{1, 2}, OutcomeReward: reward}}
+	}
+	col, err := FlattenResults([]*rollout.Result{acted, silent(0)}, fakePad)
+	if err != nil {
+		t.Fatalf("rows without an unplaced reward: %v", err)
+	}
+	if got := rl.OutcomeScores(rl.MatrixOf(col.Batch.B, col.Batch.L, col.Batch.Rewards)); !slices.Equal(got, []float64{1, 0}) {
+		t.Errorf("scores %v, want [1 0]", got)
+	}
+	_, err = FlattenResults([]*rollout.Result{acted, silent(-1)}, fakePad)
+	if err == nil || !strings.Contains(err.Error(), "row 1") || !strings.Contains(err.Error(), "no agent token") {
+		t.Errorf("a reward of -1 on a row without agent tokens: err %v, want it refused naming row 1", err)
 	}
 }
