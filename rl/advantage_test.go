@@ -360,3 +360,19 @@ func TestWhitenNeedsTwoTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessRewardReachesEarlierTurn: a process reward at the first turn's closing token and the
+// outcome at the end both reach the first turn's tokens through GAE (γ = λ = 1, zero values).
+// The rewards sit where mdp.Flatten puts them: the process reward on the closing token of the
+// first turn's call (position 1), the outcome on the last agent token.
+func TestProcessRewardReachesEarlierTurn(t *testing.T) {
+	m := MatrixOf(2, 6, []float64{1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0})
+	r := MatrixOf(2, 6, []float64{0, 0.25, 0, 0, 0, 1, 0, 0, 0, 0, -1, 0})
+	raw := GAERawAdvantages(r, NewMatrix(2, 6), m, 1, 1)
+	if got := raw.At(0, 0); math.Abs(got-1.25) > 1e-15 {
+		t.Errorf("first token's advantage %v, want 1.25 (process 0.25 + outcome 1)", got)
+	}
+	if got := raw.At(1, 0); math.Abs(got+1) > 1e-15 {
+		t.Errorf("row 1 first token's advantage %v, want -1", got)
+	}
+}

@@ -66,7 +66,10 @@
 //     are 0 there. ReturnsResetAtMask is verl's behaviour.
 //   - ParseKLEstimator rejects "full" and the straight-through "+" names, as verl b178a3cd does
 //     (it advertises the "+" names but raises); no straight-through KL is offered.
-//   - TokenLevelRewards refuses a process reward on a masked token, where every estimator would
-//     silently drop it; verl has no such check.
+//   - Package rl does not place rewards: its estimators take the (B, L) token-level rewards
+//     mdp.Flatten laid out, each process reward on the token closing its tool call and the
+//     outcome on the last agent token, a reward whose token was cut moved to the last agent
+//     token kept. A row whose reward has no agent token at all stops the step
+//     (trainer.FlattenResults), where every estimator would silently score it 0.
 //   - MaskedVar/MaskedWhiten and the estimators built on them return errors where verl raises.
 package rl
