@@ -26,8 +26,9 @@ const (
 	// KLAuto places the KL where the paper's scripts do for the algorithm
 	// (Algorithm.DefaultKLPlacement).
 	KLAuto KLPlacement = "auto"
-	// KLInReward subtracts β·KLRewardEstimator (k1 by default) from every agent token's reward
-	// (verl use_kl_in_reward).
+	// KLInReward subtracts β·KLRewardEstimator (k1 by default) from the reward of every token
+	// of the loss mask (verl use_kl_in_reward, apply_kl_penalty). The step does the subtraction
+	// itself; it does not call rl.KLInReward, verl's k1-only, unmasked compute_rewards.
 	KLInReward KLPlacement = "reward"
 	// KLAsLoss adds β·KLEstimator, aggregated like the policy loss, to the loss (verl
 	// use_kl_loss).

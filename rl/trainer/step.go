@@ -225,10 +225,13 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	}
 	m.TimeCritic = Num(time.Since(tCrit).Seconds())
 
-	// Token rewards, with the KL penalty β·kl folded in when chosen (verl apply_kl_penalty:
-	// the penalty is masked by the response mask before it is subtracted). The adaptive
-	// controller then moves β for the next step from this step's KL, as apply_kl_penalty
-	// does; verl adapts only the reward's β, ours moves the loss term's too.
+	// Token rewards, with the KL penalty β·kl folded in when chosen (verl apply_kl_penalty,
+	// with the placement's estimator, KLRewardEstimator): the penalty is masked by the loss
+	// mask, the action mask (verl's response_mask in its agent loop; in this package
+	// ResponseMask is every response token, tool tokens included). rl.KLInReward, verl's
+	// k1-only unmasked compute_rewards, is not called here. The adaptive controller then
+	// moves β for the next step from this step's KL, as apply_kl_penalty does; verl adapts
+	// only the reward's β, ours moves the loss term's too.
 	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
 	d.klBeta = t.klBeta()
 	if c.KLMode() != KLOff {
