@@ -4,6 +4,16 @@
 // utils/torch_functional.py), the engine Agent-R1 builds on, case by case: every function of
 // testdata/golden/verl/core_algos.json is registered under verl's name (RegisterGolden).
 //
+// # What the trainer runs
+//
+// Package rl/trainer calls the advantage estimators (GAE, GRPOAdvantage, GRPOPassKAdvantage,
+// OPOAdvantage, GPGAdvantage, ReinforcePlusPlus, ReinforcePPBaselineAdvantage, RLOOAdvantage,
+// ReMaxAdvantage), KLPenalty and KLLoss, the policy losses (PPOClipLoss, GSPOLoss, GPGLoss),
+// AggLoss, ClippedValueLoss, ExplainedVariance and the masked statistics. The other exported
+// functions run only in the golden cases (golden.go) or in tests, and the doc comment of each
+// says so: GRPOVectorizedAdvantage and RLOOVectorizedAdvantage, KLInReward, GAERecursion, and
+// the functions on logits (the model's head computes log-probs and entropies itself).
+//
 // # Data layout
 //
 // Everything is float64 on per-token arrays of a batch: a Matrix is B responses × L token

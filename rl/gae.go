@@ -7,6 +7,10 @@ import "fmt"
 //
 //	δ_t = r_t + γ·V_{t+1} − V_t,   A_t = δ_t + γλ·A_{t+1}.
 //
+// Not used by the trainer, which runs GAE (GAERawAdvantages: the loop of verl's
+// compute_gae_advantage_return); with SqueezeScatter it is the paper's view of the advantage
+// mask, to which TestSqueezeGAEEqualsVerlSkip holds GAERawAdvantages bit for bit.
+//
 // adv, rewards and values have the same length n. It panics otherwise.
 func GAERecursion(adv, rewards, values []float64, gamma, lam float64) {
 	if len(rewards) != len(adv) || len(values) != len(adv) {

@@ -116,6 +116,9 @@ func GRPOAdvantage(rewards, mask Matrix, index []int, eps float64, normByStd boo
 // as torch's type promotion does. Every float32 step is rounded explicitly, so the result
 // matches torch bit for bit on CPU rather than only to float32 precision.
 //
+// Not used by the trainer, which runs GRPOAdvantage; reproduces verl's
+// compute_grpo_vectorized_outcome_advantage for the golden cases.
+//
 // Source: verl core_algos.compute_grpo_vectorized_outcome_advantage and its group_mean_std
 // helper. It panics if len(index) != B or the shapes differ.
 func GRPOVectorizedAdvantage(rewards, mask Matrix, index []int, eps float64, normByStd bool) Matrix {
@@ -219,7 +222,12 @@ func RLOOAdvantage(rewards, mask Matrix, index []int) Matrix {
 
 // RLOOVectorizedAdvantage is RLOOAdvantage as verl's vectorised variant computes it:
 // a_i = (n·s_i − Σ_g s)/max(n−1, 1) for n > 1 and **0 for a singleton** (where the loop version
-// keeps s_i). Source: verl core_algos.compute_rloo_vectorized_outcome_advantage. It panics if
+// keeps s_i).
+//
+// Not used by the trainer, which runs RLOOAdvantage; reproduces verl's
+// compute_rloo_vectorized_outcome_advantage for the golden cases.
+//
+// Source: verl core_algos.compute_rloo_vectorized_outcome_advantage. It panics if
 // len(index) != B or the shapes differ.
 func RLOOVectorizedAdvantage(rewards, mask Matrix, index []int) Matrix {
 	sameShape("RLOOVectorizedAdvantage", rewards, mask)

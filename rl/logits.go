@@ -34,6 +34,9 @@ func softmaxInto(p, z []float64) float64 {
 //
 //	H = logsumexp(z) − Σ_k softmax(z)_k·z_k.
 //
+// Not used by the trainer, whose model head computes log-probs and entropies fused
+// (model/head.go); reproduces verl's entropy_from_logits for the golden cases.
+//
 // Source: verl torch_functional.entropy_from_logits. It panics if the logits are malformed.
 func EntropyFromLogits(z Logits) Matrix {
 	z.check("EntropyFromLogits")
@@ -57,6 +60,10 @@ func EntropyFromLogits(z Logits) Matrix {
 // EntropyFromLogits:
 //
 //	∂H/∂z_k = −p_k·(z_k − Σ_j p_j z_j).
+//
+// Not used by the trainer, whose model head computes log-probs and entropies fused
+// (model/head.go); the golden cases run it inside EntropyLoss (verl's compute_entropy_loss, backward by torch
+// autograd).
 //
 // dH is (B, L). It panics if the shapes differ.
 func EntropyFromLogitsBackward(dLogits []float64, z Logits, dH Matrix) {
@@ -86,7 +93,10 @@ func EntropyFromLogitsBackward(dLogits []float64, z Logits, dH Matrix) {
 }
 
 // EntropyLoss returns AggLoss(EntropyFromLogits(z), m, mode, opt) and its gradient with respect to
-// the logits, (B, L, V). The trainer subtracts coef·EntropyLoss to reward exploration.
+// the logits, (B, L, V).
+//
+// Not used by the trainer, which aggregates the model head's entropies with AggLoss itself
+// (rl/trainer/update.go); reproduces verl's compute_entropy_loss for the golden cases.
 //
 // Source: verl core_algos.compute_entropy_loss. It returns an error for an unknown mode; it
 // panics if the shapes differ.
@@ -103,6 +113,9 @@ func EntropyLoss(z Logits, mask Matrix, mode AggMode, opt AggOptions) (float64, 
 
 // LogProbsFromLogits returns log softmax(z)_y at each token's label, shape (B, L):
 // z_y − logsumexp(z). labels is (B, L) row-major.
+//
+// Not used by the trainer, whose model head computes log-probs and entropies fused
+// (model/head.go); reproduces verl's logprobs_from_logits for the golden cases.
 //
 // Source: verl torch_functional.logprobs_from_logits (the logprobs_from_logits_v2 path).
 // It panics if the shapes differ or a label is outside [0, V).
@@ -128,6 +141,9 @@ func LogProbsFromLogits(z Logits, labels []int) Matrix {
 // LogProbsFromLogitsBackward accumulates into dLogits (B, L, V) the gradient of Σ dLogp·logp
 // through LogProbsFromLogits: ∂logp/∂z_k = onehot(y)_k − softmax(z)_k. dLogp is (B, L).
 // It panics if the shapes differ.
+//
+// Not used by the trainer, whose model head computes log-probs and entropies fused
+// (model/head.go); reproduces the torch autograd gradient of verl's logprobs_from_logits for the golden cases.
 func LogProbsFromLogitsBackward(dLogits []float64, z Logits, labels []int, dLogp Matrix) {
 	z.check("LogProbsFromLogitsBackward")
 	if len(dLogits) != len(z.Data) || len(labels) != z.B*z.L || dLogp.B != z.B || dLogp.L != z.L {
