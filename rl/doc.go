@@ -9,7 +9,7 @@
 // Package rl/trainer calls the advantage estimators (GAE, GRPOAdvantage, GRPOPassKAdvantage,
 // OPOAdvantage, GPGAdvantage, ReinforcePlusPlus, ReinforcePPBaselineAdvantage, RLOOAdvantage,
 // ReMaxAdvantage), KLPenalty and KLLoss, the policy losses (PPOClipLoss, GSPOLoss, GPGLoss),
-// AggLoss, ClippedValueLoss, ExplainedVariance and the masked statistics. The other exported
+// AggLoss, ClippedValueLoss, ApproxKL, ExplainedVariance and the masked statistics. The other exported
 // functions run only in the golden cases (golden.go) or in tests, and the doc comment of each
 // says so: GRPOVectorizedAdvantage and RLOOVectorizedAdvantage, KLInReward, GAERecursion, and
 // the functions on logits (the model's head computes log-probs and entropies itself).

@@ -183,20 +183,11 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
 	t.Opt.Update(t.Policy.ParamData(), t.Policy.ParamGrads())
 
-	// approx_kl (CleanRL): mean of (ρ − 1) − log ρ, the k3 estimate of KL(old ‖ new).
-	akl, n := 0.0, 0.0
-	for k, w := range mask.Data {
-		if w != 0 {
-			lr := logp.Data[k] - old.Data[k]
-			akl += math.Expm1(lr) - lr
-			n++
-		}
-	}
 	st.n++
 	st.loss += loss
 	st.pg += pl.Loss
 	st.ent += rl.MaskedMean(ent, mask)
-	st.approxKL += akl / math.Max(n, 1)
+	st.approxKL += rl.ApproxKL(logp, old, mask) // CleanRL's approx_kl: the k3 estimate of KL(old ‖ new)
 	st.ppoKL += pl.PPOKL
 	st.clip += pl.ClipFrac * rl.MaskedSum(mask, mask) / agg.BatchNumTokens // left-out rows are never clipped (A = 0)
 	st.gradNorm += gn
