@@ -23,7 +23,9 @@
 //  5. critic values (PPO), read at the state before each response token as verl does;
 //  6. token rewards, minus β·(old − ref) on agent tokens when the KL is in the reward;
 //  7. advantages by the chosen estimator over the advantage mask (package rl);
-//  8. Epochs passes of MiniBatches shuffled mini-batches: PPO clipped loss with the chosen
+//  8. Epochs passes of MiniBatches mini-batches of similar lengths (the rows sorted by prompt +
+//     response length and cut into MiniBatches pieces; only ties and the pieces' order are
+//     shuffled, a deviation from verl that DESIGN.md explains): PPO clipped loss with the chosen
 //     aggregation, minus the entropy bonus, plus β·KL loss when the KL is a loss term;
 //     dL/dlogp and dL/dH go through the model's backward pass, the gradient norm is clipped and
 //     AdamW steps with linear warm-up and cosine (or linear) decay; PPO's critic takes the

@@ -40,7 +40,8 @@ func nonFinite(params []*model.Param) string {
 }
 
 // update runs Epochs passes over the step's rows in MiniBatches mini-batches of similar
-// lengths, in shuffled order (lengthGroups). Each mini-batch takes one policy optimiser step
+// lengths (lengthGroups: the rows sorted by length, not drawn at random; only the mini-batches'
+// order is shuffled; DESIGN.md gives the reason). Each mini-batch takes one policy optimiser step
 // (unless policy is false: the critic warm-up) and, for PPO, one critic step.
 func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	c := &t.Config
