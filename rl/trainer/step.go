@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/rl/rollout"
@@ -18,7 +19,7 @@ type stepData struct {
 	col        *Collated
 	lossMask   rl.Matrix // action mask (or every response token with NoLossMask)
 	advMask    rl.Matrix // advantage mask (or every response token with NoAdvantageMask)
-	oldLogp    rl.Matrix // recomputed by the policy before the update (verl old_log_prob)
+	oldLogp    rl.Matrix // the policy's log-probs before the update (verl old_log_prob)
 	refLogp    rl.Matrix // frozen reference's log-probs (zero when the KL term is off)
 	klBeta     float64   // β of this step's KL term (the adaptive controller moves it after the step's rewards)
 	values     rl.Matrix // critic values at rollout time (PPO)
@@ -28,16 +29,18 @@ type stepData struct {
 	teaches    []bool // (B) row has a loss-masked token with a non-zero advantage (set by update)
 }
 
-// Step runs one RL step: rollout, old/reference log-probs, critic values, rewards, advantages,
-// and the PPO update (or, during the critic warm-up, the critic update only). It returns the
-// step's metrics; StepsDone advances on success.
+// Step runs one RL step and returns its metrics; StepsDone advances on success. Its numbered
+// comments are the stops of docs/TOUR.md and the list of the package doc: rollout (1, 2),
+// trajectories and masks (3), old log-probs (4), reference, critic and token rewards (5),
+// advantages (6, 7) and the update (8-11; during the critic warm-up, the critic's only).
 func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	c := &t.Config
 	s := t.StepsDone // the step's index: seeds its randomness
 	m := StepMetrics{Step: s + 1, Phase: "rl", Algorithm: string(c.Algorithm)}
 	start := time.Now()
 
-	// 1. Rollout: Prompts x N rows, one group per prompt.
+	// 1, 2. Rollout: Prompts x N rows, one group per prompt. The environment pays a process
+	// reward for a tool call as it runs it and the outcome reward when the episode ends.
 	probs := t.stepProblems(s)
 	results, err := t.rollout(ctx, probs, c.N, t.sampler(), t.stepRand(s, purposeRollout).Uint64())
 	if err != nil {
@@ -45,18 +48,14 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	}
 	var baselines []float64 // ReMax: the greedy rollout's reward per row
 	if c.Algorithm == ReMax {
-		greedy, err := t.rollout(ctx, probs, 1, greedySampler, t.stepRand(s, purposeGreedy).Uint64())
-		if err != nil {
+		if baselines, err = t.greedyBaselines(ctx, probs, len(results)); err != nil {
 			return m, fmt.Errorf("step %d: greedy baseline rollout: %w", m.Step, err)
-		}
-		baselines = make([]float64, len(results))
-		for i := range results {
-			baselines[i] = greedy[i/c.N].TotalReward()
 		}
 	}
 	m.TimeRollout = Num(time.Since(start).Seconds())
 	rolloutStats(&m, results)
 
+	// 3. The trajectories flattened into rows, collated, and the masks.
 	col, err := FlattenResults(results, t.Specials.Pad)
 	if err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
@@ -64,8 +63,19 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 	if bad, n := nonFiniteSampled(col); bad > 0 {
 		return m, fmt.Errorf("step %d: %w: %d of %d sampled log-probs are not finite (its logits are NaN or infinite)", m.Step, ErrDiverged, bad, n)
 	}
-	d, err := t.prepare(col, baselines, &m)
-	if err != nil {
+	d := t.masks(col)
+
+	// 4. Old log-probs.
+	t.oldLogProbs(d, &m)
+
+	// 5. Reference log-probs, critic values and the token rewards, minus the KL when it is in
+	// the reward (none of the three in the default GRPO run).
+	kl := t.refLogProbs(d, &m)
+	t.criticValues(d, &m)
+	t.tokenRewards(d, kl, &m)
+
+	// 6, 7. Advantages by the configured estimator, over the advantage mask.
+	if d.advantages, d.returns, err = t.advantages(d, col.Groups, baselines); err != nil {
 		return m, fmt.Errorf("step %d: %w", m.Step, err)
 	}
 
@@ -79,7 +89,8 @@ func (t *Trainer) Step(ctx context.Context) (StepMetrics, error) {
 			OldLogProbs: d.oldLogp.Data})
 	}
 
-	// 2. Update.
+	// 8-11. Update (update.go): mini-batches, each one's loss and dL/dlogp, the model's
+	// backward pass, gradient clipping and AdamW.
 	tUpd := time.Now()
 	policyUpdate := !(c.Algorithm.NeedsCritic() && s < c.CriticWarmup)
 	if !policyUpdate {
@@ -153,9 +164,24 @@ func (t *Trainer) rollout(ctx context.Context, probs []Problem, n int, sampler r
 	return rollout.Run(ctx, t.decoder(len(tasks)*n), sampler, t.Encoder, tasks, t.rolloutConfig(n, seed))
 }
 
-// prepare computes the masks, old and reference log-probs, critic values, token rewards and
-// advantages of a collated step.
-func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*stepData, error) {
+// greedyBaselines runs ReMax's baseline, one greedy rollout of every problem, and returns for
+// each of the step's rows (B = rows) the greedy reward of its problem: row i is problem i/N's.
+func (t *Trainer) greedyBaselines(ctx context.Context, probs []Problem, rows int) ([]float64, error) {
+	greedy, err := t.rollout(ctx, probs, 1, greedySampler, t.stepRand(t.StepsDone, purposeGreedy).Uint64())
+	if err != nil {
+		return nil, err
+	}
+	baselines := make([]float64, rows)
+	for i := range baselines {
+		baselines[i] = greedy[i/t.Config.N].TotalReward()
+	}
+	return baselines, nil
+}
+
+// masks starts the step's data from the collated batch with its two masks, (B, L) each: the
+// loss mask (the action mask, or every response token with NoLossMask) and the advantage mask
+// (or every response token with NoAdvantageMask).
+func (t *Trainer) masks(col *Collated) *stepData {
 	c := &t.Config
 	b := col.Batch
 	d := &stepData{col: col}
@@ -168,19 +194,32 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	if c.NoAdvantageMask {
 		d.advMask = respMask
 	}
-	chunkRows := c.MicroBatch
-	if chunkRows <= 0 {
-		chunkRows = (b.B + c.MiniBatches - 1) / c.MiniBatches
-	}
+	return d
+}
 
-	// Old log-probs: recomputed by the policy (verl recomputes old_log_prob) and compared
-	// with the log-probs the rollout sampled with, or taken from the rollout when they are
-	// the policy's own (see RLConfig.OldLogProbs).
+// forwardChunks splits the batch's rows into the chunks of the forward passes without a
+// gradient (old, reference, critic): MicroBatch rows each, or a mini-batch's worth, of similar
+// lengths so that each pads little.
+func (t *Trainer) forwardChunks(b *mdp.Batch) [][]int {
+	c := &t.Config
+	rows := c.MicroBatch
+	if rows <= 0 {
+		rows = (b.B + c.MiniBatches - 1) / c.MiniBatches
+	}
+	return lengthGroups(b, rows, nil)
+}
+
+// oldLogProbs sets d.oldLogp (B, L), the log-probs of the ratio's denominator: taken from the
+// rollout, which sampled from the tempered policy itself, or recomputed by a forward pass of
+// the policy (verl recomputes old_log_prob; see RLConfig.OldLogProbs and recomputeOld) and
+// then compared with the sampled ones (logp_diff_max).
+func (t *Trainer) oldLogProbs(d *stepData, m *StepMetrics) {
+	b := d.col.Batch
 	tOld := time.Now()
 	m.LogpDiffMax = Num(math.NaN())
 	if t.recomputeOld() {
 		d.oldLogp = rl.NewMatrix(b.B, b.L)
-		for _, rows := range lengthGroups(b, chunkRows, nil) {
+		for _, rows := range t.forwardChunks(b) {
 			v := NewView(b, rows)
 			logp, _ := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.oldLogp.Data, v.ResponseColumns(logp))
@@ -196,42 +235,59 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 		d.oldLogp = rl.MatrixOf(b.B, b.L, b.OldLogProbs)
 	}
 	m.TimeOld = Num(time.Since(tOld).Seconds())
+}
 
-	// Reference log-probs, and the KL estimate of the placement's estimator at the old
-	// log-probs (B, L), which the reward subtracts and the adaptive controller reads.
+// refLogProbs sets d.refLogp (B, L), the frozen reference's log-probs, and returns the KL
+// estimate of the placement's estimator at the old log-probs, kl (B, L), which the reward
+// subtracts and the adaptive controller reads (rl.KLPenalty, verl kl_penalty). Without a
+// reference (the KL term off) d.refLogp stays 0 and kl is empty.
+func (t *Trainer) refLogProbs(d *stepData, m *StepMetrics) (kl rl.Matrix) {
+	b := d.col.Batch
 	tRef := time.Now()
 	d.refLogp = rl.NewMatrix(b.B, b.L)
-	var kl rl.Matrix
 	if t.Ref != nil {
-		for _, rows := range lengthGroups(b, chunkRows, nil) {
+		for _, rows := range t.forwardChunks(b) {
 			v := NewView(b, rows)
 			logp, _ := t.Ref.Forward(t.wsRef, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.refLogp.Data, v.ResponseColumns(logp))
 		}
-		kl, _ = rl.KLPenalty(d.oldLogp, d.refLogp, c.klPlacementEstimator())
+		kl, _ = rl.KLPenalty(d.oldLogp, d.refLogp, t.Config.klPlacementEstimator())
 		m.RefKL = Num(rl.MaskedMean(kl, d.lossMask))
 	}
 	m.TimeRef = Num(time.Since(tRef).Seconds())
+	return kl
+}
 
-	// Critic values at rollout time.
+// criticValues sets d.values (B, L), the critic's values at rollout time (PPO; 0 without a
+// critic), each read at the state before its response token (View.ResponseValues).
+func (t *Trainer) criticValues(d *stepData, m *StepMetrics) {
+	b := d.col.Batch
 	tCrit := time.Now()
 	d.values = rl.NewMatrix(b.B, b.L)
 	if t.Critic != nil {
-		for _, rows := range lengthGroups(b, chunkRows, nil) {
+		for _, rows := range t.forwardChunks(b) {
 			v := NewView(b, rows)
 			vals := t.Critic.Forward(t.wsCritic, v.Tokens, v.Attn, v.B, v.T)
 			v.Scatter(d.values.Data, v.ResponseValues(vals))
 		}
 	}
 	m.TimeCritic = Num(time.Since(tCrit).Seconds())
+}
 
-	// Token rewards, with the KL penalty β·kl folded in when chosen (verl apply_kl_penalty,
-	// with the placement's estimator, KLRewardEstimator): the penalty is masked by the loss
-	// mask, the action mask (verl's response_mask in its agent loop; in this package
-	// ResponseMask is every response token, tool tokens included). rl.KLInReward, verl's
-	// k1-only unmasked compute_rewards, is not called here. The adaptive controller then
-	// moves β for the next step from this step's KL, as apply_kl_penalty does; verl adapts
-	// only the reward's β, ours moves the loss term's too.
+// tokenRewards sets d.rewards (B, L), the token-level rewards of the batch, and d.klBeta, the
+// step's β. When the KL is in the reward it subtracts β·kl (kl from refLogProbs) on the
+// loss-masked tokens (verl apply_kl_penalty):
+//
+//	r_t = Rewards_t − β·kl_t·lossMask_t
+//
+// The mask is the loss mask, the action mask (verl's response_mask in its agent loop; in this
+// package ResponseMask is every response token, tool tokens included). rl.KLInReward, verl's
+// k1-only unmasked compute_rewards, is not called here. The adaptive controller then moves β
+// for the next step from this step's KL, as apply_kl_penalty does; verl adapts only the
+// reward's β, ours moves the loss term's too.
+func (t *Trainer) tokenRewards(d *stepData, kl rl.Matrix, m *StepMetrics) {
+	c := &t.Config
+	b := d.col.Batch
 	d.rewards = rl.MatrixOf(b.B, b.L, append([]float64(nil), b.Rewards...))
 	d.klBeta = t.klBeta()
 	if c.KLMode() != KLOff {
@@ -247,12 +303,6 @@ func (t *Trainer) prepare(col *Collated, baselines []float64, m *StepMetrics) (*
 	if c.KLCtrl == KLAdaptive && c.KLMode() != KLOff {
 		t.KLBeta = AdaptiveKLUpdate(d.klBeta, stepKL(kl, d.lossMask), c.KLTarget, b.B, c.KLHorizon)
 	}
-	adv, ret, err := t.advantages(d, col.Groups, baselines)
-	if err != nil {
-		return nil, err
-	}
-	d.advantages, d.returns = adv, ret
-	return d, nil
 }
 
 // advantages dispatches to the configured estimator over the advantage mask. It returns the
