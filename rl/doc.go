@@ -26,11 +26,12 @@
 // # The advantage mask
 //
 // Agent-R1 computes advantages over agent tokens only: squeeze the masked positions out of a
-// row, run the backward recursion, scatter back (SqueezeScatter). For GAE this is exactly what
-// verl's loop does with interior zeros (tested bit for bit). For REINFORCE++ it is not: verl
-// resets the running return at every masked token. ReturnMode names both; the default,
-// ReturnsOverAgentTokens, is the paper's; ReturnsResetAtMask is verl's and what the golden
-// registry uses.
+// row, run the backward recursion, scatter back (SqueezeScatter). For GAE, verl's loop with
+// interior zeros computes exactly this (tested bit for bit), and GAE runs that loop,
+// GAERawAdvantages; SqueezeScatter with GAERecursion is the paper's form the test holds it to.
+// For REINFORCE++ verl's loop differs: it resets the running return at every masked token.
+// ReturnMode names both; the default, ReturnsOverAgentTokens, is the paper's and runs through
+// SqueezeScatter; ReturnsResetAtMask is verl's and what the golden registry uses.
 //
 // # verl quirks reproduced
 //
