@@ -420,9 +420,9 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 	}
 	v := trainer.NewView(b, all)
 	logpT, entT := policy.Forward(ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
-	logp := v.ResponseLogp(logpT)                                 // (B, L)
+	logp := v.ResponseColumns(logpT)                              // (B, L)
 	mask := v.Gather(b.ActionMask)                                // (B, L)
-	entropy := rl.MaskedMean(v.ResponseLogp(entT), mask)
+	entropy := rl.MaskedMean(v.ResponseColumns(entT), mask)
 	negLogp := rl.NewMatrix(v.B, v.L)
 	for k := range logp.Data {
 		negLogp.Data[k] = -logp.Data[k]
@@ -440,7 +440,7 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 		grad.Data[k] = -grad.Data[k] // dL/dlogp = −w
 	}
 	policy.ZeroGrad()
-	policy.Backward(ws, v.LogpGrad(grad), nil)
+	policy.Backward(ws, v.TokenGrad(grad), nil)
 	// A gradient that is not finite would poison the weights and the AdamW moments for good:
 	// the step is refused before it is applied.
 	if name := nonFiniteParam(policy.Params, func(p *model.Param) []float32 { return p.Grad }); name != "" {
