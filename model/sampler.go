@@ -50,9 +50,29 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	sc.probs = grow(sc.probs, V)
-	p := sc.probs // (V) softmax(logits / Temperature)
 	greedy := s.Greedy || !(s.Temperature > 0)
+	p, logits, ok := s.tempered(sc, logits, greedy) // (V) each; logits repaired if they had to be
+	switch {
+	case !ok:
+		return 0, float32(math.NaN())
+	case greedy:
+		token = tensor.Argmax(logits)
+	case s.filters(V):
+		token = drawKept(s.kept(sc, p, logits), p, rng.Float64())
+	default:
+		token = draw(p, rng.Float64())
+	}
+	return token, float32(math.Log(float64(p[token])))
+}
+
+// tempered writes p = softmax(logits / Temperature) (V) into sc.probs, or softmax(logits) when
+// greedy, and returns it with the logits the filters order tokens by: logits itself, or its
+// repaired copy sc.clean when the float32 softmax gave no distribution. ok is false when no
+// distribution exists (see repair).
+func (s Sampler) tempered(sc *scratch, logits []float32, greedy bool) (p, ordered []float32, ok bool) {
+	V := len(logits)
+	sc.probs = grow(sc.probs, V)
+	p = sc.probs
 	if greedy {
 		tensor.SoftmaxForward(p, logits, 1, V)
 	} else {
@@ -60,54 +80,43 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 		tensor.Scal(float32(1/s.Temperature), p)
 		tensor.SoftmaxForward(p, p, 1, V)
 	}
-	if !isDistribution(p) {
-		temperature := 1.0
-		if !greedy {
-			temperature = s.Temperature
-		}
-		if !repair(sc, p, logits, temperature) {
-			return 0, float32(math.NaN())
-		}
-		logits = sc.clean
+	if isDistribution(p) {
+		return p, logits, true
 	}
-	if greedy {
-		best := tensor.Argmax(logits)
-		return best, float32(math.Log(float64(p[best])))
+	temperature := 1.0
+	if !greedy {
+		temperature = s.Temperature
 	}
-	filterK := s.TopK > 0 && s.TopK < V
-	filterP := s.TopP > 0 && s.TopP < 1
-	if !filterK && !filterP {
-		u := rng.Float64()
-		acc := 0.0
-		token = -1
-		for i, pi := range p {
-			acc += float64(pi)
-			if u < acc {
-				token = i
-				break
-			}
-		}
-		if token < 0 { // rounding left u above the total: take the last possible token
-			for token = V - 1; p[token] == 0; token-- {
-			}
-		}
-		return token, float32(math.Log(float64(p[token])))
+	if !repair(sc, p, logits, temperature) {
+		return p, logits, false
 	}
+	return p, sc.clean, true
+}
+
+// filters reports whether top-k or top-p is on for a vocabulary of V tokens.
+func (s Sampler) filters(V int) bool {
+	return (s.TopK > 0 && s.TopK < V) || (s.TopP > 0 && s.TopP < 1)
+}
+
+// kept returns the tokens the filters keep, most likely first (ties by token id), given the
+// tempered probabilities p (V) and the logits that order them: the top-k survivors (ties with
+// the k-th included), then of those the smallest most-likely prefix whose renormalised mass
+// reaches TopP (at least one token).
+func (s Sampler) kept(sc *scratch, p, logits []float32) []int {
 	order := s.candidates(sc, p, logits)
-	V = len(order)
-	kept := V
-	if filterK {
+	kept := len(order)
+	if s.TopK > 0 && s.TopK < len(p) {
 		kept = s.TopK
 		kth := logits[order[kept-1]]
-		for kept < V && logits[order[kept]] == kth {
+		for kept < len(order) && logits[order[kept]] == kth {
 			kept++
 		}
 	}
-	mass := 0.0 // of the top-k survivors
-	for _, id := range order[:kept] {
-		mass += float64(p[id])
-	}
-	if filterP {
+	if s.TopP > 0 && s.TopP < 1 {
+		mass := 0.0 // of the top-k survivors
+		for _, id := range order[:kept] {
+			mass += float64(p[id])
+		}
 		// Keep token i while the renormalised mass strictly above it is below TopP (HF removes
 		// tokens whose ascending cumulative probability is <= 1-TopP), always keeping the first.
 		above := 0.0
@@ -119,21 +128,43 @@ func (s Sampler) Sample(logits []float32, rng *rand.Rand) (token int, logp float
 			above += float64(p[id])
 		}
 	}
-	total := 0.0
-	for _, id := range order[:kept] {
-		total += float64(p[id])
-	}
-	u := rng.Float64() * total
+	return order[:kept]
+}
+
+// draw returns the token whose interval of the cumulative distribution p (V), walked in token
+// order, holds u in [0, 1): no sort is needed when nothing is filtered.
+func draw(p []float32, u float64) int {
 	acc := 0.0
-	token = order[0]
-	for _, id := range order[:kept] {
-		acc += float64(p[id])
-		if u < acc && p[id] > 0 {
-			token = id
-			break
+	for i, pi := range p {
+		acc += float64(pi)
+		if u < acc {
+			return i
 		}
 	}
-	return token, float32(math.Log(float64(p[token])))
+	// Rounding left u above the total: take the last possible token.
+	token := len(p) - 1
+	for p[token] == 0 {
+		token--
+	}
+	return token
+}
+
+// drawKept returns the token of kept (most likely first) whose interval of the cumulative
+// distribution p renormalised over kept holds u in [0, 1), skipping tokens of probability 0.
+func drawKept(kept []int, p []float32, u float64) int {
+	total := 0.0
+	for _, id := range kept {
+		total += float64(p[id])
+	}
+	u *= total
+	acc := 0.0
+	for _, id := range kept {
+		acc += float64(p[id])
+		if u < acc && p[id] > 0 {
+			return id
+		}
+	}
+	return kept[0] // rounding left u above the total: take the most likely token
 }
 
 // isDistribution reports whether p, a softmax's output, holds no NaN and some positive mass:
