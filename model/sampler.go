@@ -103,20 +103,21 @@ func (s Sampler) filters(V int) bool {
 // the k-th included), then of those the smallest most-likely prefix whose renormalised mass
 // reaches TopP (at least one token).
 func (s Sampler) kept(sc *scratch, p, logits []float32) []int {
-	order := s.candidates(sc, p, logits)
+	order, total := s.candidates(sc, p, logits)
 	kept := len(order)
+	mass := total // top-p's share is of the whole distribution, or of the top-k survivors
 	if s.TopK > 0 && s.TopK < len(p) {
 		kept = s.TopK
 		kth := logits[order[kept-1]]
 		for kept < len(order) && logits[order[kept]] == kth {
 			kept++
 		}
-	}
-	if s.TopP > 0 && s.TopP < 1 {
-		mass := 0.0 // of the top-k survivors
+		mass = 0
 		for _, id := range order[:kept] {
 			mass += float64(p[id])
 		}
+	}
+	if s.TopP > 0 && s.TopP < 1 {
 		// Keep token i while the renormalised mass strictly above it is below TopP (HF removes
 		// tokens whose ascending cumulative probability is <= 1-TopP), always keeping the first.
 		above := 0.0
@@ -232,14 +233,15 @@ func repair(sc *scratch, p, logits []float32, temperature float64) bool {
 
 // candidates returns, most likely first (ties by token id), the tokens the filters can keep: a
 // set of the most likely tokens that holds every top-k survivor (with top-k on), or else enough
-// mass for top-p.
+// mass for top-p. It also returns total, the mass of the whole distribution p: the shortlist
+// holds less, and top-p without top-k must measure TopP against all of it, as HF does.
 // Rather than sorting the whole vocabulary (151,936 tokens for Qwen2.5), it takes the tokens
 // with p_j >= tau for tau = p_max/16, p_max/16^2, ..., 0, stopping at the first set that
 // is large enough: any token outside it has at least TopP of mass above it, or more than TopK
 // tokens, so the filters drop it whatever the order of the rest.
-func (s Sampler) candidates(sc *scratch, p, logits []float32) []int {
+func (s Sampler) candidates(sc *scratch, p, logits []float32) (order []int, total float64) {
 	V := len(p)
-	pmax, total := float32(0), 0.0
+	pmax := float32(0)
 	for _, pj := range p {
 		pmax = max(pmax, pj)
 		total += float64(pj)
@@ -249,7 +251,8 @@ func (s Sampler) candidates(sc *scratch, p, logits []float32) []int {
 		if tau < 1e-30 {
 			tau = 0
 		}
-		order, mass := sc.order[:0], 0.0
+		order = sc.order[:0]
+		mass := 0.0
 		for j, pj := range p {
 			if pj >= tau {
 				order = append(order, j)
@@ -264,7 +267,7 @@ func (s Sampler) candidates(sc *scratch, p, logits []float32) []int {
 		}
 		if enough || tau == 0 {
 			sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
-			return order
+			return order, total
 		}
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -80,8 +81,39 @@ func TestSamplerSeeded(t *testing.T) {
 	}
 }
 
+// keptTokens returns the tokens the sampler s keeps for logits, most likely first.
+func keptTokens(s Sampler, logits []float32) []int {
+	sc := new(scratch)
+	p, ordered, ok := s.tempered(sc, logits, false)
+	if !ok {
+		return nil
+	}
+	return s.kept(sc, p, ordered)
+}
+
+// TestSamplerTopPWholeDistribution checks top-p without top-k on a long tail, where the
+// candidate shortlist holds less than all the mass: p = (0.45, 0.40, 0.05, then 200 tokens of
+// 0.0005), TopP 0.9. Hugging Face's TopPLogitsWarper keeps token 2, since the mass above it
+// is 0.85 < 0.9 of the whole distribution; a cut against the shortlist's mass (0.9 x 0.90 =
+// 0.81) would drop it.
+func TestSamplerTopPWholeDistribution(t *testing.T) {
+	p := []float64{0.45, 0.40, 0.05}
+	for range 200 {
+		p = append(p, 0.0005)
+	}
+	logits := make([]float32, len(p))
+	for i, pi := range p {
+		logits[i] = float32(math.Log(pi))
+	}
+	s := Sampler{Temperature: 1, TopP: 0.9}
+	if got, want := keptTokens(s, logits), []int{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+}
+
 // TestSamplerLargeVocabulary checks the filters on a large vocabulary against a brute-force
-// kept set: every drawn token must be in it, and the most likely token must be drawn.
+// kept set: the sampler keeps exactly that set, every drawn token is in it, and the most
+// likely token is drawn.
 func TestSamplerLargeVocabulary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(91, 91))
 	const V = 5000
@@ -128,6 +160,9 @@ func TestSamplerLargeVocabulary(t *testing.T) {
 				}
 				above += p[id]
 			}
+		}
+		if got := keptTokens(s, logits); !slices.Equal(got, order[:kept]) {
+			t.Errorf("%+v: kept %d tokens %v..., want %d %v...", s, len(got), got[:min(5, len(got))], kept, order[:min(5, kept)])
 		}
 		allowed := map[int]bool{}
 		for _, id := range order[:kept] {
