@@ -9,8 +9,8 @@ import (
 	"agentr1/tensor"
 )
 
-// Sampler chooses the next token from a row of logits. The zero value samples from
-// softmax(logits) (temperature 1, no filtering) — set Temperature explicitly.
+// Sampler chooses the next token from a row of logits. The zero value is greedy (Temperature
+// 0 takes the argmax); set Temperature to sample, 1 for softmax(logits) itself.
 //
 // The filters follow Hugging Face generate's logits warpers, applied in the same order:
 // TemperatureLogitsWarper (divide by Temperature), TopKLogitsWarper (keep the TopK largest,

@@ -8,10 +8,12 @@ import (
 	"testing"
 )
 
+// TestSamplerGreedy checks the greedy choice (the first argmax, its log-prob at temperature 1)
+// asked for by Greedy and by the zero value.
 func TestSamplerGreedy(t *testing.T) {
 	logits := []float32{0.5, 2, -1, 2, 1}
 	lse := math.Log(math.Exp(0.5) + 2*math.Exp(2) + math.Exp(-1) + math.Exp(1))
-	for _, s := range []Sampler{{Greedy: true, Temperature: 0.7}, {Temperature: 0}} {
+	for _, s := range []Sampler{{Greedy: true, Temperature: 0.7}, {}} {
 		tok, lp := s.Sample(logits, nil)
 		if tok != 1 || math.Abs(float64(lp)-(2-lse)) > 1e-6 {
 			t.Errorf("%+v: got token %d logp %v, want 1 and %v", s, tok, lp, 2-lse)
