@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"agentr1/tensor"
+	"agentr1/tensor/ref"
 )
 
-// TestForwardMatchesLogits checks the fused head against full logits: Forward's logp and
-// entropy equal log_softmax and entropy of ForwardLogits at every computed position, and are 0
-// elsewhere.
+// TestForwardMatchesLogits checks the fused head against its plain definition over full
+// logits: Forward's logp and entropy equal ref.LogProbsForward and ref.EntropyForward of
+// ForwardLogits at every computed position, and are 0 elsewhere.
 func TestForwardMatchesLogits(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -48,9 +49,9 @@ func TestForwardMatchesLogits(t *testing.T) {
 				labels[i] = tokens[i+1]
 			}
 			all := make([]float32, N)
-			tensor.LogProbsForward(all, logits, labels, N, V)
+			ref.LogProbsForward(all, logits, labels, N, V)
 			allEnt := make([]float32, N)
-			tensor.EntropyForward(allEnt, logits, N, V)
+			ref.EntropyForward(allEnt, logits, N, V)
 			for b := range B {
 				for tt := 1; tt < T; tt++ {
 					i := b*T + tt
@@ -65,6 +66,68 @@ func TestForwardMatchesLogits(t *testing.T) {
 				}
 				if d := math.Abs(float64(ent[i] - wantEnt[i])); d > 1e-5 {
 					t.Errorf("%s: entropy[%d] = %v, want %v", tc.name, i, ent[i], wantEnt[i])
+				}
+			}
+		})
+	}
+}
+
+// TestBackwardMatchesLogits checks the fused head's gradients against its plain definition:
+// Backward given dL/dlogp and dL/dentropy accumulates the parameter gradients that
+// BackwardLogits does for dL/dlogits from ref.LogProbsBackward and ref.EntropyBackward over
+// the full logits, with probabilities kept or recomputed and with a temperature.
+func TestBackwardMatchesLogits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tied bool
+		lens []int
+		kept int     // Workspace.MaxKeptProbs
+		temp float32 // Workspace.Temperature
+	}{
+		{"tied/kept", true, []int{7, 4, 1}, 0, 0},
+		{"untied/recompute", false, []int{7, 5, 3}, 1, 0},
+		{"untied/temperature0.7", false, []int{7, 6}, 0, 0.7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(tc.tied)
+			m := newTestModel(t, cfg, 11)
+			rng := rand.New(rand.NewPCG(12, 12))
+			B, T, V := len(tc.lens), 7, cfg.VocabSize
+			N := B * T
+			tokens, mask := leftPadded(rng, V, T, tc.lens)
+			dlogp, dent := lossWeights(rng, mask, B, T) // (B, T) at the predicted token's position
+
+			ws := &Workspace{MaxKeptProbs: tc.kept, Temperature: tc.temp}
+			m.Forward(ws, tokens, mask, B, T)
+			m.ZeroGrad()
+			m.Backward(ws, dlogp, dent)
+			fused := make([][]float32, len(m.Params))
+			for i, p := range m.Params {
+				fused[i] = append([]float32(nil), p.Grad...)
+			}
+
+			// The plain definition: z = logits / τ (N, V); row i predicts tokens[i+1], so its
+			// upstream gradients are those Forward stores at position i+1.
+			wsLogits := NewWorkspace()
+			z := append([]float32(nil), m.ForwardLogits(wsLogits, tokens, mask, B, T)...)
+			scale := float32(1)
+			if tc.temp != 0 {
+				scale = 1 / tc.temp
+			}
+			ref.Scal(scale, z)
+			labels, up, upEnt := make([]int, N), make([]float32, N), make([]float32, N)
+			for i := range N - 1 {
+				labels[i], up[i], upEnt[i] = tokens[i+1], dlogp[i+1], dent[i+1]
+			}
+			dz := make([]float32, N*V) // dL/dz (N, V)
+			ref.LogProbsBackward(dz, up, z, labels, N, V)
+			ref.EntropyBackward(dz, upEnt, z, N, V)
+			ref.Scal(scale, dz) // dL/dlogits = dL/dz / τ
+			m.ZeroGrad()
+			m.BackwardLogits(wsLogits, dz)
+			for i, p := range m.Params {
+				if j := closeToSum(fused[i], p.Grad); j >= 0 {
+					t.Errorf("%s[%d]: fused head %v, plain definition %v", p.Name, j, fused[i][j], p.Grad[j])
 				}
 			}
 		})

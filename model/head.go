@@ -23,6 +23,11 @@ import (
 //
 // (the gradients of log_softmax gathered at y and of the entropy, as verl's
 // logprobs_from_logits and entropy_from_logits compute them through autograd).
+//
+// Plain definition: tensor/ref's LogProbsForward and EntropyForward over the full logits, and
+// their LogProbsBackward and EntropyBackward. model/forward_test.go holds the head to them:
+// TestForwardMatchesLogits for the log-probs and entropies, TestBackwardMatchesLogits for the
+// gradients.
 
 // headWork holds the buffers of the fused head.
 type headWork struct {
