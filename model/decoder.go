@@ -324,6 +324,10 @@ func (d *Decoder) checkRow(fn string, row, n int) {
 // belonging to cache row sc.rowOf[i] at position sc.pos[i] (a row's tokens in order), appends
 // their keys and values to the caches, and writes the logits after each token listed in
 // sc.last into its row's slot. The packed weights must be current (refreshWeights).
+//
+// Each layer here is layerForward (layer.go) over n rows of new tokens, attending to the
+// cache instead of the batch: the sampled log-probs it leads to are the old log-probs of most
+// RL steps, so TestDecoderMatchesForward holds it to Forward token by token.
 func (d *Decoder) forward(sc *decodeScratch, tokens []int) {
 	m, cfg := d.m, d.m.Config
 	n := len(tokens)

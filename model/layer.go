@@ -13,6 +13,12 @@ import "agentr1/tensor"
 //
 // layerForward and layerBackward below are the two directions of that computation, step by
 // step in mirrored order.
+//
+// The same layer is written a second time: Decoder.forward (decoder.go) computes it token by
+// token against a KV cache, and in reinforcement learning its sampled log-probabilities are
+// the old log-probs of most steps (rl/trainer's default OldLogProbsSampled), PPO's ratio's
+// denominator. TestDecoderMatchesForward holds the two copies' logits together, and
+// TestSampledLogprobMatchesForward the sampled log-probs to Forward's.
 
 // layerForward runs decoder layer l on the residual stream x (N, C), saving its activations,
 // and returns the residual stream leaving it (N, C).
