@@ -34,7 +34,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			}
 		}
 		opt := &tensor.AdamW{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}
-		params, grads := m.ParamData(), m.ParamGrads()
+		params, grads := m.WritableParams(), m.ParamGrads()
 		ws := NewWorkspace()
 		step := func() {
 			m.ZeroGrad()

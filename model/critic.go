@@ -58,8 +58,10 @@ func (c *Critic) ZeroGrad() {
 	}
 }
 
-// ParamData returns the critic's parameter value slices in Params order (for tensor.AdamW).
-func (c *Critic) ParamData() [][]float32 { return paramData(c.Params) }
+// WritableParams returns the critic's parameter value slices in Params order, for a caller
+// that writes them (tensor.AdamW.Update), as Model.WritableParams does for the policy. No
+// decoder runs a critic, so there is nothing to mark changed.
+func (c *Critic) WritableParams() [][]float32 { return paramData(c.Params) }
 
 // ParamGrads returns the critic's gradient slices in Params order.
 func (c *Critic) ParamGrads() [][]float32 {

@@ -22,10 +22,10 @@ import (
 // packed for tensor.GemmPacked: a model held for inference (LoadForInference) has them packed
 // already; for one that can train (up to decoderPackLimit parameters) the decoder keeps a
 // packed copy and repacks it before its next step whenever the weights may have changed: after
-// Model.ParamData (the optimiser's hand-out) or Model.MarkWeightsChanged, and whenever it is fed
-// while every row is empty. Code that writes Param.Data directly between steps of a live
-// decoder must call MarkWeightsChanged (the KV caches then hold values of the old weights too:
-// Reset the rows).
+// Model.WritableParams (the optimiser's hand-out) or Model.MarkWeightsChanged, and whenever it
+// is fed while every row is empty. Code that writes Param.Data directly between steps of a
+// live decoder must call MarkWeightsChanged (the KV caches then hold values of the old weights
+// too: Reset the rows).
 type Decoder struct {
 	m      *Model
 	rows   int

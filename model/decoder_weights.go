@@ -27,7 +27,7 @@ type packedLayer struct {
 
 // refreshWeights makes d.packed current. A model held for inference lends its packed
 // matrices, once. Otherwise the decoder packs copies of them, again whenever they may have
-// changed since the last packing: the model's weight version moved (ParamData,
+// changed since the last packing: the model's weight version moved (WritableParams,
 // MarkWeightsChanged), or the decoder is fed while every row is empty (after Reset of each
 // row, the point where a caller may have written the weights directly, since no cache holds
 // values computed with the old ones). Models above decoderPackLimit parameters that can train

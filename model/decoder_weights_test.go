@@ -8,7 +8,7 @@ import (
 )
 
 // TestDecoderFollowsWeightChanges checks that a live decoder's packed weights follow every way
-// the weights can change: an optimiser writing through ParamData, a direct write announced by
+// the weights can change: an optimiser writing through WritableParams, a direct write announced by
 // MarkWeightsChanged, and a direct write while every row is empty. After each change the
 // decoder's logits must be bit for bit those of a fresh decoder on the changed model, and
 // differ from the logits before the change.
@@ -52,8 +52,8 @@ func TestDecoderFollowsWeightChanges(t *testing.T) {
 	}
 
 	before := append([]float32(nil), d.Append(0, nil)...)
-	perturb(m.ParamData()) // an optimiser step; rows 1 and 2 still hold their caches
-	check("ParamData", 0, before)
+	perturb(m.WritableParams()) // an optimiser step; rows 1 and 2 still hold their caches
+	check("WritableParams", 0, before)
 
 	before = append([]float32(nil), d.Append(0, nil)...)
 	var data [][]float32

@@ -16,8 +16,8 @@ import (
 // stay float32 in Data.
 //
 // Such a model decodes (NewDecoder), runs Forward and ForwardLogits and can be cloned;
-// Backward, the optimiser's hand-outs (ParamData, ParamGrads, EnableTraining) and Save are for
-// a model loaded with Load. Its Forward is a frozen reference policy's (rl/trainer
+// Backward, the optimiser's hand-outs (WritableParams, ParamGrads, EnableTraining) and Save
+// are for a model loaded with Load. Its Forward is a frozen reference policy's (rl/trainer
 // NewWithReference): the products read the same panels (linearForward below), so that its
 // log-probabilities are bit for bit Load's wherever each product has at least three register
 // tiles of rows, when Gemm packs the float32 weights the same way, and within float32 rounding

@@ -261,7 +261,7 @@ func TestInferenceRefusesTraining(t *testing.T) {
 		call func()
 	}{
 		{"EnableTraining", m.EnableTraining},
-		{"ParamData", func() { m.ParamData() }},
+		{"WritableParams", func() { m.WritableParams() }},
 		{"ZeroGrad", m.ZeroGrad},
 		{"Backward", func() {
 			ws := NewWorkspace()

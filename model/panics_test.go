@@ -62,7 +62,7 @@ func TestCriticClone(t *testing.T) {
 	cfg := tinyConfig(false)
 	c := NewCritic(newTestModel(t, cfg, 82), 83)
 	d := c.Clone()
-	if len(d.Params) != len(c.Params) || len(d.ParamData()) != len(c.Params) || len(d.ParamGrads()) != len(c.Params) {
+	if len(d.Params) != len(c.Params) || len(d.WritableParams()) != len(c.Params) || len(d.ParamGrads()) != len(c.Params) {
 		t.Fatalf("clone has %d params, want %d", len(d.Params), len(c.Params))
 	}
 	tokens, mask := []int{3, 4, 5}, []float32{1, 1, 1}
@@ -78,7 +78,7 @@ func TestCriticClone(t *testing.T) {
 	if c.ScoreW.Data[0] == d.ScoreW.Data[0] || c.Params[0].Data[0] == d.Params[0].Data[0] {
 		t.Error("clone shares storage with the original")
 	}
-	if m := c.Model; len(m.ParamData()) != len(m.Params) || &m.ParamGrads()[0][0] != &m.Params[0].Grad[0] {
-		t.Error("ParamData/ParamGrads do not list the parameters")
+	if m := c.Model; len(m.WritableParams()) != len(m.Params) || &m.ParamGrads()[0][0] != &m.Params[0].Grad[0] {
+		t.Error("WritableParams/ParamGrads do not list the parameters")
 	}
 }

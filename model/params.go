@@ -72,7 +72,7 @@ type Model struct {
 	// inference (compute.go); ComputeFloat32 for any other.
 	compute Compute
 
-	// weightsVersion counts the hand-outs of the parameter values for writing (ParamData,
+	// weightsVersion counts the hand-outs of the parameter values for writing (WritableParams,
 	// MarkWeightsChanged): a Decoder repacks its copy of the weights when it changes.
 	weightsVersion atomic.Uint64
 }
@@ -320,18 +320,25 @@ func (m *Model) Clone() *Model {
 	return c
 }
 
-// ParamData returns the parameter value slices in Params order (for tensor.AdamW.Update). The
-// caller may write to them: every call counts as a change of the weights for the model's
-// decoders (see MarkWeightsChanged). It panics if the model is held for inference.
-func (m *Model) ParamData() [][]float32 {
-	m.checkTrainable("ParamData")
+// WritableParams returns the parameter value slices in Params order, for a caller that writes
+// them (tensor.AdamW.Update). Each call counts as a change of the weights for the model's
+// decoders (it calls MarkWeightsChanged), so that a rollout after the update samples from the
+// new weights; reading Param.Data needs no call. It panics if the model is held for inference.
+func (m *Model) WritableParams() [][]float32 {
+	m.checkTrainable("WritableParams")
 	m.MarkWeightsChanged()
 	return paramData(m.Params)
 }
 
+// ParamData is WritableParams under its former name, which did not say that it marks the
+// weights changed.
+//
+// Deprecated: use WritableParams.
+func (m *Model) ParamData() [][]float32 { return m.WritableParams() }
+
 // MarkWeightsChanged tells the model's decoders that parameter values have been written, so
 // that each repacks its copy of the weights before its next step. Call it after writing
-// Param.Data directly; ParamData calls it, so an optimiser updating through ParamData's slices
+// Param.Data directly; WritableParams calls it, so an optimiser updating through its slices
 // needs nothing more. It is safe for concurrent use.
 func (m *Model) MarkWeightsChanged() { m.weightsVersion.Add(1) }
 
