@@ -18,10 +18,10 @@ import (
 // Such a model decodes (NewDecoder), runs Forward and ForwardLogits and can be cloned;
 // Backward, the optimiser's hand-outs (WritableParams, ParamGrads, EnableTraining) and Save
 // are for a model loaded with Load. Its Forward is a frozen reference policy's (rl/trainer
-// NewWithReference): the products read the same panels (linearForward below), so that its
-// log-probabilities are bit for bit Load's wherever each product has at least three register
-// tiles of rows, when Gemm packs the float32 weights the same way, and within float32 rounding
-// below that (Gemm's dot-product path).
+// NewWithReference): the products read the same panels (linearForward, linear.go), so that
+// its log-probabilities are bit for bit Load's wherever each product has at least three
+// register tiles of rows, when Gemm packs the float32 weights the same way, and within float32
+// rounding below that (Gemm's dot-product path).
 
 // LoadForInference reads a Hugging Face checkpoint folder as Load does, into a model held for
 // inference: each weight matrix packed, BF16 tensors kept in bfloat16 (F32, F16 and F64 ones
@@ -158,40 +158,4 @@ func (m *Model) cloneInference() *Model {
 		copy(c.Params[i].Data, p.Data)
 	}
 	return c
-}
-
-// embedTokens writes the embedding of each token into x (n, C): a row of embed_tokens, read
-// back from its packed form in a model held for inference.
-func (m *Model) embedTokens(x []float32, tokens []int) {
-	C := m.Config.HiddenSize
-	if m.embed.Packed == nil {
-		tensor.EmbeddingForward(x, m.embed.Data, tokens, C) // x (n, C) = embed_tokens[tokens]
-		return
-	}
-	for i, id := range tokens {
-		m.embed.Packed.Column(id, x[i*C:(i+1)*C])
-	}
-}
-
-// linearForward computes y (N, out) = x (N, in) @ W^T + bias (bias may be nil), W (out, in)
-// the parameter w: from its Data, or from its packed panels in a model held for inference.
-func linearForward(y, x []float32, w, bias *Param, N, in, out int) {
-	if w.Packed == nil {
-		tensor.LinearForward(y, x, w.Data, data(bias), N, in, out)
-		return
-	}
-	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 0, y, out)
-	if bias != nil {
-		addBias(y, bias.Data, N)
-	}
-}
-
-// linearAccumulate adds to y (N, out) the product x (N, in) @ W^T, W (out, in) the parameter
-// w, from its Data or its packed panels: a residual branch's output projection.
-func linearAccumulate(y, x []float32, w *Param, N, in, out int) {
-	if w.Packed == nil {
-		tensor.Gemm(false, true, N, out, in, 1, x, in, w.Data, in, 1, y, out)
-		return
-	}
-	tensor.GemmPacked(false, N, 1, x, in, w.Packed, 1, y, out)
 }
