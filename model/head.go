@@ -31,18 +31,18 @@ import (
 
 // headWork holds the buffers of the fused head.
 type headWork struct {
-	rows    []int     // (M) flat row b*T+t of each computed position t
-	labels  []int     // (M) the token at t+1
-	logp    []float32 // (N) log p(tokens[b,t] | tokens[b,<t]), stored at the label's position
-	entropy []float32 // (N) entropy of the distribution predicting position t
-	lse     []float32 // (N) logsumexp of the logits predicting position t (at the label's position)
-	kept    bool      // probs holds all M rows
-	probs   []float32 // (M, V) next-token probabilities when kept, else (chunk, V)
-	z       []float32 // (chunk, V) logits of a chunk
-	hidden  []float32 // (chunk, C) final hidden states of a chunk's rows
-	dlogits []float32 // (chunk, V)
-	dhidden []float32 // (chunk, C)
-	active  []int     // (<= M) indices into rows with a non-zero upstream gradient
+	rows      []int     // (M) flat row b*T+t of each computed position t
+	labels    []int     // (M) the token at t+1
+	logp      []float32 // (N) log p(tokens[b,t] | tokens[b,<t]), stored at the label's position
+	entropy   []float32 // (N) entropy of the distribution predicting position t
+	lse       []float32 // (N) logsumexp of the logits predicting position t (at the label's position)
+	keptProbs bool      // probs holds all M rows
+	probs     []float32 // (M, V) next-token probabilities when keptProbs, else (chunk, V)
+	z         []float32 // (chunk, V) logits of a chunk
+	hidden    []float32 // (chunk, C) final hidden states of a chunk's rows
+	dlogits   []float32 // (chunk, V)
+	dhidden   []float32 // (chunk, C)
+	active    []int     // (<= M) indices into rows with a non-zero upstream gradient
 
 	chunkRows, chunkLabels []int // (chunk) rows and labels of one backward chunk
 }
@@ -172,9 +172,9 @@ func (m *Model) headChunks(ws *Workspace, record bool) {
 	if limit <= 0 {
 		limit = 1 << 26
 	}
-	h.kept = ws.keep && M*V <= limit
+	h.keptProbs = ws.keep && M*V <= limit
 	chunk := headChunk(V)
-	if h.kept {
+	if h.keptProbs {
 		h.probs = grow(h.probs, M*V)
 	} else {
 		h.probs = grow(h.probs, chunk*V)
@@ -184,7 +184,7 @@ func (m *Model) headChunks(ws *Workspace, record bool) {
 	for lo := 0; lo < M; lo += chunk {
 		hi := min(lo+chunk, M)
 		probs := h.probs[:(hi-lo)*V]
-		if h.kept {
+		if h.keptProbs {
 			probs = h.probs[lo*V : hi*V]
 		}
 		m.headProbs(ws, h.rows[lo:hi], h.labels[lo:hi], probs, record)

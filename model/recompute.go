@@ -40,11 +40,11 @@ func (m *Model) recomputeActivations(ws *Workspace) {
 }
 
 // attentionForward computes layer activations a's attention output a.attn (N, Hq, D) from its
-// queries, keys and values, keeping the attention weights in a.probs when the workspace keeps
+// queries, keys and values, keeping the attention weights in a.attnWeights when the workspace keeps
 // them and two statistics per query row in a.stats otherwise.
 func (ws *Workspace) attentionForward(a layerActs, B, T, Hq, Hkv, D int) {
-	if ws.probs {
-		tensor.AttentionForward(a.attn, a.probs, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
+	if ws.keptAttention {
+		tensor.AttentionForward(a.attn, a.attnWeights, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
 		return
 	}
 	tensor.AttentionForwardStats(a.attn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
@@ -53,8 +53,8 @@ func (ws *Workspace) attentionForward(a layerActs, B, T, Hq, Hkv, D int) {
 // attentionBackward accumulates into dq, dk, dv the gradients of attention given dattn =
 // d(loss)/d(a.attn), from the kept weights or, rebuilding them, from the statistics.
 func (ws *Workspace) attentionBackward(a layerActs, dq, dk, dv, dattn []float32, B, T, Hq, Hkv, D int) {
-	if ws.probs {
-		tensor.AttentionBackward(dq, dk, dv, dattn, a.probs, a.q, a.k, a.v, B, T, Hq, Hkv, D)
+	if ws.keptAttention {
+		tensor.AttentionBackward(dq, dk, dv, dattn, a.attnWeights, a.q, a.k, a.v, B, T, Hq, Hkv, D)
 		return
 	}
 	tensor.AttentionBackwardStats(dq, dk, dv, dattn, a.stats, a.q, a.k, a.v, ws.mask, B, T, Hq, Hkv, D)
@@ -69,7 +69,7 @@ func (ws *Workspace) attentionBackward(a layerActs, dq, dk, dv, dattn []float32,
 func (m *Model) headChunkProbs(ws *Workspace, active, rows, labels []int, probs []float32, withLogits bool) {
 	h := &ws.head
 	V := m.Config.VocabSize
-	if h.kept && !withLogits {
+	if h.keptProbs && !withLogits {
 		for i, k := range active {
 			copy(probs[i*V:(i+1)*V], h.probs[k*V:(k+1)*V])
 		}

@@ -44,14 +44,14 @@ type Workspace struct {
 	// (data parallelism, shard.go): 0 means tensor.Workers(), 1 never cuts.
 	Shards int
 
-	cfg   Config // configuration the buffers were sized for
-	owner any    // the *Model or *Critic whose forward pass the buffers hold
-	pass  pass   // which forward pass they hold
-	B, T  int    // shape of the last forward pass
-	capN  int    // rows the per-row buffers hold
-	keep  bool   // Forward keeps every layer's activations (set by the first Backward)
-	kept  bool   // the last forward pass kept them
-	probs bool   // the last forward pass kept the attention weights (layerActs.probs)
+	cfg           Config // configuration the buffers were sized for
+	owner         any    // the *Model or *Critic whose forward pass the buffers hold
+	pass          pass   // which forward pass they hold
+	B, T          int    // shape of the last forward pass
+	capN          int    // rows the per-row buffers hold
+	keep          bool   // Forward keeps every layer's activations (set by the first Backward)
+	kept          bool   // the last forward pass kept them
+	keptAttention bool   // the last forward pass kept the attention weights (layerActs.attnWeights)
 
 	tokens    []int     // (N) input ids of the last forward
 	mask      []float32 // (N) attention mask, 1 = real token, 0 = left padding
@@ -99,22 +99,22 @@ const (
 
 // layerActs are the activations one decoder layer saves for its backward pass.
 type layerActs struct {
-	rstd1  []float32 // (N) input_layernorm reciprocal RMS
-	qProj  []float32 // (N, Hq, D) q_proj output; q itself unless Qwen3's q_norm follows
-	kProj  []float32 // (N, Hkv, D) k_proj output; k itself unless Qwen3's k_norm follows
-	qRstd  []float32 // (N, Hq) q_norm reciprocal RMS of each head vector (Qwen3, else empty)
-	kRstd  []float32 // (N, Hkv) k_norm reciprocal RMS of each head vector (Qwen3, else empty)
-	q      []float32 // (N, Hq, D) queries after RoPE
-	k      []float32 // (N, Hkv, D) keys after RoPE
-	v      []float32 // (N, Hkv, D) values
-	stats  []float32 // (B, Hq, T, 2) attention softmax statistics (tensor.AttentionForwardStats)
-	probs  []float32 // (B, Hq, T, T) attention weights, when they fit MaxKeptAttention (else empty)
-	attn   []float32 // (N, Hq, D) attention output, before o_proj
-	resid1 []float32 // (N, C) residual stream after attention
-	rstd2  []float32 // (N) post_attention_layernorm reciprocal RMS
-	gate   []float32 // (N, I) gate_proj output
-	up     []float32 // (N, I) up_proj output
-	resid2 []float32 // (N, C) residual stream leaving the layer
+	rstd1       []float32 // (N) input_layernorm reciprocal RMS
+	qProj       []float32 // (N, Hq, D) q_proj output; q itself unless Qwen3's q_norm follows
+	kProj       []float32 // (N, Hkv, D) k_proj output; k itself unless Qwen3's k_norm follows
+	qRstd       []float32 // (N, Hq) q_norm reciprocal RMS of each head vector (Qwen3, else empty)
+	kRstd       []float32 // (N, Hkv) k_norm reciprocal RMS of each head vector (Qwen3, else empty)
+	q           []float32 // (N, Hq, D) queries after RoPE
+	k           []float32 // (N, Hkv, D) keys after RoPE
+	v           []float32 // (N, Hkv, D) values
+	stats       []float32 // (B, Hq, T, 2) attention softmax statistics (tensor.AttentionForwardStats)
+	attnWeights []float32 // (B, Hq, T, T) when they fit MaxKeptAttention, else empty
+	attn        []float32 // (N, Hq, D) attention output, before o_proj
+	resid1      []float32 // (N, C) residual stream after attention
+	rstd2       []float32 // (N) post_attention_layernorm reciprocal RMS
+	gate        []float32 // (N, I) gate_proj output
+	up          []float32 // (N, I) up_proj output
+	resid2      []float32 // (N, C) residual stream leaving the layer
 }
 
 // NewWorkspace returns an empty workspace (equivalent to new(Workspace)).
@@ -152,7 +152,7 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 		limit = 1 << 22
 	}
 	P := B * cfg.NumAttentionHeads * T * T
-	ws.probs = ws.keep && P <= limit
+	ws.keptAttention = ws.keep && P <= limit
 	grown := N > ws.capN
 	if grown {
 		// Grow to the larger of the old and new shapes, so that alternating shapes settle
@@ -189,9 +189,9 @@ func (ws *Workspace) prepare(cfg Config, B, T int) {
 			ws.layers[l] = a
 		}
 	}
-	if ws.probs {
+	if ws.keptAttention {
 		for l := range ws.layers {
-			ws.layers[l].probs = grow(ws.layers[l].probs, P)
+			ws.layers[l].attnWeights = grow(ws.layers[l].attnWeights, P)
 		}
 	}
 	ws.tokens, ws.mask, ws.positions = ws.tokens[:N], ws.mask[:N], ws.positions[:N]
@@ -239,7 +239,7 @@ func (ws *Workspace) footprint() int {
 		n += len(sh.grad) + sh.ws.footprint()/4
 	}
 	for _, a := range ws.layers {
-		n += len(a.rstd1) + len(a.qProj) + len(a.kProj) + len(a.qRstd) + len(a.kRstd) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.probs) + len(a.attn) +
+		n += len(a.rstd1) + len(a.qProj) + len(a.kProj) + len(a.qRstd) + len(a.kRstd) + len(a.q) + len(a.k) + len(a.v) + len(a.stats) + cap(a.attnWeights) + len(a.attn) +
 			len(a.resid1) + len(a.rstd2) + len(a.gate) + len(a.up) + len(a.resid2)
 	}
 	return 4 * n
@@ -262,8 +262,8 @@ func (ws *Workspace) view(l int) layerActs {
 		rstd1: a.rstd1[:N],
 		q:     a.q[:N*Q], k: a.k[:N*K], v: a.v[:N*K],
 		stats: a.stats[:N*cfg.NumAttentionHeads*2], attn: a.attn[:N*Q],
-		probs:  a.probs[:min(len(a.probs), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
-		resid1: a.resid1[:N*C], rstd2: a.rstd2[:N],
+		attnWeights: a.attnWeights[:min(len(a.attnWeights), ws.B*cfg.NumAttentionHeads*ws.T*ws.T)],
+		resid1:      a.resid1[:N*C], rstd2: a.rstd2[:N],
 		gate: a.gate[:N*I], up: a.up[:N*I],
 		resid2: a.resid2[:N*C],
 	}
