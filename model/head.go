@@ -29,9 +29,10 @@ import (
 // TestForwardMatchesLogits for the log-probs and entropies, TestBackwardMatchesLogits for the
 // gradients.
 
-// headWork holds the buffers of the fused head.
+// headWork holds the buffers of the fused head. A row here, as in every (N, ...) shape of the
+// package, is a flat position b*T+t of the batch (a row of ws.final (N, C)), not a batch row b.
 type headWork struct {
-	rows      []int     // (M) flat row b*T+t of each computed position t
+	rows      []int     // (M) flat position b*T+t of each computed position t
 	labels    []int     // (M) the token at t+1
 	logp      []float32 // (N) log p(tokens[b,t] | tokens[b,<t]), stored at the label's position
 	entropy   []float32 // (N) entropy of the distribution predicting position t
