@@ -330,12 +330,6 @@ func (m *Model) WritableParams() [][]float32 {
 	return paramData(m.Params)
 }
 
-// ParamData is WritableParams under its former name, which did not say that it marks the
-// weights changed.
-//
-// Deprecated: use WritableParams.
-func (m *Model) ParamData() [][]float32 { return m.WritableParams() }
-
 // MarkWeightsChanged tells the model's decoders that parameter values have been written, so
 // that each repacks its copy of the weights before its next step. Call it after writing
 // Param.Data directly; WritableParams calls it, so an optimiser updating through its slices

@@ -448,7 +448,7 @@ func sftStep(ws *model.Workspace, policy *model.Model, opt *tensor.AdamW, batch 
 	}
 	gn := tensor.ClipGradNorm(policy.ParamGrads(), gradClip)
 	opt.LR = lr
-	opt.Update(policy.ParamData(), policy.ParamGrads())
+	opt.Update(policy.WritableParams(), policy.ParamGrads())
 	if name := nonFiniteParam(policy.Params, func(p *model.Param) []float32 { return p.Data }); name != "" {
 		return SFTMetrics{}, fmt.Errorf("the update made weight %s non-finite (learning rate %g)", name, lr)
 	}

@@ -232,7 +232,7 @@ func TestTraceStepChangesNothing(t *testing.T) {
 					t.Fatalf("%s: %v", algo, err)
 				}
 			}
-			params[k] = tr.Policy.ParamData()
+			params[k] = tr.Policy.WritableParams()
 		}
 		for i := range params[0] {
 			for j := range params[0][i] {

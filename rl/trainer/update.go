@@ -182,7 +182,7 @@ func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, 
 		return nil
 	}
 	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
-	t.Opt.Update(t.Policy.ParamData(), t.Policy.ParamGrads())
+	t.Opt.Update(t.Policy.WritableParams(), t.Policy.ParamGrads())
 
 	st.n++
 	st.loss += loss
@@ -294,21 +294,11 @@ func (t *Trainer) criticMiniBatch(d *stepData, v *View, st *updateStats) error {
 		st.skip("critic gradient of " + name)
 		return nil
 	}
-	data, grads := paramSlices(t.Critic.Params)
+	grads := t.Critic.ParamGrads()
 	gn := tensor.ClipGradNorm(grads, c.GradClip)
-	t.CritOpt.Update(data, grads)
+	t.CritOpt.Update(t.Critic.WritableParams(), grads)
 	st.nCritic++
 	st.valueLoss += vl.Loss
 	st.critGrad += gn
 	return nil
-}
-
-// paramSlices returns the value and gradient slices of params, in order (for tensor.AdamW).
-func paramSlices(params []*model.Param) (data, grads [][]float32) {
-	data = make([][]float32, len(params))
-	grads = make([][]float32, len(params))
-	for i, p := range params {
-		data[i], grads[i] = p.Data, p.Grad
-	}
-	return data, grads
 }
