@@ -220,10 +220,10 @@ func rank(phase string) int {
 	return 1
 }
 
-// summaryCards picks the headline figures: EM after RL on each evaluation set (with the gain
-// over the starting policy, and y's beside it) when eval.json names its sets, the RL steps
-// run, reward and EM from the first to the last step, and otherwise EM before and after
-// training from eval.json.
+// summaryCards picks the headline figures: the EM gain over the starting policy on each
+// evaluation set (resultCards) when eval.json names its sets, the RL steps run, reward and EM
+// at the first and last steps (a window's mean), and otherwise EM before and after training
+// from eval.json.
 func summaryCards(r *run, y *Yardstick) []card {
 	var cards []card
 	res, named := readResults(r.Eval)

@@ -146,7 +146,7 @@ func TestReportOfACopiedRun(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("headline table cells\n got %q\nwant %q (from eval.json)", got, want)
 	}
-	for _, want := range []string{"<title>moved/run · agentr1 report</title>", "held-out EM after RL", "unseen EM after RL",
+	for _, want := range []string{"<title>moved/run · agentr1 report</title>", "held-out: EM gain over the SFT base", "unseen: EM gain over the SFT base",
 		`<div class="label">RL steps</div><div class="value">4</div>`, "EM during RL"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
