@@ -223,6 +223,36 @@ func SFT(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg 
 // A latest checkpoint found damaged on resume is an error wrapping
 // trainer.ErrDamagedCheckpoint that says how the run goes on (damagedAdvice).
 func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Trajectory, cfg SFTConfig, padID int, seed uint64, opt SFTOptions, onStep func(SFTMetrics)) error {
+	if err := checkSFTInputs(demos, cfg, opt); err != nil {
+		return err
+	}
+	rows, weights, err := sftRows(demos, cfg, opt)
+	if err != nil {
+		return err
+	}
+	st := &sftState{
+		cfg: cfg, seed: seed, policy: policy,
+		opt:   tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
+		watch: trainer.SFTLossDivergence(policy.Config.VocabSize),
+	}
+	if err := st.resume(opt); err != nil {
+		return err
+	}
+	r := &sftRun{
+		st: st, opt: opt, ws: model.NewWorkspace(), rows: rows, weights: weights, padID: padID,
+		sched:     trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio},
+		copySched: trainer.Schedule{Peak: cfg.CopyLR, Warmup: cfg.WarmupSteps, Total: cfg.CopySteps, Decay: trainer.DecayConstant},
+	}
+	if err := r.readCopyTokens(demos); err != nil {
+		return err
+	}
+	return r.train(ctx, onStep)
+}
+
+// checkSFTInputs refuses settings cfg.Validate rejects, no demonstrations, and options that do
+// not give what cfg's weights need (an action weight list per demonstration, the number tokens,
+// the copied names).
+func checkSFTInputs(demos []*mdp.Trajectory, cfg SFTConfig, opt SFTOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -238,12 +268,20 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 	if cfg.NameWeight != 1 && len(opt.CopiedNames) != len(demos) {
 		return fmt.Errorf("sft: NameWeight %g needs the copied names of each of the %d demonstrations (SFTOptions.CopiedNames), got %d", cfg.NameWeight, len(demos), len(opt.CopiedNames))
 	}
-	rows := make([]mdp.Row, len(demos))
-	weights := make([][]float64, len(demos)) // per row (T): the loss weight of each token
+	return nil
+}
+
+// sftRows flattens each demonstration into its row (mdp.Flatten) and gives the row's tokens
+// their loss weights: weights[i] (len(rows[i].Tokens)) is tokenWeights', scaled on the number
+// tokens (NumberWeight, ContextNumberWeight) and on the copied names (NameWeight) when these
+// are not 1.
+func sftRows(demos []*mdp.Trajectory, cfg SFTConfig, opt SFTOptions) (rows []mdp.Row, weights [][]float64, err error) {
+	rows = make([]mdp.Row, len(demos))
+	weights = make([][]float64, len(demos)) // per row (T): the loss weight of each token
 	for i, d := range demos {
 		r, err := mdp.Flatten(d, 0)
 		if err != nil {
-			return fmt.Errorf("sft: demonstration %d: %w", i, err)
+			return nil, nil, fmt.Errorf("sft: demonstration %d: %w", i, err)
 		}
 		rows[i] = r
 		var aw []float64
@@ -258,135 +296,200 @@ func SFTWithOptions(ctx context.Context, policy *model.Model, demos []*mdp.Traje
 			scaleMarked(weights[i], opt.CopiedNames[i], cfg.NameWeight)
 		}
 	}
-	st := &sftState{
-		cfg: cfg, seed: seed, policy: policy,
-		opt:   tensor.AdamW{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay},
-		watch: trainer.SFTLossDivergence(policy.Config.VocabSize),
+	return rows, weights, nil
+}
+
+// resume loads the latest SFT checkpoint of opt.CheckpointDir into st when opt.Resume asks for
+// one, telling opt.OnResume, and gives the caller back the state it saved with it
+// (opt.RestoreState), or nil when there is no checkpoint and SFT starts over.
+func (st *sftState) resume(opt SFTOptions) error {
+	if !opt.Resume || opt.CheckpointDir == "" {
+		return nil
 	}
-	if opt.Resume && opt.CheckpointDir != "" {
-		path, err := latestSFTCheckpoint(opt.CheckpointDir)
-		if err != nil {
-			return err
-		}
-		if path != "" {
-			if err := st.load(path); err != nil {
-				if errors.Is(err, trainer.ErrDamagedCheckpoint) {
-					return fmt.Errorf("%w; %s", err, damagedAdvice(path, "SFT"))
-				}
-				return err
-			}
-			if opt.OnResume != nil {
-				opt.OnResume(path, st.step)
-			}
-			if opt.RestoreState != nil && st.run != nil {
-				opt.RestoreState(st.run)
-			}
-		} else if opt.RestoreState != nil {
+	path, err := latestSFTCheckpoint(opt.CheckpointDir)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		if opt.RestoreState != nil {
 			opt.RestoreState(nil)
 		}
+		return nil
 	}
-	ws := model.NewWorkspace()
-	save := func() (string, error) {
-		// Finite weights can still be so large that the logits overflow: one forward pass over
-		// a demonstration proves the policy before it is checkpointed.
-		if err := finiteForward(ws, policy, rows[0].Tokens); err != nil {
-			return "", fmt.Errorf("sft checkpoint after step %d refused: %w", st.step, err)
-		}
-		if opt.SaveState != nil {
-			st.run = opt.SaveState()
-		}
-		path, err := st.save(opt.CheckpointDir)
-		if err == nil && opt.OnCheckpoint != nil {
-			opt.OnCheckpoint(path)
-		}
-		return path, err
-	}
-	sched := trainer.Schedule{Peak: cfg.LR, Warmup: cfg.WarmupSteps, Total: cfg.Steps, Decay: cfg.Decay, MinRatio: cfg.MinLRRatio}
-	copySched := trainer.Schedule{Peak: cfg.CopyLR, Warmup: cfg.WarmupSteps, Total: cfg.CopySteps, Decay: trainer.DecayConstant}
-	var copyVocab []int            // the copy rows' tokens: read off every demonstration, so only when needed
-	var copyKeys, copyDigits []int // the number rows' keys and digits, parted from copyVocab
-	if st.step < cfg.CopySteps || cfg.CopyEvery > 0 {
-		copyVocab = observationTokens(demos)
-		if cfg.CopyNumbers {
-			if copyKeys, copyDigits = splitNumbers(copyVocab, opt.NumberTokens); len(copyDigits) == 0 || len(copyKeys) == 0 {
-				return fmt.Errorf("sft: CopyNumbers: the tool responses hold %d number and %d other tokens, want some of each", len(copyDigits), len(copyKeys))
-			}
-		}
-	}
-	total := cfg.TotalSteps()
-	// fail adds the last checkpoint, the one a resume continues from, to a step's error.
-	fail := func(err error) error {
-		if last, _ := latestSFTCheckpoint(opt.CheckpointDir); opt.CheckpointDir != "" && last != "" {
-			err = fmt.Errorf("%w; the last SFT checkpoint is %s", err, last)
+	if err := st.load(path); err != nil {
+		if errors.Is(err, trainer.ErrDamagedCheckpoint) {
+			return fmt.Errorf("%w; %s", err, damagedAdvice(path, "SFT"))
 		}
 		return err
 	}
+	if opt.OnResume != nil {
+		opt.OnResume(path, st.step)
+	}
+	if opt.RestoreState != nil && st.run != nil {
+		opt.RestoreState(st.run)
+	}
+	return nil
+}
+
+// sftRun is one call of SFTWithOptions: the state it checkpoints (st) and what stays fixed
+// from step to step.
+type sftRun struct {
+	st        *sftState
+	opt       SFTOptions
+	ws        *model.Workspace
+	rows      []mdp.Row        // one per demonstration
+	weights   [][]float64      // per row (T): the loss weight of each token
+	padID     int              // the token padding a batch's rows to its longest
+	sched     trainer.Schedule // the demonstration steps' learning rate
+	copySched trainer.Schedule // the copy steps', counted among the copy steps
+	copyVocab []int            // the copy rows' tokens: read off every demonstration, so only when needed
+	// copyKeys and copyDigits are the number rows' keys and digits, parted from copyVocab.
+	copyKeys, copyDigits []int
+}
+
+// readCopyTokens reads the copy rows' tokens off the demonstrations' tool responses
+// (copyVocab; with CopyNumbers, parted into keys and digits) when copy steps remain to take.
+func (r *sftRun) readCopyTokens(demos []*mdp.Trajectory) error {
+	cfg := r.st.cfg
+	if r.st.step >= cfg.CopySteps && cfg.CopyEvery <= 0 {
+		return nil // no copy step left to take
+	}
+	r.copyVocab = observationTokens(demos)
+	if cfg.CopyNumbers {
+		if r.copyKeys, r.copyDigits = splitNumbers(r.copyVocab, r.opt.NumberTokens); len(r.copyDigits) == 0 || len(r.copyKeys) == 0 {
+			return fmt.Errorf("sft: CopyNumbers: the tool responses hold %d number and %d other tokens, want some of each", len(r.copyDigits), len(r.copyKeys))
+		}
+	}
+	return nil
+}
+
+// train takes the steps from st.step to cfg.TotalSteps(), saving the state every
+// opt.CheckpointEvery steps and, before it returns, when ctx is cancelled.
+func (r *sftRun) train(ctx context.Context, onStep func(SFTMetrics)) error {
+	st, total := r.st, r.st.cfg.TotalSteps()
 	for st.step < total {
 		if err := ctx.Err(); err != nil {
-			msg := fmt.Sprintf("interrupted after SFT step %d", st.step)
-			if opt.CheckpointDir != "" {
-				path, serr := save()
-				if serr != nil {
-					return fmt.Errorf("%s; saving the state failed: %w", msg, serr)
-				}
-				msg += "; state saved to " + path
-			}
-			return fmt.Errorf("%s: %w", msg, err)
+			return r.interrupted(err)
 		}
-		step := st.step
-		start := time.Now()
-		var batch []mdp.Row
-		var batchWeights [][]float64
-		var lr float64
-		copyStep, index := cfg.stepKind(step)
-		if copyStep {
-			rng := rand.New(rand.NewPCG(seed^copySalt, uint64(step)))
-			batch, batchWeights = cfg.copyRows(index, copyVocab, copyKeys, copyDigits, rng)
-			lr = copySched.LR(index) // counted among the copy steps, wherever they fall
-		} else {
-			var err error
-			if batch, batchWeights, err = st.demoBatch(rows, weights); err != nil {
-				return fmt.Errorf("sft step %d: %w", step+1, err)
-			}
-			lr = sched.LR(index)
+		if err := r.step(onStep); err != nil {
+			return err
 		}
-		m, err := sftStep(ws, policy, &st.opt, batch, batchWeights, padID, cfg.GradClip, lr)
-		if err != nil {
-			return fail(fmt.Errorf("sft step %d: %w", step+1, err))
-		}
-		if step == cfg.CopySteps && step > 0 {
-			// The demonstrations' loss is a new series: it starts far above the copy rows'.
-			st.watch = trainer.SFTLossDivergence(policy.Config.VocabSize)
-		}
-		if copyStep {
-			m.Phase = PhaseCopy
-		}
-		if !copyStep || step < cfg.CopySteps {
-			// A copy step among the demonstrations' is not of their series.
-			m.Diverging = st.watch.Observe(float64(m.Loss))
-		}
-		if onStep != nil {
-			m.Step = step + 1 // counted from 1, as RL steps are
-			m.TimeTotal = trainer.Num(time.Since(start).Seconds())
-			m.TokensPerSec = m.TokensPerSec / m.TimeTotal
-			onStep(m)
-		}
-		if m.Diverging != "" && opt.StopOnDivergence {
-			return fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step+1, m.Diverging))
-		}
-		st.step++
-		if opt.CheckpointDir != "" && opt.CheckpointEvery > 0 && st.step%opt.CheckpointEvery == 0 && st.step < total {
-			if _, err := save(); err != nil {
-				return fail(fmt.Errorf("sft step %d: %w", step+1, err))
+		if r.opt.CheckpointDir != "" && r.opt.CheckpointEvery > 0 && st.step%r.opt.CheckpointEvery == 0 && st.step < total {
+			if _, err := r.save(); err != nil {
+				return r.fail(fmt.Errorf("sft step %d: %w", st.step, err))
 			}
 		}
 	}
 	// The last step's weights are finite (sftStep checked them); so must be what they
 	// compute, before the caller saves the result as the SFT base.
-	if err := finiteForward(ws, policy, rows[0].Tokens); err != nil && st.step > 0 {
-		return fail(fmt.Errorf("after sft step %d: %w", st.step, err))
+	if err := finiteForward(r.ws, st.policy, r.rows[0].Tokens); err != nil && st.step > 0 {
+		return r.fail(fmt.Errorf("after sft step %d: %w", st.step, err))
 	}
 	return nil
+}
+
+// interrupted saves the state (when opt.CheckpointDir is set) and returns the interrupt, err,
+// wrapped with the step it came after and where the state went.
+func (r *sftRun) interrupted(err error) error {
+	msg := fmt.Sprintf("interrupted after SFT step %d", r.st.step)
+	if r.opt.CheckpointDir != "" {
+		path, serr := r.save()
+		if serr != nil {
+			return fmt.Errorf("%s; saving the state failed: %w", msg, serr)
+		}
+		msg += "; state saved to " + path
+	}
+	return fmt.Errorf("%s: %w", msg, err)
+}
+
+// step takes optimiser step st.step+1 of the warm start, a copy step or a demonstration step
+// (stepKind), hands its metrics to onStep (if not nil) and counts it done.
+func (r *sftRun) step(onStep func(SFTMetrics)) error {
+	st := r.st
+	step := st.step
+	start := time.Now()
+	copyStep, index := st.cfg.stepKind(step)
+	batch, batchWeights, lr, err := r.batch(copyStep, index)
+	if err != nil {
+		return fmt.Errorf("sft step %d: %w", step+1, err)
+	}
+	m, err := sftStep(r.ws, st.policy, &st.opt, batch, batchWeights, r.padID, st.cfg.GradClip, lr)
+	if err != nil {
+		return r.fail(fmt.Errorf("sft step %d: %w", step+1, err))
+	}
+	r.watchLoss(&m, step, copyStep)
+	if onStep != nil {
+		m.Step = step + 1 // counted from 1, as RL steps are
+		m.TimeTotal = trainer.Num(time.Since(start).Seconds())
+		m.TokensPerSec = m.TokensPerSec / m.TimeTotal
+		onStep(m)
+	}
+	if m.Diverging != "" && r.opt.StopOnDivergence {
+		return r.fail(fmt.Errorf("sft step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", step+1, m.Diverging))
+	}
+	st.step++
+	return nil
+}
+
+// batch returns the rows of a step, their token weights (len(rows[i].Tokens) each) and its
+// learning rate: a copy step's rows are drawn afresh (copyRows), a demonstration step's are the
+// next batch of the pass under way (demoBatch). index is the step's among its kind (stepKind).
+func (r *sftRun) batch(copyStep bool, index int) ([]mdp.Row, [][]float64, float64, error) {
+	st := r.st
+	if copyStep {
+		rng := rand.New(rand.NewPCG(st.seed^copySalt, uint64(st.step)))
+		batch, batchWeights := st.cfg.copyRows(index, r.copyVocab, r.copyKeys, r.copyDigits, rng)
+		return batch, batchWeights, r.copySched.LR(index), nil // counted among the copy steps, wherever they fall
+	}
+	batch, batchWeights, err := st.demoBatch(r.rows, r.weights)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return batch, batchWeights, r.sched.LR(index), nil
+}
+
+// watchLoss marks m, the metrics of step (from 0), as a copy step's, and has the loss's
+// divergence watch observe the loss of the series it belongs to, setting m.Diverging.
+func (r *sftRun) watchLoss(m *SFTMetrics, step int, copyStep bool) {
+	st, cfg := r.st, r.st.cfg
+	if step == cfg.CopySteps && step > 0 {
+		// The demonstrations' loss is a new series: it starts far above the copy rows'.
+		st.watch = trainer.SFTLossDivergence(st.policy.Config.VocabSize)
+	}
+	if copyStep {
+		m.Phase = PhaseCopy
+	}
+	if !copyStep || step < cfg.CopySteps {
+		// A copy step among the demonstrations' is not of their series.
+		m.Diverging = st.watch.Observe(float64(m.Loss))
+	}
+}
+
+// save checkpoints the state into opt.CheckpointDir with the caller's own (opt.SaveState),
+// tells opt.OnCheckpoint and returns the path.
+func (r *sftRun) save() (string, error) {
+	st := r.st
+	// Finite weights can still be so large that the logits overflow: one forward pass over
+	// a demonstration proves the policy before it is checkpointed.
+	if err := finiteForward(r.ws, st.policy, r.rows[0].Tokens); err != nil {
+		return "", fmt.Errorf("sft checkpoint after step %d refused: %w", st.step, err)
+	}
+	if r.opt.SaveState != nil {
+		st.run = r.opt.SaveState()
+	}
+	path, err := st.save(r.opt.CheckpointDir)
+	if err == nil && r.opt.OnCheckpoint != nil {
+		r.opt.OnCheckpoint(path)
+	}
+	return path, err
+}
+
+// fail adds the last checkpoint, the one a resume continues from, to a step's error.
+func (r *sftRun) fail(err error) error {
+	if last, _ := latestSFTCheckpoint(r.opt.CheckpointDir); r.opt.CheckpointDir != "" && last != "" {
+		err = fmt.Errorf("%w; the last SFT checkpoint is %s", err, last)
+	}
+	return err
 }
 
 // demoBatch takes the next batch of demonstrations (rows, with their token weights) off the
