@@ -35,10 +35,11 @@
 //     and the pieces' order are shuffled, a deviation from verl that DESIGN.md explains),
 //     each taking one optimiser step; PPO's critic takes the clipped value loss on the same
 //     mini-batch. During the critic warm-up only the critic learns;
-//  9. each mini-batch's loss (policyMiniBatch): PPO's clipped loss (or GSPO's, or GPG's) with
-//     the chosen aggregation, minus the entropy bonus, plus β·KL loss when the KL is a loss
-//     term, and its gradients dL/dlogp (and dL/dH with an entropy bonus);
-//  10. the model's backward pass takes dL/dlogp and dL/dH to every weight's gradient;
+//  9. each mini-batch's loss (policyMiniBatch, miniBatchLoss): PPO's clipped loss (or
+//     GSPO's, or GPG's) with the chosen aggregation, minus the entropy bonus, plus β·KL loss
+//     when the KL is a loss term, and its gradients dL/dlogp (and dL/dH with an entropy bonus);
+//  10. the model's backward pass takes dL/dlogp and dL/dH to every weight's gradient
+//     (stepPolicy);
 //  11. the gradient norm is clipped and AdamW steps, with linear warm-up and cosine (or
 //     linear) decay.
 //

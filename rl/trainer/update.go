@@ -112,87 +112,126 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 // without changing the loss or its gradient. epoch and k (the mini-batch's place in it) name
 // the mini-batch for OnPolicyLoss.
 func (t *Trainer) policyMiniBatch(d *stepData, v *View, st *updateStats, epoch, k int) error {
-	c := &t.Config
 	fullMask := v.Gather(d.lossMask.Data) // (B, L) of the whole mini-batch
 	if rl.MaskedSum(fullMask, fullMask) == 0 {
 		return nil // no trainable token (every row cut before generating): nothing to learn
 	}
-	agg := aggDenominators(fullMask, c.MaxLen)
+	agg := aggDenominators(fullMask, t.Config.MaxLen)
 	mask := fullMask // (B, L) of the rows trained on
 	miniBatchRows := v.rows
 	if tv := t.teachingRows(d, v); tv != v {
 		v, mask = tv, tv.Gather(d.lossMask.Data)
 	}
-	logpT, entT := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
-	logp := v.ResponseColumns(logpT)                                  // (B, L)
-	ent := v.ResponseColumns(entT)                                    // (B, L)
-	old := v.Gather(d.oldLogp.Data)
-	adv := v.Gather(d.advantages.Data)
-	pl, err := t.policyLoss(logp, old, adv, mask, agg)
+	p, err := t.miniBatchLoss(d, v, mask, agg)
 	if err != nil {
 		return err
-	}
-	loss := pl.Loss
-	dlogp := pl.GradLogProb // (B, L)
-	if t.OnPolicyLoss != nil {
-		dlogp = pl.GradLogProb.Clone() // the KL term below adds to dlogp; pl stays the PPO loss's
-	}
-	var dent []float32
-	entLoss, entGrad, err := rl.AggLoss(ent, mask, c.AggMode, agg)
-	if err != nil {
-		return err
-	}
-	if c.EntropyCoef != 0 {
-		loss -= c.EntropyCoef * entLoss
-		for k := range entGrad.Data {
-			entGrad.Data[k] *= -c.EntropyCoef
-		}
-		dent = v.TokenGrad(entGrad)
-	}
-	if c.KLMode() == KLAsLoss {
-		ref := v.Gather(d.refLogp.Data)
-		kl, klGrad, err := rl.KLLoss(logp, ref, mask, c.KLEstimator, c.AggMode, agg)
-		if err != nil {
-			return err
-		}
-		loss += d.klBeta * kl
-		for k := range dlogp.Data {
-			dlogp.Data[k] += d.klBeta * klGrad.Data[k]
-		}
 	}
 	if t.OnPolicyLoss != nil {
 		t.OnPolicyLoss(&PolicyTrace{Epoch: epoch, MiniBatch: k, MiniBatchRows: miniBatchRows, Rows: v.rows,
-			LogProbs: logp, OldLogProbs: old, Advantages: adv, Mask: mask, Agg: agg, Loss: pl, GradLogProb: dlogp})
+			LogProbs: p.logp, OldLogProbs: p.old, Advantages: p.adv, Mask: mask, Agg: agg, Loss: p.pl, GradLogProb: p.dlogp})
 	}
+	gn, stepped := t.stepPolicy(v, p, st)
+	if stepped {
+		st.addPolicy(p, mask, agg, gn)
+	}
+	return nil
+}
+
+// policyTerms is a mini-batch's policy loss, its gradients and what they were computed from,
+// over the rows trained on.
+type policyTerms struct {
+	logp, old, adv, ent rl.Matrix     // (B, L): log-probs now and at sampling, advantages, entropies
+	pl                  rl.PolicyLoss // the algorithm's policy loss alone (policyLoss)
+	entLoss             float64       // Agg(H), whether or not the entropy bonus is on
+	loss                float64       // pl.Loss − EntropyCoef·Agg(H) + β·KL loss
+	dlogp               rl.Matrix     // (B, L) dL/dlogp
+	dent                []float32     // (B, T) dL/dH; nil without an entropy bonus
+}
+
+// miniBatchLoss runs the policy forward on the rows of v and computes the loss of
+// policyMiniBatch over mask (B, L), aggregated with the mini-batch's denominators agg, with its
+// gradients dL/dlogp and, with an entropy bonus, dL/dH.
+func (t *Trainer) miniBatchLoss(d *stepData, v *View, mask rl.Matrix, agg rl.AggOptions) (*policyTerms, error) {
+	c := &t.Config
+	logpT, entT := t.Policy.Forward(t.ws, v.Tokens, v.Attn, v.B, v.T) // (B, T) each
+	p := &policyTerms{
+		logp: v.ResponseColumns(logpT), // (B, L)
+		ent:  v.ResponseColumns(entT),  // (B, L)
+		old:  v.Gather(d.oldLogp.Data),
+		adv:  v.Gather(d.advantages.Data),
+	}
+	pl, err := t.policyLoss(p.logp, p.old, p.adv, mask, agg)
+	if err != nil {
+		return nil, err
+	}
+	p.pl, p.loss = pl, pl.Loss
+	p.dlogp = pl.GradLogProb // (B, L)
+	if t.OnPolicyLoss != nil {
+		p.dlogp = pl.GradLogProb.Clone() // the KL term below adds to dlogp; pl stays the PPO loss's
+	}
+	entLoss, entGrad, err := rl.AggLoss(p.ent, mask, c.AggMode, agg)
+	if err != nil {
+		return nil, err
+	}
+	p.entLoss = entLoss
+	if c.EntropyCoef != 0 {
+		p.loss -= c.EntropyCoef * entLoss
+		for k := range entGrad.Data {
+			entGrad.Data[k] *= -c.EntropyCoef
+		}
+		p.dent = v.TokenGrad(entGrad)
+	}
+	if c.KLMode() == KLAsLoss {
+		ref := v.Gather(d.refLogp.Data)
+		kl, klGrad, err := rl.KLLoss(p.logp, ref, mask, c.KLEstimator, c.AggMode, agg)
+		if err != nil {
+			return nil, err
+		}
+		p.loss += d.klBeta * kl
+		for k := range p.dlogp.Data {
+			p.dlogp.Data[k] += d.klBeta * klGrad.Data[k]
+		}
+	}
+	return p, nil
+}
+
+// stepPolicy takes the policy optimiser step of p's gradients: the model's backward pass from
+// dL/dlogp and dL/dH, the gradient clipped to GradClip, and AdamW's step. It returns the
+// gradient norm before clipping, and false when the numeric guard skipped the step.
+func (t *Trainer) stepPolicy(v *View, p *policyTerms, st *updateStats) (gradNorm float64, stepped bool) {
 	// Numeric guard: a non-finite loss or gradient skips this optimiser step (the parameters
 	// and AdamW moments stay as they were) and is reported; Run stops the run after
 	// MaxNonFiniteSteps such steps in a row.
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		st.skip(fmt.Sprintf("policy loss %v (pg %v, entropy %v)", loss, pl.Loss, entLoss))
-		return nil
+	if math.IsNaN(p.loss) || math.IsInf(p.loss, 0) {
+		st.skip(fmt.Sprintf("policy loss %v (pg %v, entropy %v)", p.loss, p.pl.Loss, p.entLoss))
+		return 0, false
 	}
-	gradT := v.TokenGrad(dlogp) // (B, T)
+	gradT := v.TokenGrad(p.dlogp) // (B, T)
 	if t.onBackward != nil {
 		t.onBackward(v, gradT)
 	}
 	t.Policy.ZeroGrad()
-	t.Policy.Backward(t.ws, gradT, dent)
+	t.Policy.Backward(t.ws, gradT, p.dent)
 	if name := nonFinite(t.Policy.Params); name != "" {
 		st.skip("gradient of " + name)
-		return nil
+		return 0, false
 	}
-	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), c.GradClip)
+	gn := tensor.ClipGradNorm(t.Policy.ParamGrads(), t.Config.GradClip)
 	t.Opt.Update(t.Policy.WritableParams(), t.Policy.ParamGrads())
+	return gn, true
+}
 
+// addPolicy adds a policy optimiser step's metrics: p's loss terms over the rows trained on
+// (mask, (B, L)), with the mini-batch's denominators agg, and the gradient norm gn.
+func (st *updateStats) addPolicy(p *policyTerms, mask rl.Matrix, agg rl.AggOptions, gn float64) {
 	st.n++
-	st.loss += loss
-	st.pg += pl.Loss
-	st.ent += rl.MaskedMean(ent, mask)
-	st.approxKL += rl.ApproxKL(logp, old, mask) // CleanRL's approx_kl: the k3 estimate of KL(old ‖ new)
-	st.ppoKL += pl.PPOKL
-	st.clip += pl.ClipFrac * rl.MaskedSum(mask, mask) / agg.BatchNumTokens // left-out rows are never clipped (A = 0)
+	st.loss += p.loss
+	st.pg += p.pl.Loss
+	st.ent += rl.MaskedMean(p.ent, mask)
+	st.approxKL += rl.ApproxKL(p.logp, p.old, mask) // CleanRL's approx_kl: the k3 estimate of KL(old ‖ new)
+	st.ppoKL += p.pl.PPOKL
+	st.clip += p.pl.ClipFrac * rl.MaskedSum(mask, mask) / agg.BatchNumTokens // left-out rows are never clipped (A = 0)
 	st.gradNorm += gn
-	return nil
 }
 
 // policyLoss returns the algorithm's policy loss (Algorithm.PolicyLoss) of a mini-batch's rows,
