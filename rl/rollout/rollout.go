@@ -150,8 +150,22 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 	if err := checkFits(dec, tasks, cfg); err != nil {
 		return nil, err
 	}
-	nrows := len(tasks) * cfg.N
-	rows := make([]*row, nrows)
+	rows := prefill(dec, tasks, cfg)
+	if err := generate(ctx, dec, sampler, enc, rows, cfg); err != nil {
+		return nil, err
+	}
+	out := make([]*Result, len(rows))
+	for i, r := range rows {
+		out[i] = r.result
+	}
+	return out, nil
+}
+
+// prefill starts the rows, len(tasks)*N of them, task i's samples being rows i*N ... i*N+N-1,
+// and feeds each row's prompt to its cache in dec, leaving the next-token logits in the row.
+// A row whose prompt leaves no room for a response is finished at once, cut (CutPrompt).
+func prefill(dec Decoder, tasks []Task, cfg Config) []*row {
+	rows := make([]*row, len(tasks)*cfg.N)
 	cp, copies := dec.(rowCopier)
 	var lead []int      // the rows that prefill their prompt
 	var prompts [][]int // and the prompt of each
@@ -190,37 +204,20 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 			}
 		}
 	}
+	return rows
+}
 
+// generate runs the rows' episodes to their end: each step samples a token for every active
+// row (sampleTokens) and feeds it back to dec, and the rows whose turn ended hand it to their
+// environment (endTurns), until no row is active. It stops at ctx's cancellation, checked
+// before each step.
+func generate(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, rows []*row, cfg Config) error {
 	var stepRows, stepToks, ended []int
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		stepRows, stepToks, ended = stepRows[:0], stepToks[:0], ended[:0]
-		for i, r := range rows {
-			if !r.active {
-				continue
-			}
-			tok, lp := sampler.Sample(r.logits, r.rng)
-			r.cur.Action = append(r.cur.Action, tok)
-			r.cur.ActionLogProbs = append(r.cur.ActionLogProbs, lp)
-			r.pending = tok
-			length := dec.Len(i) + 1 // the cache plus the sampled token
-			switch {
-			case slices.Contains(cfg.StopTokens, tok):
-				r.stopped, r.lengthCut = true, false
-				ended = append(ended, i)
-			case length >= cfg.MaxLen:
-				r.stopped, r.lengthCut = false, true
-				ended = append(ended, i)
-			case len(r.cur.Action) >= cfg.MaxTurnTokens:
-				r.stopped, r.lengthCut = false, false
-				ended = append(ended, i)
-			default:
-				stepRows = append(stepRows, i)
-				stepToks = append(stepToks, tok)
-			}
-		}
+		stepRows, stepToks, ended = sampleTokens(dec, sampler, rows, cfg, stepRows[:0], stepToks[:0], ended[:0])
 		if len(stepRows) > 0 {
 			out := dec.Step(stepRows, stepToks)
 			for j, i := range stepRows {
@@ -229,18 +226,45 @@ func Run(ctx context.Context, dec Decoder, sampler Sampler, enc Encoder, tasks [
 		}
 		if len(ended) > 0 {
 			if err := endTurns(ctx, dec, enc, rows, ended, cfg); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if !anyActive(rows) {
-			break
+			return nil
 		}
 	}
-	out := make([]*Result, nrows)
+}
+
+// sampleTokens samples the next token of every active row from its logits, adds it to the
+// row's turn, and sorts the rows it appends to: stepRows, those whose turn goes on, each to be
+// fed stepToks' token, and ended, those whose turn the token ended (a stop token, MaxLen or
+// MaxTurnTokens), the token left pending.
+func sampleTokens(dec Decoder, sampler Sampler, rows []*row, cfg Config, stepRows, stepToks, ended []int) ([]int, []int, []int) {
 	for i, r := range rows {
-		out[i] = r.result
+		if !r.active {
+			continue
+		}
+		tok, lp := sampler.Sample(r.logits, r.rng)
+		r.cur.Action = append(r.cur.Action, tok)
+		r.cur.ActionLogProbs = append(r.cur.ActionLogProbs, lp)
+		r.pending = tok
+		length := dec.Len(i) + 1 // the cache plus the sampled token
+		switch {
+		case slices.Contains(cfg.StopTokens, tok):
+			r.stopped, r.lengthCut = true, false
+			ended = append(ended, i)
+		case length >= cfg.MaxLen:
+			r.stopped, r.lengthCut = false, true
+			ended = append(ended, i)
+		case len(r.cur.Action) >= cfg.MaxTurnTokens:
+			r.stopped, r.lengthCut = false, false
+			ended = append(ended, i)
+		default:
+			stepRows = append(stepRows, i)
+			stepToks = append(stepToks, tok)
+		}
 	}
-	return out, nil
+	return stepRows, stepToks, ended
 }
 
 func anyActive(rows []*row) bool {
