@@ -280,18 +280,38 @@ func anyActive(rows []*row) bool {
 // concurrently, then appends each continuing row's pending token and observation to its
 // cache, all rows in one call (appendRows).
 func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended []int, cfg Config) error {
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	// Close the agent turn of every ended row.
 	for _, i := range ended {
 		r := rows[i]
 		r.result.Turns = append(r.result.Turns, r.cur)
 		r.cur = mdp.Turn{}
 	}
-	// Environment steps, concurrently; a turn cut by MaxLen is not stepped (its text is
-	// incomplete and nothing could follow it).
+	stepEpisodes(ctx, enc, rows, ended, cfg.Workers)
+	var fed []int     // the rows that go on to another turn
+	var feeds [][]int // and what each is fed: its pending token and the observation
+	for _, i := range ended {
+		feed, err := nextTurnFeed(dec, enc, rows[i], i, cfg)
+		if err != nil {
+			return err
+		}
+		if feed != nil {
+			fed, feeds = append(fed, i), append(feeds, feed)
+		}
+	}
+	appendRows(dec, fed, feeds, func(j int, logits []float32) {
+		r := rows[fed[j]]
+		r.logits = append(r.logits[:0], logits...)
+	})
+	return nil
+}
+
+// stepEpisodes hands the closed turn of each row in ended to its episode, on up to workers
+// goroutines (0: GOMAXPROCS), and keeps each row's transition and error in the row. A turn cut
+// by MaxLen is not stepped: its text is incomplete and nothing could follow it.
+func stepEpisodes(ctx context.Context, enc Encoder, rows []*row, ended []int, workers int) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
 	for _, i := range ended {
@@ -308,66 +328,64 @@ func endTurns(ctx context.Context, dec Decoder, enc Encoder, rows []*row, ended 
 		}()
 	}
 	wg.Wait()
-	var fed []int     // the rows that go on to another turn
-	var feeds [][]int // and what each is fed: its pending token and the observation
-	for _, i := range ended {
-		r := rows[i]
-		s, turn := r.result, len(r.result.Turns)
-		if r.stepErr != nil {
-			return fmt.Errorf("rollout: row %d turn %d: %w", i, turn, r.stepErr)
-		}
-		last := &s.Turns[turn-1]
-		if r.lengthCut {
-			s.CutMaxLength = true
-			s.cut("turn %d: prompt and response reached MaxLen %d tokens while generating", turn, cfg.MaxLen)
-			finish(r)
-			continue
-		}
-		recordToolCall(last, r.transition.Reward, cfg.ToolEnd)
-		// A turn without a stop token that hit MaxTurnTokens is flagged as cut.
-		if !r.stopped {
-			s.CutTurnTokens = true
-			s.cut("turn %d: %d tokens generated without a stop token: MaxTurnTokens is %d", turn, len(last.Action), cfg.MaxTurnTokens)
-		}
-		if r.transition.Done {
-			finish(r)
-			continue
-		}
-		if turn >= cfg.MaxTurns {
-			s.CutMaxTurns = true
-			s.cut("turn %d still called a tool: MaxTurns is %d", turn, cfg.MaxTurns)
-			finish(r)
-			continue
-		}
-		obs, whole, err := EncodeObservation(enc, r.transition.Observation, r.transition.ObservationTail, cfg.MaxObsTokens)
-		if err != nil {
-			return fmt.Errorf("rollout: row %d turn %d: %w", i, turn, err)
-		}
-		// The pending token and the observation must fit, with room for one generated token.
-		if used := dec.Len(i) + 1; used+len(obs)+1 > cfg.MaxLen {
-			s.CutMaxLength = true
-			s.cut("turn %d: observation of %d tokens does not fit: %d of MaxLen %d tokens used, one must stay for the next turn",
-				turn, len(obs), used, cfg.MaxLen)
-			finish(r)
-			continue
-		}
-		feed := make([]int, 0, 1+len(obs))
-		feed = append(feed, r.pending)
-		feed = append(feed, obs...)
-		fed, feeds = append(fed, i), append(feeds, feed)
-		if len(obs) > 0 {
-			last.Observation = obs
-		}
-		if cfg.MaxObsTokens > 0 && whole > cfg.MaxObsTokens {
-			s.CutObservations++
-			s.cut("turn %d: observation of %d tokens cut to MaxObsTokens %d", turn, whole, cfg.MaxObsTokens)
-		}
+}
+
+// nextTurnFeed settles row r (row i) once its turn was stepped: it records the turn's tool
+// call and the limits that cut it, and returns what the row is fed for its next turn (its
+// pending token, then the observation's tokens), or nil when the episode is over (finish): the
+// environment is done, or MaxLen or MaxTurns ends it. An environment error, or an observation
+// that does not encode, is returned with the row and turn.
+func nextTurnFeed(dec Decoder, enc Encoder, r *row, i int, cfg Config) ([]int, error) {
+	s, turn := r.result, len(r.result.Turns)
+	if r.stepErr != nil {
+		return nil, fmt.Errorf("rollout: row %d turn %d: %w", i, turn, r.stepErr)
 	}
-	appendRows(dec, fed, feeds, func(j int, logits []float32) {
-		r := rows[fed[j]]
-		r.logits = append(r.logits[:0], logits...)
-	})
-	return nil
+	last := &s.Turns[turn-1]
+	if r.lengthCut {
+		s.CutMaxLength = true
+		s.cut("turn %d: prompt and response reached MaxLen %d tokens while generating", turn, cfg.MaxLen)
+		finish(r)
+		return nil, nil
+	}
+	recordToolCall(last, r.transition.Reward, cfg.ToolEnd)
+	// A turn without a stop token that hit MaxTurnTokens is flagged as cut.
+	if !r.stopped {
+		s.CutTurnTokens = true
+		s.cut("turn %d: %d tokens generated without a stop token: MaxTurnTokens is %d", turn, len(last.Action), cfg.MaxTurnTokens)
+	}
+	if r.transition.Done {
+		finish(r)
+		return nil, nil
+	}
+	if turn >= cfg.MaxTurns {
+		s.CutMaxTurns = true
+		s.cut("turn %d still called a tool: MaxTurns is %d", turn, cfg.MaxTurns)
+		finish(r)
+		return nil, nil
+	}
+	obs, whole, err := EncodeObservation(enc, r.transition.Observation, r.transition.ObservationTail, cfg.MaxObsTokens)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: row %d turn %d: %w", i, turn, err)
+	}
+	// The pending token and the observation must fit, with room for one generated token.
+	if used := dec.Len(i) + 1; used+len(obs)+1 > cfg.MaxLen {
+		s.CutMaxLength = true
+		s.cut("turn %d: observation of %d tokens does not fit: %d of MaxLen %d tokens used, one must stay for the next turn",
+			turn, len(obs), used, cfg.MaxLen)
+		finish(r)
+		return nil, nil
+	}
+	feed := make([]int, 0, 1+len(obs))
+	feed = append(feed, r.pending)
+	feed = append(feed, obs...)
+	if len(obs) > 0 {
+		last.Observation = obs
+	}
+	if cfg.MaxObsTokens > 0 && whole > cfg.MaxObsTokens {
+		s.CutObservations++
+		s.cut("turn %d: observation of %d tokens cut to MaxObsTokens %d", turn, whole, cfg.MaxObsTokens)
+	}
+	return feed, nil
 }
 
 // recordToolCall records the tool call a turn's action closed: on its last token, when that
