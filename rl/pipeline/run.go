@@ -162,73 +162,22 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	evalCfg := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
 	evalCfg.Workers = cfg.Workers
 
-	ckpt := ""
-	if st.Resume && cfg.CheckpointDir != "" {
-		var err error
-		ckpt, err = trainer.LatestCheckpoint(cfg.CheckpointDir)
-		if err != nil && !errors.Is(err, trainer.ErrNoCheckpoint) {
-			return nil, err
-		}
-	}
-	if ckpt == "" && st.Resume && !st.SFT {
-		// Nothing saved to resume RL from, and no SFT here to say so: RL starts over, and the
-		// output files go back to the run's start.
-		log("resume", &RunState{})
+	ckpt, err := rlResumePoint(cfg, st)
+	if err != nil {
+		return nil, err
 	}
 	if ckpt == "" {
-		if st.SFT {
-			if err := SFTBase(ctx, cfg, setup, policy, st.Resume, log); err != nil {
-				return nil, err
-			}
-		}
-		if st.EvalStart {
-			var err error
-			phase := st.StartPhase
-			if phase == "" {
-				phase = "sft"
-			}
-			if res.SFTEval, err = EvaluateSets(ctx, policy, setup, evalCfg, phase, 0, log); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if st.SFT && st.Folder != "" {
-		return nil, fmt.Errorf("pipeline: Start.Folder %s with SFT: the policy after SFT is not the folder's", st.Folder)
-	}
-	ref, err := FrozenReference(cfg.RL, st.Folder)
-	if err != nil {
-		return nil, err
-	}
-	if ref != nil {
-		log("info", fmt.Sprintf("reference policy: %s held for inference, its BF16 matrices packed (no float32 copy)", st.Folder))
-	}
-	tr, err := trainer.NewWithReference(cfg.RL, cfg.Seed, policy, ref, setup.Tokenizer, setup.Specials, setup.Train)
-	if err != nil {
-		return nil, err
-	}
-	tr.Workers = cfg.Workers
-	tr.OnBatch = func(b *trainer.StepBatch) { log("batch", b) }
-	res.Trainer = tr
-	if ckpt != "" {
-		if err := tr.LoadCheckpoint(ckpt); err != nil {
-			if errors.Is(err, trainer.ErrDamagedCheckpoint) {
-				return nil, fmt.Errorf("%w; %s", err, damagedAdvice(ckpt, "RL"))
-			}
+		if res.SFTEval, err = startPolicy(ctx, cfg, st, evalCfg, log); err != nil {
 			return nil, err
 		}
-		// The checkpoint's settings continue the run; only its length may be extended (which
-		// also stretches the learning-rate decay).
-		tr.Config.Steps = cfg.RL.Steps
-		log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
-		if len(tr.RunState) > 0 {
-			var rs rlRunState
-			if err := json.Unmarshal(tr.RunState, &rs); err != nil {
-				return nil, fmt.Errorf("checkpoint %s: run state: %w", ckpt, err)
-			}
-			res.SFTEval = rs.StartEval
-			if rs.Caller != nil {
-				log("resume", &RunState{State: rs.Caller})
-			}
+	}
+	if res.Trainer, err = newRunTrainer(cfg, st, log); err != nil {
+		return nil, err
+	}
+	tr := res.Trainer
+	if ckpt != "" {
+		if res.SFTEval, err = resumeRL(tr, ckpt, cfg.RL.Steps, log); err != nil {
+			return nil, err
 		}
 	}
 	if err := rlLoop(ctx, cfg, tr, ckpt, res.SFTEval, setup, evalCfg, log); err != nil {
@@ -242,6 +191,93 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// rlResumePoint returns the RL checkpoint the run continues from: with st.Resume, the latest
+// in cfg.CheckpointDir; "" when there is none or resuming is not asked for.
+func rlResumePoint(cfg Config, st Start) (string, error) {
+	if !st.Resume || cfg.CheckpointDir == "" {
+		return "", nil
+	}
+	ckpt, err := trainer.LatestCheckpoint(cfg.CheckpointDir)
+	if err != nil && !errors.Is(err, trainer.ErrNoCheckpoint) {
+		return "", err
+	}
+	return ckpt, nil
+}
+
+// startPolicy readies the starting policy of a run with no RL checkpoint to resume: the SFT
+// warm start when st.SFT (SFTBase), then, when st.EvalStart, its evaluation on every
+// evaluation set, which it returns (Result.SFTEval).
+func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, log Logger) ([]*EvalMetrics, error) {
+	if st.Resume && !st.SFT {
+		// Nothing saved to resume RL from, and no SFT here to say so: RL starts over, and the
+		// output files go back to the run's start.
+		log("resume", &RunState{})
+	}
+	if st.SFT {
+		if err := SFTBase(ctx, cfg, st.Setup, st.Policy, st.Resume, log); err != nil {
+			return nil, err
+		}
+	}
+	if !st.EvalStart {
+		return nil, nil
+	}
+	phase := st.StartPhase
+	if phase == "" {
+		phase = "sft"
+	}
+	return EvaluateSets(ctx, st.Policy, st.Setup, evalCfg, phase, 0, log)
+}
+
+// newRunTrainer builds the RL trainer of st.Policy on st.Setup.Train, its frozen reference
+// read from st.Folder where that is exact (FrozenReference), each step's batch logged.
+func newRunTrainer(cfg Config, st Start, log Logger) (*trainer.Trainer, error) {
+	if st.SFT && st.Folder != "" {
+		return nil, fmt.Errorf("pipeline: Start.Folder %s with SFT: the policy after SFT is not the folder's", st.Folder)
+	}
+	ref, err := FrozenReference(cfg.RL, st.Folder)
+	if err != nil {
+		return nil, err
+	}
+	if ref != nil {
+		log("info", fmt.Sprintf("reference policy: %s held for inference, its BF16 matrices packed (no float32 copy)", st.Folder))
+	}
+	setup := st.Setup
+	tr, err := trainer.NewWithReference(cfg.RL, cfg.Seed, st.Policy, ref, setup.Tokenizer, setup.Specials, setup.Train)
+	if err != nil {
+		return nil, err
+	}
+	tr.Workers = cfg.Workers
+	tr.OnBatch = func(b *trainer.StepBatch) { log("batch", b) }
+	return tr, nil
+}
+
+// resumeRL loads the RL checkpoint ckpt into tr, to run up to steps steps in all, gives the
+// Logger back the state it saved with it, and returns the starting policy's evaluations saved
+// with it (Result.SFTEval).
+func resumeRL(tr *trainer.Trainer, ckpt string, steps int, log Logger) ([]*EvalMetrics, error) {
+	if err := tr.LoadCheckpoint(ckpt); err != nil {
+		if errors.Is(err, trainer.ErrDamagedCheckpoint) {
+			return nil, fmt.Errorf("%w; %s", err, damagedAdvice(ckpt, "RL"))
+		}
+		return nil, err
+	}
+	// The checkpoint's settings continue the run; only its length may be extended (which
+	// also stretches the learning-rate decay).
+	tr.Config.Steps = steps
+	log("info", fmt.Sprintf("resumed from %s at step %d", ckpt, tr.StepsDone))
+	if len(tr.RunState) == 0 {
+		return nil, nil
+	}
+	var rs rlRunState
+	if err := json.Unmarshal(tr.RunState, &rs); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: run state: %w", ckpt, err)
+	}
+	if rs.Caller != nil {
+		log("resume", &RunState{State: rs.Caller})
+	}
+	return rs.StartEval, nil
 }
 
 // damagedAdvice says how a run whose latest checkpoint of phase ("RL" or "SFT"), path, is
