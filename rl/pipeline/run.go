@@ -343,98 +343,140 @@ func (d *divergenceCount) summary() string {
 // none); startEval, the starting policy's evaluations, is saved with each checkpoint. A policy that diverges (trainer.ErrDiverged) stops the run without a checkpoint of
 // it, naming the step and the last checkpoint written before it.
 func rlLoop(ctx context.Context, cfg Config, tr *trainer.Trainer, resumed string, startEval []*EvalMetrics, setup *Setup, evalCfg EvalConfig, log Logger) error {
-	saved := -1         // the step whose checkpoint was written last
-	lastGood := resumed // the latest checkpoint written or resumed from
-	save := func() (string, error) {
-		if cfg.CheckpointDir == "" {
-			return "", nil
-		}
-		// A broken policy is never checkpointed: resuming it could only fail again.
-		if err := tr.CheckPolicy(); err != nil {
-			return "", fmt.Errorf("after RL step %d: %w", tr.StepsDone, err)
-		}
-		rs, err := json.Marshal(rlRunState{StartEval: startEval, Caller: callerState(log)})
-		if err != nil {
-			return "", fmt.Errorf("checkpoint run state: %w", err)
-		}
-		tr.RunState = rs
-		path, err := tr.SaveCheckpoint(cfg.CheckpointDir)
-		if err != nil {
-			return "", err
-		}
-		saved, lastGood = tr.StepsDone, path
-		log("checkpoint", path)
-		return path, nil
-	}
-	// diverged turns a trainer.ErrDiverged into the run's closing message.
-	diverged := func(err error) error {
-		if !errors.Is(err, trainer.ErrDiverged) {
-			return err
-		}
-		msg := "stopped: " + err.Error() + "; no checkpoint of the diverged policy was written"
-		if lastGood != "" {
-			msg += "; the last checkpoint is " + lastGood
-		}
-		return errors.New(msg + " (a lower learning rate may train where this one diverged)")
-	}
+	r := &rlRun{cfg: cfg, tr: tr, startEval: startEval, setup: setup, evalCfg: evalCfg, log: log, saved: -1, lastGood: resumed}
 	for tr.StepsDone < tr.Config.Steps {
 		// An interrupt (ctx cancelled) is honoured between steps: the step under way finishes
 		// (it is not cancellable, so its update is never half applied), its state is saved, and
 		// the error wraps ctx.Err().
 		if ctx.Err() != nil {
-			msg := fmt.Sprintf("interrupted after RL step %d", tr.StepsDone)
-			path, err := save()
-			if err != nil {
-				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
-			}
-			if path != "" {
-				msg += "; state saved to " + path
-			}
-			return fmt.Errorf("%s: %w", msg, ctx.Err())
+			return r.interrupted(ctx.Err())
 		}
 		m, err := tr.Step(context.WithoutCancel(ctx))
 		if err != nil {
-			return diverged(err)
+			return r.diverged(err)
 		}
 		log("rl", m)
-		if m.Diverging != "" && cfg.StopOnDivergence {
-			msg := fmt.Sprintf("RL step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", m.Step, m.Diverging)
-			if lastGood != "" {
-				msg += "; the last checkpoint is " + lastGood
-			}
-			return errors.New(msg)
+		if err := r.checkStep(m); err != nil {
+			return err
 		}
-		if m.SkippedUpdates > 0 {
-			log("warn", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
-		}
-		if k := tr.Config.MaxNonFiniteSteps; k > 0 && tr.NonFiniteRun >= k {
-			msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", tr.NonFiniteRun, m.Step, m.SkipReason)
-			path, err := save()
-			if err != nil {
-				return diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
-			}
-			if path != "" {
-				msg += "; state saved to " + path
-			}
-			return errors.New(msg)
-		}
-		done := tr.StepsDone
-		if cfg.EvalEvery > 0 && done%cfg.EvalEvery == 0 && done < tr.Config.Steps {
-			if _, err := EvaluateSets(ctx, tr.Policy, setup, evalCfg, "rl", done, log); err != nil && ctx.Err() == nil {
-				return err
-			} // an interrupted evaluation is dropped; the loop's next check saves the state
-		}
-		if cfg.CheckpointEvery > 0 && done%cfg.CheckpointEvery == 0 {
-			if _, err := save(); err != nil {
-				return diverged(err)
-			}
+		if err := r.evalAndCheckpoint(ctx); err != nil {
+			return err
 		}
 	}
-	if saved == tr.StepsDone {
+	if r.saved == tr.StepsDone {
 		return nil
 	}
-	_, err := save()
-	return diverged(err)
+	_, err := r.save()
+	return r.diverged(err)
+}
+
+// rlRun is one call of rlLoop: the trainer, what it saves with each checkpoint, and which
+// checkpoints it wrote.
+type rlRun struct {
+	cfg       Config
+	tr        *trainer.Trainer
+	startEval []*EvalMetrics // saved with each checkpoint
+	setup     *Setup
+	evalCfg   EvalConfig
+	log       Logger
+	saved     int    // the step whose checkpoint was written last (-1: none)
+	lastGood  string // the latest checkpoint written or resumed from
+}
+
+// save writes the RL checkpoint of the trainer's state into cfg.CheckpointDir, with the run
+// state (rlRunState), and returns its path; "" when there is no CheckpointDir.
+func (r *rlRun) save() (string, error) {
+	if r.cfg.CheckpointDir == "" {
+		return "", nil
+	}
+	// A broken policy is never checkpointed: resuming it could only fail again.
+	if err := r.tr.CheckPolicy(); err != nil {
+		return "", fmt.Errorf("after RL step %d: %w", r.tr.StepsDone, err)
+	}
+	rs, err := json.Marshal(rlRunState{StartEval: r.startEval, Caller: callerState(r.log)})
+	if err != nil {
+		return "", fmt.Errorf("checkpoint run state: %w", err)
+	}
+	r.tr.RunState = rs
+	path, err := r.tr.SaveCheckpoint(r.cfg.CheckpointDir)
+	if err != nil {
+		return "", err
+	}
+	r.saved, r.lastGood = r.tr.StepsDone, path
+	r.log("checkpoint", path)
+	return path, nil
+}
+
+// diverged turns a trainer.ErrDiverged into the run's closing message.
+func (r *rlRun) diverged(err error) error {
+	if !errors.Is(err, trainer.ErrDiverged) {
+		return err
+	}
+	msg := "stopped: " + err.Error() + "; no checkpoint of the diverged policy was written"
+	if r.lastGood != "" {
+		msg += "; the last checkpoint is " + r.lastGood
+	}
+	return errors.New(msg + " (a lower learning rate may train where this one diverged)")
+}
+
+// interrupted saves the state and returns the interrupt, err, wrapped with the step it came
+// after and where the state went.
+func (r *rlRun) interrupted(err error) error {
+	msg := fmt.Sprintf("interrupted after RL step %d", r.tr.StepsDone)
+	path, serr := r.save()
+	if serr != nil {
+		return r.diverged(fmt.Errorf("%s; saving the state failed: %w", msg, serr))
+	}
+	if path != "" {
+		msg += "; state saved to " + path
+	}
+	return fmt.Errorf("%s: %w", msg, err)
+}
+
+// checkStep warns of the optimiser steps step m skipped, and returns the error that stops the
+// run after it, or nil: m diverging with cfg.StopOnDivergence (its state not saved), or
+// MaxNonFiniteSteps steps in a row with a non-finite loss or gradient (the state saved).
+func (r *rlRun) checkStep(m trainer.StepMetrics) error {
+	if m.Diverging != "" && r.cfg.StopOnDivergence {
+		msg := fmt.Sprintf("RL step %d: diverging: %s; stopped (stop on divergence), this step's state not saved", m.Step, m.Diverging)
+		if r.lastGood != "" {
+			msg += "; the last checkpoint is " + r.lastGood
+		}
+		return errors.New(msg)
+	}
+	if m.SkippedUpdates > 0 {
+		r.log("warn", fmt.Sprintf("step %d: %d optimiser step(s) skipped, not finite: %s", m.Step, m.SkippedUpdates, m.SkipReason))
+	}
+	if k := r.tr.Config.MaxNonFiniteSteps; k > 0 && r.tr.NonFiniteRun >= k {
+		msg := fmt.Sprintf("stopped: %d steps in a row had a non-finite loss or gradient (last at step %d: %s)", r.tr.NonFiniteRun, m.Step, m.SkipReason)
+		path, err := r.save()
+		if err != nil {
+			return r.diverged(fmt.Errorf("%s; saving the state failed: %w", msg, err))
+		}
+		if path != "" {
+			msg += "; state saved to " + path
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// evalAndCheckpoint evaluates every evaluation set every cfg.EvalEvery steps (but after the
+// last step, which the run's final evaluation covers) and checkpoints every
+// cfg.CheckpointEvery steps.
+func (r *rlRun) evalAndCheckpoint(ctx context.Context) error {
+	done := r.tr.StepsDone
+	if r.cfg.EvalEvery > 0 && done%r.cfg.EvalEvery == 0 && done < r.tr.Config.Steps {
+		if _, err := EvaluateSets(ctx, r.tr.Policy, r.setup, r.evalCfg, "rl", done, r.log); err != nil && ctx.Err() == nil {
+			return err
+		} // an interrupted evaluation is dropped; the loop's next check saves the state
+	}
+	if r.cfg.CheckpointEvery > 0 && done%r.cfg.CheckpointEvery == 0 {
+		if _, err := r.save(); err != nil {
+			return r.diverged(err)
+		}
+	}
+	return nil
 }
 
 // SFTBase turns policy into the SFT base in place: it loads cfg.BasePolicy when that folder
