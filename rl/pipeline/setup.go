@@ -61,37 +61,69 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		return nil, err
 	}
 	s := &Setup{Config: cfg}
-	var err error
-	nw := max(cfg.Worlds, 1)
-	for k := range nw {
+	if err := s.buildWorlds(); err != nil {
+		return nil, err
+	}
+	demos, demoQs, err := s.demonstrate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.trainTokenizer(demos); err != nil {
+		return nil, err
+	}
+	rlTasks, err := s.rlProblems(demoQs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.addStartStates(ctx, rlTasks); err != nil {
+		return nil, err
+	}
+	if err := s.buildEvalSets(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildWorlds builds the Config.Worlds training worlds, each seeded apart, and the evaluation
+// world, with the chosen tools over each world's passages.
+func (s *Setup) buildWorlds() error {
+	cfg := &s.Config
+	for k := range max(cfg.Worlds, 1) {
 		wc := cfg.TrainWorld
 		wc.Seed += uint64(k) * extraWorldSeedStride
 		w, err := world.New(wc)
 		if err != nil {
-			return nil, fmt.Errorf("training world %d: %w", k, err)
+			return fmt.Errorf("training world %d: %w", k, err)
 		}
 		tools, err := BuildTools(cfg.Tools, w.Passages, cfg.SearchTopK, cfg.Workers)
 		if err != nil {
-			return nil, fmt.Errorf("training world %d: %w", k, err)
+			return fmt.Errorf("training world %d: %w", k, err)
 		}
 		s.Worlds = append(s.Worlds, w)
 		s.WorldTools = append(s.WorldTools, tools)
 	}
 	s.TrainWorld, s.TrainTools = s.Worlds[0], s.WorldTools[0]
+	var err error
 	if s.EvalWorld, err = world.New(cfg.EvalWorld); err != nil {
-		return nil, fmt.Errorf("evaluation world: %w", err)
+		return fmt.Errorf("evaluation world: %w", err)
 	}
 	if s.EvalTools, err = BuildTools(cfg.Tools, s.EvalWorld.Passages, cfg.SearchTopK, cfg.Workers); err != nil {
-		return nil, fmt.Errorf("evaluation world: %w", err)
+		return fmt.Errorf("evaluation world: %w", err)
 	}
+	return nil
+}
 
-	// Demonstrations: cfg.Demos questions spread evenly over the training worlds (the first
-	// ones of each, never the held-out tail of world 0), each world with its own noisy agent.
+// demonstrate runs the scripted agent for the demonstrations: Config.Demos questions spread
+// evenly over the training worlds (the first ones of each, never the held-out tail of world
+// 0), each world with its own noisy agent. It returns them and, per world, how many of its
+// first questions they demonstrate (demoQs), and sets DemoSummary.
+func (s *Setup) demonstrate(ctx context.Context) (demos []world.Demo, demoQs []int, err error) {
+	cfg := &s.Config
+	nw := len(s.Worlds)
 	qcfg := cfg.QAConfig()
-	var demos []world.Demo
 	var sums []world.Summary
-	demoQs := make([]int, nw) // per world, how many of its first questions are demonstrated
-	held := heldOutCount(cfg, len(s.TrainWorld.Tasks))
+	demoQs = make([]int, nw)
+	held := heldOutCount(*cfg, len(s.TrainWorld.Tasks))
 	for k, w := range s.Worlds {
 		n := cfg.Demos / nw
 		if k < cfg.Demos%nw {
@@ -105,14 +137,20 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 		demoQs[k] = len(tasks)
 		d, sum, err := world.Run(ctx, w, qcfg, s.WorldTools[k], tasks, cfg.DemoHabits(), cfg.Seed+uint64(k))
 		if err != nil {
-			return nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
+			return nil, nil, fmt.Errorf("demonstrations (world %d): %w", k, err)
 		}
 		demos = append(demos, d...)
 		sums = append(sums, sum)
 	}
 	s.DemoSummary = world.Merge(sums)
+	return demos, demoQs, nil
+}
 
-	texts := make([]string, 0, len(demos)+nw*len(s.TrainWorld.Passages))
+// trainTokenizer trains the tokenizer on the demonstrations' text and the training worlds'
+// passages, and tokenises the demonstrations with it (Demos, DemoMistakes).
+func (s *Setup) trainTokenizer(demos []world.Demo) error {
+	cfg := &s.Config
+	texts := make([]string, 0, len(demos)+len(s.Worlds)*len(s.TrainWorld.Passages))
 	for i := range demos {
 		texts = append(texts, demos[i].Text())
 	}
@@ -121,19 +159,25 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 			texts = append(texts, p.Title+"\n"+p.Text)
 		}
 	}
+	var err error
 	if s.Tokenizer, err = TrainTokenizer(texts, cfg.VocabSize, cfg.NumberTokens); err != nil {
-		return nil, err
+		return err
 	}
 	if s.Specials, err = SpecialsOf(s.Tokenizer); err != nil {
-		return nil, err
+		return err
 	}
-	s.Demos, s.DemoMistakes = tokenizeDemos(demos, s.Tokenizer, qcfg.PaysProcessRewards())
+	s.Demos, s.DemoMistakes = tokenizeDemos(demos, s.Tokenizer, cfg.QAConfig().PaysProcessRewards())
+	return nil
+}
 
-	// RL questions: the training worlds' questions but world 0's held-out tail and, unless
-	// RLOnDemoQuestions, the demonstrated ones.
-	trainQs := s.TrainWorld.Questions()
-	heldQs, unseenQs := EvalQuestions(cfg, s.TrainWorld, s.EvalWorld)
-	rlTasks := make([][]world.Task, nw) // per world, its RL questions' tasks
+// rlProblems renders the RL questions into Train: the training worlds' questions but world 0's
+// held-out tail and, unless RLOnDemoQuestions, the demonstrated ones (demoQs[k] of world k's
+// first). It returns, per world, its RL questions' tasks.
+func (s *Setup) rlProblems(demoQs []int) ([][]world.Task, error) {
+	cfg := &s.Config
+	qcfg := cfg.QAConfig()
+	held := heldOutCount(*cfg, len(s.TrainWorld.Tasks))
+	rlTasks := make([][]world.Task, len(s.Worlds)) // per world, its RL questions' tasks
 	for k, w := range s.Worlds {
 		tasks := w.Tasks
 		if k == 0 {
@@ -151,34 +195,53 @@ func Prepare(ctx context.Context, cfg Config) (*Setup, error) {
 	}
 	if len(s.Train) == 0 {
 		return nil, fmt.Errorf("no RL questions: the training world's %d questions are all demonstrated (Demos %d) or held out (HeldOut %d); raise --train-world.questions or set --rl-on-demo-questions",
-			len(trainQs), cfg.Demos, held)
+			len(s.TrainWorld.Tasks), cfg.Demos, held)
 	}
-	// Start states (StartStates): drawn from each world's RL questions in turn, so that they
-	// make up their share of the set; the prompt leaves the rollout room for two turns.
-	if want := startCount(cfg.StartStates, len(s.Train)); want > 0 {
-		maxPrompt := cfg.RL.MaxLen - 2*cfg.RL.MaxTurnTokens
-		var starts []trainer.Problem
-		for k, w := range s.Worlds {
-			quota := (want - len(starts)) / (nw - k)
-			probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.StartStatesAnswer, cfg.Seed+uint64(k))
-			if err != nil {
-				return nil, err
-			}
-			starts = append(starts, probs...)
+	return rlTasks, nil
+}
+
+// addStartStates appends the start states (StartStates) to Train: drawn from each world's RL
+// questions (rlTasks) in turn, so that they make up their share of the set; the prompt leaves
+// the rollout room for two turns.
+func (s *Setup) addStartStates(ctx context.Context, rlTasks [][]world.Task) error {
+	cfg := &s.Config
+	want := startCount(cfg.StartStates, len(s.Train))
+	if want <= 0 {
+		return nil
+	}
+	qcfg := cfg.QAConfig()
+	nw := len(s.Worlds)
+	maxPrompt := cfg.RL.MaxLen - 2*cfg.RL.MaxTurnTokens
+	var starts []trainer.Problem
+	for k, w := range s.Worlds {
+		quota := (want - len(starts)) / (nw - k)
+		probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.StartStatesAnswer, cfg.Seed+uint64(k))
+		if err != nil {
+			return err
 		}
-		s.StartStates = len(starts)
-		s.Train = append(s.Train, starts...)
+		starts = append(starts, probs...)
 	}
+	s.StartStates = len(starts)
+	s.Train = append(s.Train, starts...)
+	return nil
+}
+
+// buildEvalSets renders the evaluation sets (EvalQuestions): "heldout" with the training
+// world's tools, "unseen" with the evaluation world's, each left out when it has no question.
+func (s *Setup) buildEvalSets() error {
+	qcfg := s.Config.QAConfig()
+	heldQs, unseenQs := EvalQuestions(s.Config, s.TrainWorld, s.EvalWorld)
 	for _, set := range []EvalSet{{Name: "heldout", Questions: heldQs, Tools: s.TrainTools}, {Name: "unseen", Questions: unseenQs, Tools: s.EvalTools}} {
 		if len(set.Questions) == 0 {
 			continue
 		}
+		var err error
 		if set.Problems, err = QAProblems(set.Questions, qcfg, set.Tools, s.Tokenizer); err != nil {
-			return nil, err
+			return err
 		}
 		s.EvalSets = append(s.EvalSets, set)
 	}
-	return s, nil
+	return nil
 }
 
 // heldOutCount is how many of the training world's n last questions are held out: HeldOut, at
