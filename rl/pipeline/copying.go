@@ -114,36 +114,36 @@ func isDigits(s string) bool {
 	return true
 }
 
+// turnCopyKinds classifies, with CopyKinds, the action tokens of every turn of d that follows
+// a tool response: kinds[k][i] is what token i of turn k's action copies (nil for turn 0,
+// which follows the prompt). tok must be the tokenizer d was encoded with.
+func turnCopyKinds(d *mdp.Trajectory, tok *tokenizer.Tokenizer) [][]CopyKind {
+	prompt := tok.Decode(d.Prompt)
+	kinds := make([][]CopyKind, len(d.Turns))
+	for k := 1; k < len(d.Turns); k++ {
+		action := d.Turns[k].Action
+		pieces := make([]string, len(action))
+		for i, id := range action {
+			pieces[i] = tok.Decode([]int{id})
+		}
+		kinds[k] = CopyKinds(pieces, tok.Decode(d.Turns[k-1].Observation), prompt)
+	}
+	return kinds
+}
+
 // CopiedNameTokens marks, per demonstration and token laid out as mdp.Flatten lays it out
 // (prompt, then each turn's action and observation), the tokens of the agent's thoughts that
-// copy a name out of the tool response before them: CopyKinds' name pieces, the tokens
-// MeasureCopying measures as CopyNameStart and CopyNameRest. tok must be the tokenizer the
-// demonstrations were encoded with.
+// copy a name out of the tool response before them: the tokens MeasureCopying measures as
+// CopyNameStart and CopyNameRest. tok must be the tokenizer the demonstrations were encoded
+// with.
 func CopiedNameTokens(demos []*mdp.Trajectory, tok *tokenizer.Tokenizer) [][]bool {
-	pieceOf := map[int]string{} // each id's decoded piece, decoded once
-	piece := func(id int) string {
-		p, ok := pieceOf[id]
-		if !ok {
-			p = tok.Decode([]int{id})
-			pieceOf[id] = p
-		}
-		return p
-	}
 	out := make([][]bool, len(demos))
 	for i, d := range demos {
 		marks := make([]bool, len(d.Prompt), len(d.Prompt)+d.ResponseLen())
-		prompt := tok.Decode(d.Prompt)
-		for k, turn := range d.Turns {
-			kinds := make([]CopyKind, len(turn.Action))
-			if k > 0 { // the first action follows the prompt, no tool response
-				pieces := make([]string, len(turn.Action))
-				for j, id := range turn.Action {
-					pieces[j] = piece(id)
-				}
-				kinds = CopyKinds(pieces, tok.Decode(d.Turns[k-1].Observation), prompt)
-			}
-			for _, kind := range kinds {
-				marks = append(marks, kind == CopyNameStart || kind == CopyNameRest)
+		for k, kinds := range turnCopyKinds(d, tok) {
+			turn := d.Turns[k]
+			for j := range turn.Action {
+				marks = append(marks, k > 0 && (kinds[j] == CopyNameStart || kinds[j] == CopyNameRest))
 			}
 			marks = append(marks, make([]bool, len(turn.Observation))...)
 		}
@@ -190,14 +190,7 @@ func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tok
 			mask[i] = 1
 		}
 		logits := policy.ForwardLogits(ws, ids, mask, 1, T) // (1, T, V)
-		prompt := tok.Decode(d.Prompt)
-		for k := 1; k < len(d.Turns); k++ {
-			action := d.Turns[k].Action
-			pieces := make([]string, len(action))
-			for i, id := range action {
-				pieces[i] = tok.Decode([]int{id})
-			}
-			kinds := CopyKinds(pieces, tok.Decode(d.Turns[k-1].Observation), prompt)
+		for k, kinds := range turnCopyKinds(d, tok) {
 			for i, kind := range kinds {
 				if kind == CopyNone {
 					continue
