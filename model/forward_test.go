@@ -6,21 +6,37 @@ import (
 	"runtime"
 	"testing"
 
-	"agentr1/tensor"
 	"agentr1/tensor/ref"
 )
+
+// headCase is one configuration of the fused head to hold to its plain definition.
+type headCase struct {
+	name string
+	tied bool
+	lens []int   // each row's real tokens, left-padded to 7
+	kept int     // Workspace.MaxKeptProbs
+	temp float32 // Workspace.Temperature
+}
+
+// plainHead returns the plain definition's inputs for tokens (B, T): z = logits / τ (N, V),
+// computed by ForwardLogits in ws, and each row's label, the token after it (0 for the last).
+func plainHead(m *Model, ws *Workspace, tokens []int, mask []float32, B, T int, temp float32) (z []float32, labels []int) {
+	z = append([]float32(nil), m.ForwardLogits(ws, tokens, mask, B, T)...)
+	if temp != 0 {
+		ref.Scal(1/temp, z) // the reference: softmax(logits / τ)
+	}
+	labels = make([]int, B*T)
+	for i := range B*T - 1 {
+		labels[i] = tokens[i+1]
+	}
+	return z, labels
+}
 
 // TestForwardMatchesLogits checks the fused head against its plain definition over full
 // logits: Forward's logp and entropy equal ref.LogProbsForward and ref.EntropyForward of
 // ForwardLogits at every computed position, and are 0 elsewhere.
 func TestForwardMatchesLogits(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		tied bool
-		lens []int
-		kept int     // Workspace.MaxKeptProbs
-		temp float32 // Workspace.Temperature
-	}{
+	for _, tc := range []headCase{
 		{"tied/kept", true, []int{7, 4, 1}, 0, 0},
 		{"untied/kept", false, []int{7, 7}, 0, 0},
 		{"tied/recompute", true, []int{7, 5, 3}, 1, 0},
@@ -37,17 +53,10 @@ func TestForwardMatchesLogits(t *testing.T) {
 			logp, ent := m.Forward(ws, tokens, mask, B, T)
 			logp = append([]float32(nil), logp...)
 			ent = append([]float32(nil), ent...)
-			logits := m.ForwardLogits(NewWorkspace(), tokens, mask, B, T)
-			if tc.temp != 0 {
-				tensor.Scal(1/tc.temp, logits) // the reference: softmax(logits / τ)
-			}
+			logits, labels := plainHead(m, NewWorkspace(), tokens, mask, B, T, tc.temp)
 			N := B * T
 			wantLogp := make([]float32, N)
 			wantEnt := make([]float32, N)
-			labels := make([]int, N)
-			for i := range N - 1 {
-				labels[i] = tokens[i+1]
-			}
 			all := make([]float32, N)
 			ref.LogProbsForward(all, logits, labels, N, V)
 			allEnt := make([]float32, N)
@@ -77,13 +86,7 @@ func TestForwardMatchesLogits(t *testing.T) {
 // BackwardLogits does for dL/dlogits from ref.LogProbsBackward and ref.EntropyBackward over
 // the full logits, with probabilities kept or recomputed and with a temperature.
 func TestBackwardMatchesLogits(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		tied bool
-		lens []int
-		kept int     // Workspace.MaxKeptProbs
-		temp float32 // Workspace.Temperature
-	}{
+	for _, tc := range []headCase{
 		{"tied/kept", true, []int{7, 4, 1}, 0, 0},
 		{"untied/recompute", false, []int{7, 5, 3}, 1, 0},
 		{"untied/temperature0.7", false, []int{7, 6}, 0, 0.7},
@@ -109,15 +112,14 @@ func TestBackwardMatchesLogits(t *testing.T) {
 			// The plain definition: z = logits / τ (N, V); row i predicts tokens[i+1], so its
 			// upstream gradients are those Forward stores at position i+1.
 			wsLogits := NewWorkspace()
-			z := append([]float32(nil), m.ForwardLogits(wsLogits, tokens, mask, B, T)...)
+			z, labels := plainHead(m, wsLogits, tokens, mask, B, T, tc.temp)
+			up, upEnt := make([]float32, N), make([]float32, N)
+			for i := range N - 1 {
+				up[i], upEnt[i] = dlogp[i+1], dent[i+1]
+			}
 			scale := float32(1)
 			if tc.temp != 0 {
 				scale = 1 / tc.temp
-			}
-			ref.Scal(scale, z)
-			labels, up, upEnt := make([]int, N), make([]float32, N), make([]float32, N)
-			for i := range N - 1 {
-				labels[i], up[i], upEnt[i] = tokens[i+1], dlogp[i+1], dent[i+1]
 			}
 			dz := make([]float32, N*V) // dL/dz (N, V)
 			ref.LogProbsBackward(dz, up, z, labels, N, V)
