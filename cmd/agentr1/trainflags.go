@@ -125,6 +125,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.check-old-every":      {"RL", "with sampled old log-probs, recompute them every this many steps to log the drift (0: never)"},
 	"rl.epochs":               {"RL", "passes over a step's batch (paper: 1)"},
 	"rl.mini-batches":         {"RL", "optimiser steps per epoch: the batch is split into this many (paper: 2)"},
+	"rl.mini-batch-order":     {"RL", "how a step's rows are cut into mini-batches: length (sorted by length, little padding) or rows (in row order, whole groups together, as verl)"},
 	"rl.micro-batch":          {"RL", "rows per forward pass of the old-log-prob, reference and critic passes (0: one mini-batch)"},
 	"rl.lr":                   {"RL", "peak learning rate of the policy (paper: 1e-6 for a 3B model)"},
 	"rl.critic-lr":            {"RL", "peak learning rate of the critic, PPO only (paper: 1e-5)"},

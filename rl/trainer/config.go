@@ -52,14 +52,17 @@ type RLConfig struct {
 	CheckOldEvery int
 
 	// PPO update.
-	Epochs      int        // passes over the step's batch (paper: 1)
-	MiniBatches int        // optimiser steps per epoch: the batch is split into this many (paper: 128/64 = 2)
-	AggMode     rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm, divided by MaxLen; GSPO's loss is always seq-mean-token-mean)
-	ClipLow     float64    // PPO ratio clip 1−ClipLow (GSPO: the sequence ratio's)
-	ClipHigh    float64    // PPO ratio clip 1+ClipHigh (> ClipLow is clip-higher)
-	ClipC       float64    // dual-clip constant (verl: 3)
-	EntropyCoef float64    // entropy bonus coefficient (subtracted from the loss)
-	GradClip    float64    // max global gradient norm (verl: 1.0)
+	Epochs      int // passes over the step's batch (paper: 1)
+	MiniBatches int // optimiser steps per epoch: the batch is split into this many (paper: 128/64 = 2)
+	// MiniBatchOrder is how the rows are cut into mini-batches: by length (the default, little
+	// padding) or in row order as verl does (DESIGN.md, the update).
+	MiniBatchOrder MiniBatchOrder
+	AggMode        rl.AggMode // loss aggregation (token-mean; Dr.GRPO forces seq-mean-token-sum-norm, divided by MaxLen; GSPO's loss is always seq-mean-token-mean)
+	ClipLow        float64    // PPO ratio clip 1−ClipLow (GSPO: the sequence ratio's)
+	ClipHigh       float64    // PPO ratio clip 1+ClipHigh (> ClipLow is clip-higher)
+	ClipC          float64    // dual-clip constant (verl: 3)
+	EntropyCoef    float64    // entropy bonus coefficient (subtracted from the loss)
+	GradClip       float64    // max global gradient norm (verl: 1.0)
 
 	// KL to the frozen reference (the initial policy).
 	// KLCoef is β (paper: 0.001; default 0: within a 15-minute run β = 0.001 barely acts, and
@@ -118,45 +121,46 @@ type RLConfig struct {
 // DefaultRLConfig returns the defaults for algo.
 func DefaultRLConfig(algo Algorithm) RLConfig {
 	c := RLConfig{
-		Algorithm:     algo,
-		Steps:         240,
-		Prompts:       10,
-		N:             8,
-		MaxTurns:      4,
-		MaxTurnTokens: 96,
-		MaxLen:        800,
-		MaxObsTokens:  160,
-		Temperature:   0.6,
-		OldLogProbs:   OldLogProbsSampled,
-		CheckOldEvery: 10,
-		Epochs:        1,
-		MiniBatches:   2,
-		AggMode:       rl.TokenMean,
-		ClipLow:       0.2,
-		ClipHigh:      0.28,
-		ClipC:         3,
-		EntropyCoef:   0,
-		GradClip:      1.0,
-		KLCoef:        0,
-		KLPlacement:   KLAuto,
-		KLEstimator:   rl.KLK3,
-		KLCtrl:        KLFixed,
-		KLTarget:      0.1,
-		KLHorizon:     10000,
-		Gamma:         1,
-		Lambda:        1,
-		NormByStd:     true,
-		AdvantageEps:  1e-6,
-		LR:            3e-4,
-		CriticLR:      1e-3,
-		WarmupSteps:   2,
-		Decay:         DecayCosine,
-		MinLRRatio:    0.1,
-		WeightDecay:   0.0,
-		Beta1:         0.9,
-		Beta2:         0.999,
-		ValueClip:     0.5,
-		CriticWarmup:  3,
+		Algorithm:      algo,
+		Steps:          240,
+		Prompts:        10,
+		N:              8,
+		MaxTurns:       4,
+		MaxTurnTokens:  96,
+		MaxLen:         800,
+		MaxObsTokens:   160,
+		Temperature:    0.6,
+		OldLogProbs:    OldLogProbsSampled,
+		CheckOldEvery:  10,
+		Epochs:         1,
+		MiniBatches:    2,
+		MiniBatchOrder: MiniBatchesByLength,
+		AggMode:        rl.TokenMean,
+		ClipLow:        0.2,
+		ClipHigh:       0.28,
+		ClipC:          3,
+		EntropyCoef:    0,
+		GradClip:       1.0,
+		KLCoef:         0,
+		KLPlacement:    KLAuto,
+		KLEstimator:    rl.KLK3,
+		KLCtrl:         KLFixed,
+		KLTarget:       0.1,
+		KLHorizon:      10000,
+		Gamma:          1,
+		Lambda:         1,
+		NormByStd:      true,
+		AdvantageEps:   1e-6,
+		LR:             3e-4,
+		CriticLR:       1e-3,
+		WarmupSteps:    2,
+		Decay:          DecayCosine,
+		MinLRRatio:     0.1,
+		WeightDecay:    0.0,
+		Beta1:          0.9,
+		Beta2:          0.999,
+		ValueClip:      0.5,
+		CriticWarmup:   3,
 
 		KLRewardEstimator: rl.KLK1, // verl's algorithm.kl_penalty default, "kl"
 		MaxNonFiniteSteps: 3,
@@ -216,6 +220,9 @@ func (c *RLConfig) Validate() error {
 	}
 	if _, err := ParseLRDecay(string(c.Decay)); err != nil {
 		return fmt.Errorf("rl config: Decay: %w", err)
+	}
+	if _, err := ParseMiniBatchOrder(string(c.MiniBatchOrder)); err != nil {
+		return fmt.Errorf("rl config: MiniBatchOrder: %w", err)
 	}
 	switch {
 	case c.Steps < 0:

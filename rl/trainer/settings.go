@@ -120,6 +120,38 @@ func (o *OldLogProbSource) UnmarshalText(b []byte) error {
 	return setFromText(o, b, ParseOldLogProbSource)
 }
 
+// MiniBatchOrder is how the update cuts a step's rows into its MiniBatches mini-batches.
+type MiniBatchOrder string
+
+const (
+	// MiniBatchesByLength sorts the rows by prompt + response length first, so each
+	// mini-batch pads little (ties and the order of the mini-batches shuffled).
+	MiniBatchesByLength MiniBatchOrder = "length"
+	// MiniBatchesByRow cuts them in the batch's row order, whole groups together, as verl's
+	// dp_actor.update_policy does (batch.split(ppo_mini_batch_size)).
+	MiniBatchesByRow MiniBatchOrder = "rows"
+)
+
+// ParseMiniBatchOrder returns the order named s.
+func ParseMiniBatchOrder(s string) (MiniBatchOrder, error) {
+	switch o := MiniBatchOrder(s); o {
+	case MiniBatchesByLength, MiniBatchesByRow:
+		return o, nil
+	}
+	return "", fmt.Errorf("unknown mini-batch order %q (want %s or %s)", s, MiniBatchesByLength, MiniBatchesByRow)
+}
+
+// String returns the order's name.
+func (o MiniBatchOrder) String() string { return string(o) }
+
+// MarshalText writes the order's name.
+func (o MiniBatchOrder) MarshalText() ([]byte, error) { return []byte(o), nil }
+
+// UnmarshalText parses an order's name (ParseMiniBatchOrder).
+func (o *MiniBatchOrder) UnmarshalText(b []byte) error {
+	return setFromText(o, b, ParseMiniBatchOrder)
+}
+
 // LRDecay is the shape of a learning-rate schedule after its warm-up (Schedule.LR).
 type LRDecay string
 

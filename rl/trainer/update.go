@@ -3,7 +3,9 @@ package trainer
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
+	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/tensor"
@@ -39,10 +41,9 @@ func nonFinite(params []*model.Param) string {
 	return ""
 }
 
-// update runs Epochs passes over the step's rows in MiniBatches mini-batches of similar
-// lengths (lengthGroups: the rows sorted by length, not drawn at random; only the mini-batches'
-// order is shuffled; DESIGN.md gives the reason). Each mini-batch takes one policy optimiser step
-// (unless policy is false: the critic warm-up) and, for PPO, one critic step.
+// update runs Epochs passes over the step's rows in MiniBatches mini-batches (miniBatches: of
+// similar lengths by default, or in row order as verl). Each mini-batch takes one policy
+// optimiser step (unless policy is false: the critic warm-up) and, for PPO, one critic step.
 func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	c := &t.Config
 	b := d.col.Batch
@@ -68,7 +69,7 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 	rng := t.stepRand(t.StepsDone, purposeShuffle)
 	size := (b.B + c.MiniBatches - 1) / c.MiniBatches
 	for epoch := 0; epoch < c.Epochs; epoch++ {
-		for k, rows := range lengthGroups(b, size, rng) {
+		for k, rows := range t.miniBatches(b, size, rng) {
 			v := NewView(b, rows)
 			if policy {
 				if err := t.policyMiniBatch(d, v, &st, epoch, k); err != nil {
@@ -99,6 +100,30 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 		m.ExplainedVar = Num(rl.ExplainedVariance(d.values, d.returns, d.lossMask))
 	}
 	return nil
+}
+
+// miniBatches cuts the step's rows into mini-batches of at most size rows, in the order
+// MiniBatchOrder names: by length (lengthGroups: sorted, so each pads little; only ties and the
+// mini-batches' order are shuffled; DESIGN.md gives the reason) or in row order, the step's
+// groups kept whole, as verl's batch.split(ppo_mini_batch_size).
+func (t *Trainer) miniBatches(b *mdp.Batch, size int, rng *rand.Rand) [][]int {
+	if t.Config.MiniBatchOrder != MiniBatchesByRow {
+		return lengthGroups(b, size, rng)
+	}
+	var out [][]int
+	for lo := 0; lo < b.B; lo += size {
+		out = append(out, rowRange(lo, min(b.B, lo+size)))
+	}
+	return out
+}
+
+// rowRange returns the rows lo, lo+1, ..., hi-1.
+func rowRange(lo, hi int) []int {
+	rows := make([]int, 0, hi-lo)
+	for r := lo; r < hi; r++ {
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // policyMiniBatch takes one policy optimiser step on the rows of v:
