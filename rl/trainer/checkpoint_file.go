@@ -20,9 +20,9 @@ const checkpointMagic = "AR1CKPT1"
 
 // NamedTensor is one array of a checkpoint: model parameters, optimiser moments.
 type NamedTensor struct {
-	Name  string    `json:"name"`
-	Shape []int     `json:"shape"`
-	Data  []float32 `json:"-"`
+	Name  string    `json:"name"`  // prefixed name: "policy/" + the parameter's name, "opt/m/" + it, ...
+	Shape []int     `json:"shape"` // dimensions; their product is len(Data)
+	Data  []float32 `json:"-"`     // the values, row-major; stored after the header, not in the JSON
 }
 
 // CheckpointFile is the content of one checkpoint file: a JSON header (step, meta, RNG state,
@@ -32,10 +32,10 @@ type NamedTensor struct {
 //
 //	"AR1CKPT1" | uint64 header length | header JSON | float32 data of every tensor, in order | SHA-256 of all preceding bytes
 type CheckpointFile struct {
-	Step    int             `json:"step"`
+	Step    int             `json:"step"`           // RL steps completed when it was written (Trainer.StepsDone)
 	Meta    json.RawMessage `json:"meta,omitempty"` // the run's settings and counters, opaque here
 	RNG     []byte          `json:"rng,omitempty"`  // the trainer's random state (PCG MarshalBinary)
-	Tensors []NamedTensor   `json:"tensors"`
+	Tensors []NamedTensor   `json:"tensors"`        // every array, in the order their data is stored
 }
 
 // Tensor returns the tensor called name, or nil.

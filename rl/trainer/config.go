@@ -49,7 +49,7 @@ type RLConfig struct {
 	// the same numbers (token-in, token-out, both at Temperature: logp_diff_max ~1e-6) at a
 	// third less cost, and still recomputes every CheckOldEvery steps to log the drift.
 	OldLogProbs   OldLogProbSource
-	CheckOldEvery int
+	CheckOldEvery int // with "sampled": recompute on steps 1, N+1, 2N+1, ... (0: never)
 
 	// PPO update.
 	Epochs      int // passes over the step's batch (paper: 1)

@@ -40,8 +40,8 @@ type StepMetrics struct {
 	// Step is the step's number, counted from 1: after step s, s updates have been applied,
 	// and an evaluation at step s (EvalMetrics.Step) saw that policy.
 	Step      int    `json:"step"`
-	Phase     string `json:"phase"` // "rl" or "critic-warmup"
-	Algorithm string `json:"algorithm,omitempty"`
+	Phase     string `json:"phase"`               // "rl" or "critic-warmup"
+	Algorithm string `json:"algorithm,omitempty"` // the run's RLConfig.Algorithm
 
 	// Rollout statistics over the step's trajectories.
 	RewardMean    Num `json:"reward_mean"`    // mean sequence reward (process + outcome)
@@ -64,7 +64,7 @@ type StepMetrics struct {
 	// Numeric guard: optimiser steps of this step skipped because a loss or gradient was not
 	// finite, and what the first one was ("gradient of model.layers.1.mlp.up_proj.weight").
 	SkippedUpdates int    `json:"skipped_updates,omitempty"`
-	SkipReason     string `json:"skip_reason,omitempty"`
+	SkipReason     string `json:"skip_reason,omitempty"` // the first skip's cause; empty when none
 	// Diverging says why the update's KL exploded against its running level
 	// (Trainer.KLWatch), or is empty.
 	Diverging string `json:"diverging,omitempty"`
@@ -72,27 +72,27 @@ type StepMetrics struct {
 	// Update statistics, averaged over the mini-batches of the step (agent tokens only).
 	// Entropy, approx_kl and ppo_kl are over the trajectories the update trained on, which
 	// leaves out those with a zero advantage (ZeroAdvRate) when it can; clipfrac is over all.
-	Loss         Num `json:"loss"`                    // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
-	PGLoss       Num `json:"pg_loss"`                 // PPO clipped surrogate
-	Entropy      Num `json:"entropy"`                 // mean predictive entropy
-	ApproxKL     Num `json:"approx_kl"`               // CleanRL's k3 estimate of KL(old || new)
-	PPOKL        Num `json:"ppo_kl"`                  // verl's masked mean of (old − new) log-probs
-	ClipFrac     Num `json:"clipfrac"`                // fraction of tokens where the clip was active
-	RefKL        Num `json:"ref_kl"`                  // mean KL penalty to the reference (the chosen estimator)
-	KLCoef       Num `json:"kl_coef,omitempty"`       // β of the step's KL term (moved by the adaptive controller); absent when off
-	ValueLoss    Num `json:"value_loss,omitempty"`    // clipped value loss (PPO)
-	ExplainedVar Num `json:"explained_var,omitempty"` // 1 − Var(R−V)/Var(R) of the critic (PPO)
-	GradNorm     Num `json:"grad_norm"`               // policy gradient norm before clipping
-	CriticGrad   Num `json:"critic_grad_norm,omitempty"`
-	LR           Num `json:"lr"`                  // policy learning rate this step
-	CriticLR     Num `json:"critic_lr,omitempty"` // critic learning rate this step
+	Loss         Num `json:"loss"`                       // total policy objective (pg − entropy bonus + KL loss), or the SFT loss
+	PGLoss       Num `json:"pg_loss"`                    // PPO clipped surrogate
+	Entropy      Num `json:"entropy"`                    // mean predictive entropy
+	ApproxKL     Num `json:"approx_kl"`                  // CleanRL's k3 estimate of KL(old || new)
+	PPOKL        Num `json:"ppo_kl"`                     // verl's masked mean of (old − new) log-probs
+	ClipFrac     Num `json:"clipfrac"`                   // fraction of tokens where the clip was active
+	RefKL        Num `json:"ref_kl"`                     // mean KL penalty to the reference (the chosen estimator)
+	KLCoef       Num `json:"kl_coef,omitempty"`          // β of the step's KL term (moved by the adaptive controller); absent when off
+	ValueLoss    Num `json:"value_loss,omitempty"`       // clipped value loss (PPO)
+	ExplainedVar Num `json:"explained_var,omitempty"`    // 1 − Var(R−V)/Var(R) of the critic (PPO)
+	GradNorm     Num `json:"grad_norm"`                  // policy gradient norm before clipping
+	CriticGrad   Num `json:"critic_grad_norm,omitempty"` // critic gradient norm before clipping (PPO)
+	LR           Num `json:"lr"`                         // policy learning rate this step
+	CriticLR     Num `json:"critic_lr,omitempty"`        // critic learning rate this step
 
 	// Throughput and the time split (seconds).
-	TokensPerSec Num `json:"tokens_per_s"` // trajectory tokens (rollout + training) per second of the step
-	TimeRollout  Num `json:"time_rollout"`
-	TimeOld      Num `json:"time_old_logp"`
-	TimeRef      Num `json:"time_reference"`
-	TimeCritic   Num `json:"time_critic"`
-	TimeUpdate   Num `json:"time_update"`
-	TimeTotal    Num `json:"time_total"`
+	TokensPerSec Num `json:"tokens_per_s"`   // trajectory tokens (rollout + training) per second of the step
+	TimeRollout  Num `json:"time_rollout"`   // generating the trajectories (and ReMax's greedy baselines)
+	TimeOld      Num `json:"time_old_logp"`  // recomputing the old log-probs; near 0 when the sampled ones serve
+	TimeRef      Num `json:"time_reference"` // the reference pass; near 0 with the KL term off
+	TimeCritic   Num `json:"time_critic"`    // the critic's values; near 0 without a critic
+	TimeUpdate   Num `json:"time_update"`    // the policy and critic updates
+	TimeTotal    Num `json:"time_total"`     // the whole step
 }

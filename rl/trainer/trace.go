@@ -18,9 +18,9 @@ type PolicyTrace struct {
 	// its gradient unchanged.
 	Rows []int
 
-	LogProbs    rl.Matrix // new log-probs: the policy's before this mini-batch's optimiser step
-	OldLogProbs rl.Matrix // the old log-probs of the ratio
-	Advantages  rl.Matrix
+	LogProbs    rl.Matrix     // new log-probs: the policy's before this mini-batch's optimiser step
+	OldLogProbs rl.Matrix     // the old log-probs of the ratio
+	Advantages  rl.Matrix     // the token advantages
 	Mask        rl.Matrix     // the loss mask
 	Agg         rl.AggOptions // the mini-batch's loss denominators (aggDenominators)
 	// Loss is the algorithm's policy loss on these matrices (rl.PPOClipLoss, rl.GSPOLoss or
@@ -35,9 +35,9 @@ type PolicyTrace struct {
 // StepTrace is one RL step as the step code computed it: the batch as the update saw it and
 // every policy mini-batch's loss, in the order the update ran them.
 type StepTrace struct {
-	Batch   *StepBatch
+	Batch   *StepBatch     // the step's batch (Trainer.OnBatch)
 	Policy  []*PolicyTrace // empty during the critic warm-up
-	Metrics StepMetrics
+	Metrics StepMetrics    // the metrics the step returned
 }
 
 // TraceStep runs one Step and records it through OnBatch and OnPolicyLoss (any hooks already
@@ -70,7 +70,7 @@ type TokenTrace struct {
 	ActionMask    float64 // the loss mask the update used (the action mask, or 1 with NoLossMask)
 	AdvantageMask float64 // the mask the advantages were computed over
 	Reward        float64 // token-level reward (KL included when in the reward)
-	Advantage     float64
+	Advantage     float64 // the token's advantage
 	Value         float64 // the critic's value at rollout time (PPO; 0 otherwise)
 	Return        float64 // the critic's target (PPO); the advantage for the outcome estimators
 	OldLogProb    float64 // the old log-prob of the ratio
@@ -78,9 +78,9 @@ type TokenTrace struct {
 	// The figures of the last policy mini-batch that trained on the token's row; Trained is
 	// false, and these 0, when none did (a row that teaches nothing, or the critic warm-up).
 	Trained      bool
-	Epoch        int
-	MiniBatch    int
-	NewLogProb   float64
+	Epoch        int     // that mini-batch's pass over the batch, from 0
+	MiniBatch    int     // that mini-batch's place in its pass, from 0
+	NewLogProb   float64 // the policy's log-prob before that mini-batch's optimiser step
 	Ratio        float64 // the importance ratio of the loss (GSPO's: the row's); NaN when it has none (GPG)
 	Clipped      bool    // the clipped branch won (its gradient is 0)
 	ClippedLower bool    // the dual clip won (A < 0; gradient 0)
@@ -136,7 +136,7 @@ func (s *StepTrace) lastTrained(r int) (*PolicyTrace, int) {
 
 // GroupSummary is one group of a step's batch as the outcome estimators read it.
 type GroupSummary struct {
-	Group  int
+	Group  int       // the group id (Collated.Groups): the prompt's place in the step
 	Rows   []int     // the group's rows of the batch, in order
 	Scores []float64 // each row's score: the sum of its token rewards (rl.OutcomeScores)
 	Mean   float64   // mean score

@@ -31,17 +31,17 @@ type Specials struct {
 // Trainer runs RL steps of one policy. Every random choice derives from (Seed, step), so a
 // run resumed from a checkpoint at step s continues exactly as the uninterrupted run.
 type Trainer struct {
-	Config   RLConfig
-	Seed     uint64
-	Workers  int // goroutines for environment steps (0: GOMAXPROCS)
-	Policy   *model.Model
-	Ref      *model.Model  // frozen initial policy; nil when the KL term is off
-	Critic   *model.Critic // PPO only
-	Opt      tensor.AdamW  // policy optimiser
-	CritOpt  tensor.AdamW  // critic optimiser
-	Encoder  rollout.Encoder
-	Specials Specials
-	Train    []Problem
+	Config   RLConfig        // the RL settings
+	Seed     uint64          // the run's seed, from which every random stream derives
+	Workers  int             // goroutines for environment steps (0: GOMAXPROCS)
+	Policy   *model.Model    // the policy being trained
+	Ref      *model.Model    // frozen initial policy; nil when the KL term is off
+	Critic   *model.Critic   // PPO only
+	Opt      tensor.AdamW    // policy optimiser
+	CritOpt  tensor.AdamW    // critic optimiser
+	Encoder  rollout.Encoder // tokenizes observations and detokenizes actions for the episodes
+	Specials Specials        // the special token ids of the rollout and the batches
+	Train    []Problem       // the training questions; each step takes Prompts of an epoch's permutation
 
 	StepsDone int // RL steps completed (the next step's index)
 	// KLBeta is the adaptive KL controller's coefficient β for the next step (RLConfig.KLCtrl):
@@ -204,12 +204,12 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 // StepBatch is one step's training data as the update sees it; the matrices are (B, L) over the
 // response columns of Collated.Batch.
 type StepBatch struct {
-	Step          int // the step's number, from 1 (StepMetrics.Step)
-	Collated      *Collated
+	Step          int       // the step's number, from 1 (StepMetrics.Step)
+	Collated      *Collated // the step's rollout, flattened and collated
 	LossMask      []float64 // the mask the losses use (action mask, or every response token with NoLossMask)
 	AdvantageMask []float64 // the mask advantages were computed over
 	Rewards       []float64 // token-level rewards (KL included when in the reward)
-	Advantages    []float64
+	Advantages    []float64 // the token advantages of the configured estimator
 	Returns       []float64 // the critic's targets (PPO); the advantages for the outcome estimators
 	Values        []float64 // the critic's values at rollout time (PPO); 0 without a critic
 	OldLogProbs   []float64 // the old log-probs of the ratio (recomputed or sampled: RLConfig.OldLogProbs)

@@ -11,8 +11,8 @@ import (
 // (mdp.Flatten) and the rows collated into one batch.
 type Collated struct {
 	Results []*rollout.Result // (B) the rollout's rows, each holding its mdp.Trajectory
-	Batch   *mdp.Batch
-	Groups  []int // (B,) group id of each row (GRPO/RLOO index)
+	Batch   *mdp.Batch        // the rows collated: prompts left-padded, responses right-padded
+	Groups  []int             // (B,) group id of each row (GRPO/RLOO index)
 }
 
 // FlattenResults lays a step's rollout out for training: it flattens each result's trajectory
