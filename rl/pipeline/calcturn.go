@@ -22,8 +22,8 @@ import (
 // CalcState is one demonstrated calculating turn: the episode's tokens before it (the prompt,
 // the searches and what they returned) and the expression the demonstrator computed.
 type CalcState struct {
-	Context    []int
-	Expression string
+	Context    []int  // token ids of the episode up to the calculating turn
+	Expression string // the demonstrated calculator expression ("1875 - 1730")
 }
 
 // calculatorCall is the text that opens a calculator call, as the demonstrator writes it. The
@@ -59,7 +59,9 @@ func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]
 // CalcShares is what a policy writes in the calculating turns: the share of turns that call
 // the calculator, that call it on the demonstrated expression, that call it on one number
 // twice ("1875 - 1875": both operands the number read last), and that answer instead.
-type CalcShares struct{ Calls, Right, Twice, Answers float64 }
+type CalcShares struct {
+	Calls, Right, Twice, Answers float64 // shares of the turns, in [0, 1], in the order above
+}
 
 // count tallies one turn against the demonstrated expression want.
 func (c *CalcShares) count(turn, want string) {
@@ -88,9 +90,9 @@ func (c *CalcShares) share(n int) {
 
 // CalcTurnStats is what a policy writes in the calculating turn's states, greedy and sampled.
 type CalcTurnStats struct {
-	States          int // states measured
-	Samples         int // sampled turns per state
-	Greedy, Sampled CalcShares
+	States          int        // states measured
+	Samples         int        // sampled turns per state
+	Greedy, Sampled CalcShares // the shares of the greedy turns and of the sampled ones
 }
 
 // MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)

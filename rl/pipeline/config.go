@@ -36,7 +36,7 @@ type Config struct {
 	// World: a training world and a held-out evaluation world whose names are disjoint, so
 	// evaluation answers can only be found by searching.
 	TrainWorld world.Config
-	EvalWorld  world.Config
+	EvalWorld  world.Config // the evaluation world ("unseen")
 	// Worlds is how many training worlds the demonstrations and RL questions are drawn from:
 	// TrainWorld and Worlds-1 more of the same size and split with other seeds (1: only
 	// TrainWorld). A policy trained on one small world memorises its facts instead of reading
@@ -92,7 +92,7 @@ type Config struct {
 	// share of the question's operands its expression holds (qa.Config.OperandReward). 0: off.
 	OperandRew float64
 
-	Model ModelConfig
+	Model ModelConfig // the policy's architecture when the run builds it
 
 	// Demonstrations from the scripted agent (SFT warm start).
 	// Demos is how many questions are demonstrated, the first ones of each training world
@@ -111,18 +111,18 @@ type Config struct {
 	// reward does not teach. Default 0.6: the greedy warm start then answers after one
 	// search, and GRPO learns to search on.
 	DemoImpatience float64
-	SFT            SFTConfig
+	SFT            SFTConfig // the warm start's training settings
 	// BasePolicy, when set, caches the SFT base: if the directory holds a saved model it is
 	// loaded instead of running SFT (the tokenizer is retrained identically from the same
 	// seed), otherwise SFT runs and its result is saved there. Runs comparing algorithms share
 	// one warm start this way.
 	BasePolicy string
 
-	RL              trainer.RLConfig
-	EvalEvery       int    // evaluate on the evaluation sets every this many RL steps (0: only at the end)
-	EvalBatch       int    // problems per evaluation rollout batch
-	CheckpointDir   string // "" disables checkpoints
-	CheckpointEvery int    // RL steps between checkpoints (0: only at the end)
+	RL              trainer.RLConfig // the RL phase's settings
+	EvalEvery       int              // evaluate on the evaluation sets every this many RL steps (0: only at the end)
+	EvalBatch       int              // problems per evaluation rollout batch
+	CheckpointDir   string           // "" disables checkpoints
+	CheckpointEvery int              // RL steps between checkpoints (0: only at the end)
 	// SFTCheckpointEvery is the number of SFT steps between SFT checkpoints (in CheckpointDir;
 	// 0: only when interrupted).
 	SFTCheckpointEvery int

@@ -223,8 +223,8 @@ func MeasureCopying(ctx context.Context, policy *model.Model, tok *tokenizer.Tok
 type OutputSimilarity struct {
 	Digits     float64 // the number tokens (NumberTokens)
 	NameStarts float64 // the tokens that begin a capitalised word (" Fak", "Rol")
-	NDigits    int
-	NNames     int
+	NDigits    int     // number tokens measured
+	NNames     int     // name-start tokens measured
 }
 
 // OutputSimilarities measures policy's OutputSimilarity under tok.
@@ -285,9 +285,9 @@ func isLetters(s string) bool {
 // CopyingReport is what CopyingOfRun measures of one policy on its run's demonstrations.
 type CopyingReport struct {
 	Stats      map[CopyKind]CopyStat // teacher-forced copying (MeasureCopying)
-	Similarity OutputSimilarity
-	Used       int // demonstrations measured
-	Skipped    int // of those, left out for being longer than the policy's context
+	Similarity OutputSimilarity      // output-row similarity of number and name tokens (OutputSimilarities)
+	Used       int                   // demonstrations measured
+	Skipped    int                   // of those, left out for being longer than the policy's context
 	// CalcTurn is the free-running calculating turn (MeasureCalcTurn) from every
 	// demonstrated calculation among the Used demonstrations, sampled as RL's rollouts are
 	// (the run's temperature and filters, CalcTurnSamples per state); zero when the run

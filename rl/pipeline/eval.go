@@ -14,10 +14,10 @@ import (
 // EvalConfig sets the limits of greedy evaluation rollouts (normally the RL settings').
 type EvalConfig struct {
 	Batch         int // problems per batched rollout
-	MaxTurns      int
-	MaxTurnTokens int
-	MaxLen        int
-	MaxObsTokens  int
+	MaxTurns      int // agent turns per episode
+	MaxTurnTokens int // generated tokens per turn
+	MaxLen        int // prompt + response tokens per episode
+	MaxObsTokens  int // tokens kept of one observation (0: all)
 	Workers       int // goroutines for environment steps (0: GOMAXPROCS)
 }
 

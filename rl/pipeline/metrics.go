@@ -25,16 +25,16 @@ type SFTMetrics struct {
 // EvalMetrics are the figures of an evaluation (greedy rollouts on a split), overall and per
 // dataset and question type.
 type EvalMetrics struct {
-	Name       string                  `json:"name"` // what was evaluated ("rl", "sft", "naive-rag", ...)
-	Step       int                     `json:"step"` // RL steps done before it (0: the starting policy)
-	N          int                     `json:"n"`    // questions
-	EM         trainer.Num             `json:"em"`
-	F1         trainer.Num             `json:"f1"`
-	FormatRate trainer.Num             `json:"format_rate"`
-	Turns      trainer.Num             `json:"turns"`
-	Searches   trainer.Num             `json:"searches"`
-	ToolErrors trainer.Num             `json:"tool_error_rate"` // failed tool calls / tool calls
-	Reward     trainer.Num             `json:"reward"`
+	Name       string                  `json:"name"`             // what was evaluated ("rl", "sft", "naive-rag", ...)
+	Step       int                     `json:"step"`             // RL steps done before it (0: the starting policy)
+	N          int                     `json:"n"`                // questions
+	EM         trainer.Num             `json:"em"`               // exact-match rate of the answers
+	F1         trainer.Num             `json:"f1"`               // mean token F1 of the answers
+	FormatRate trainer.Num             `json:"format_rate"`      // fraction with a valid format
+	Turns      trainer.Num             `json:"turns"`            // mean agent turns per episode
+	Searches   trainer.Num             `json:"searches"`         // mean tool calls per episode
+	ToolErrors trainer.Num             `json:"tool_error_rate"`  // failed tool calls / tool calls
+	Reward     trainer.Num             `json:"reward"`           // mean episode reward (process + outcome)
 	Groups     map[string]*EvalMetrics `json:"groups,omitempty"` // by "dataset=..." and "type=..."
 	// Tools are the figures of each tool the episodes called, by name: with the groups by
 	// question type they give, say, how often the calculator is used on numeric questions and

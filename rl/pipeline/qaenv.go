@@ -14,7 +14,7 @@ import (
 // (one per tool call) are summed onto the turn's closing token, and Finish scores the episode
 // with the paper's Eq. 6 and reports EM, F1, format, searches and tool errors as Stats.
 type QAEpisode struct {
-	Env *qa.Env
+	Env *qa.Env // the episode's environment: its question, tools and rewards
 }
 
 // Step runs the agent's turn through the QA environment.

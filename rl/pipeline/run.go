@@ -33,7 +33,7 @@ type Logger func(kind string, record any)
 // *RunState holding the same State, before any record of the part it redoes. A "resume" with
 // an empty State puts the files back as they were at the run's start, before any record.
 type RunState struct {
-	State json.RawMessage
+	State json.RawMessage // the Logger's state, opaque here; empty for a run's start
 }
 
 // callerState asks log for its state to save with a checkpoint.
@@ -52,12 +52,12 @@ type rlRunState struct {
 
 // Result is what a run produced.
 type Result struct {
-	Setup    *Setup
-	Policy   *model.Model
-	Trainer  *trainer.Trainer
-	SFTEval  []*EvalMetrics // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
-	Final    []*EvalMetrics // figures after RL on each evaluation set
-	Duration time.Duration
+	Setup    *Setup           // the run's worlds, tokenizer, problems and demonstrations
+	Policy   *model.Model     // the trained policy
+	Trainer  *trainer.Trainer // the RL trainer in its final state (StepsDone, optimisers)
+	SFTEval  []*EvalMetrics   // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
+	Final    []*EvalMetrics   // figures after RL on each evaluation set
+	Duration time.Duration    // the run's wall time, setup included
 }
 
 // ReleaseTraining drops what only more training would use: the optimisers' moments, the
@@ -120,7 +120,7 @@ func MaxRow(cfg Config, setup *Setup) int {
 
 // Start says where RunFrom begins.
 type Start struct {
-	Setup  *Setup
+	Setup  *Setup       // the run's worlds, tokenizer, problems and demonstrations
 	Policy *model.Model // the initial policy; trained in place
 	// SFT runs the warm start on Setup.Demos first (or loads Config.BasePolicy when it holds a
 	// saved model); otherwise Policy is already the starting point (the SFT base shared by

@@ -25,18 +25,18 @@ type EvalSet struct {
 // tokenizer trained on the training world's text, the training problems, the evaluation sets
 // and the scripted agent's demonstrations.
 type Setup struct {
-	Config     Config
-	Worlds     []*world.World // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
-	WorldTools [][]env.Tool   // the chosen tools over each training world's passages
-	TrainWorld *world.World
-	EvalWorld  *world.World
-	TrainTools []env.Tool // the chosen tools over the training world's passages
-	EvalTools  []env.Tool // the chosen tools over the evaluation world's passages
-	Tokenizer  *tokenizer.Tokenizer
-	Specials   trainer.Specials
-	Train      []trainer.Problem // the training world's questions but the held-out ones
-	EvalSets   []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
-	Demos      []*mdp.Trajectory // the scripted agent's transcripts, tokenised
+	Config     Config               // the run's configuration
+	Worlds     []*world.World       // the training worlds (Config.Worlds of them); Worlds[0] is TrainWorld
+	WorldTools [][]env.Tool         // the chosen tools over each training world's passages
+	TrainWorld *world.World         // Worlds[0], whose tail holds the held-out questions
+	EvalWorld  *world.World         // the evaluation world, its names disjoint from the training worlds'
+	TrainTools []env.Tool           // the chosen tools over the training world's passages
+	EvalTools  []env.Tool           // the chosen tools over the evaluation world's passages
+	Tokenizer  *tokenizer.Tokenizer // BPE trained on the demonstrations and the training worlds' passages
+	Specials   trainer.Specials     // the tokenizer's special ids the trainer needs
+	Train      []trainer.Problem    // the training world's questions but the held-out ones
+	EvalSets   []EvalSet            // "heldout" (training world) and "unseen" (evaluation world)
+	Demos      []*mdp.Trajectory    // the scripted agent's transcripts, tokenised
 	// DemoMistakes marks, per demonstration and turn, the actions in which the noisy agent
 	// erred on purpose (world.DemoTurn.Mistake).
 	DemoMistakes [][]bool

@@ -179,11 +179,11 @@ func (c SFTConfig) Validate() error {
 // order) is saved every CheckpointEvery steps and when the context is cancelled, and a later
 // call with Resume continues from the latest one exactly as the uninterrupted run would.
 type SFTOptions struct {
-	CheckpointDir   string            // where SFT checkpoints go ("": none)
-	CheckpointEvery int               // SFT steps between checkpoints (0: only when interrupted)
-	Resume          bool              // continue from the latest SFT checkpoint in CheckpointDir, if any
-	OnCheckpoint    func(path string) // called after each checkpoint is written; may be nil
-	OnResume        func(path string, step int)
+	CheckpointDir   string                      // where SFT checkpoints go ("": none)
+	CheckpointEvery int                         // SFT steps between checkpoints (0: only when interrupted)
+	Resume          bool                        // continue from the latest SFT checkpoint in CheckpointDir, if any
+	OnCheckpoint    func(path string)           // called after each checkpoint is written; may be nil
+	OnResume        func(path string, step int) // called with the checkpoint and its step when SFT resumes; may be nil
 	// ActionWeights holds, per demonstration and turn, the loss weight of that turn's action
 	// tokens (nil, or a short or nil entry: 1).
 	ActionWeights [][]float64
@@ -203,7 +203,7 @@ type SFTOptions struct {
 	// any step (a caller keeps there how far its output files had got: see RunState), or nil
 	// when Resume finds no checkpoint and SFT starts over.
 	SaveState    func() json.RawMessage
-	RestoreState func(json.RawMessage)
+	RestoreState func(json.RawMessage) // receives the state SaveState gave, or nil (see above)
 }
 
 // SFT trains policy on the demonstration trajectories with the masked next-token loss

@@ -23,9 +23,9 @@ const maxTranscriptLine = 64 << 20
 // wrote (trained on) and Observations[k] the text that follows it up to the next agent text
 // (context: tool responses and any other turn, weighted by SFTConfig.ContextWeight).
 type Transcript struct {
-	Prompt       string
-	Actions      []string
-	Observations []string
+	Prompt       string   // the text up to the first assistant header, included
+	Actions      []string // the agent's text of each turn
+	Observations []string // the text after each turn's action; len(Actions) entries
 }
 
 // Text is the whole transcript as one string, the concatenation of its parts.
