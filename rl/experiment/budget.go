@@ -31,7 +31,7 @@ const criticFactor = 2.2
 
 // Unit is one piece of work of a plan: the SFT of a seed, or one method at one seed.
 type Unit struct {
-	Seed   uint64
+	Seed   uint64  // the seed the unit runs with (pipeline.Config.Seed)
 	Method *Method // nil for the SFT of the seed
 }
 

@@ -23,9 +23,9 @@ const (
 
 // Method is one row of the table.
 type Method struct {
-	Name     string `json:"name"`  // directory and results.json key: "grpo", "ppo-no-adv-mask"
-	Label    string `json:"label"` // row label in results.md: "GRPO", "PPO w/o advantage mask"
-	Kind     Kind   `json:"kind"`
+	Name     string `json:"name"`               // directory and results.json key: "grpo", "ppo-no-adv-mask"
+	Label    string `json:"label"`              // row label in results.md: "GRPO", "PPO w/o advantage mask"
+	Kind     Kind   `json:"kind"`               // KindBase, KindNaiveRAG or KindRL
 	Ablation bool   `json:"ablation,omitempty"` // listed under the ablations
 	// Extra marks a method run only when named (--methods): verl's further objectives, which
 	// are not rows of the paper's table.
@@ -35,10 +35,10 @@ type Method struct {
 
 // Request is what the user asked for; a run directory resumes only the same request.
 type Request struct {
-	Preset    string   `json:"preset"`
-	Quick     bool     `json:"quick"`
-	Seeds     int      `json:"seeds"`
-	Workers   int      `json:"workers"`
+	Preset    string   `json:"preset"`              // one of Presets
+	Quick     bool     `json:"quick"`               // paper-mini only: fewer RL steps, smaller evaluation sets, one shared SFT base
+	Seeds     int      `json:"seeds"`               // how many seeds each method runs (at least 1)
+	Workers   int      `json:"workers"`             // Config.Workers of every unit (0: all cores)
 	Methods   []string `json:"methods,omitempty"`   // the rows to run, by Method.Name (none: every row)
 	Overrides []string `json:"overrides,omitempty"` // "--name=value" settings given on the command line
 }
@@ -59,10 +59,10 @@ func (r Request) Flags() string {
 // Plan is an experiment: the request, the shared settings and the methods. Seed s of the plan
 // runs Config with Config.Seed = Seeds[s].
 type Plan struct {
-	Request Request         `json:"request"`
-	Seeds   []uint64        `json:"seeds"`
-	Config  pipeline.Config `json:"config"` // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
-	Methods []Method        `json:"methods"`
+	Request Request         `json:"request"` // what the plan was made from
+	Seeds   []uint64        `json:"seeds"`   // the run seeds, one per Request.Seeds
+	Config  pipeline.Config `json:"config"`  // shared settings; Seed, BasePolicy and CheckpointDir are set per unit
+	Methods []Method        `json:"methods"` // the table's rows to run, in order
 	// SharedSFT: one setup and SFT base, those of the first seed, serve every seed; the
 	// seeds then differ in their RL runs only (rollout sampling, mini-batch order). --quick
 	// spends its hour this way: one full warm start instead of three short ones, which

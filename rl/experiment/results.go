@@ -19,22 +19,22 @@ import (
 // Results are the experiment's figures so far: per method, every finished seed's evaluation and
 // the mean and standard deviation of each table column over those seeds.
 type Results struct {
-	Request Request         `json:"request"`
-	Seeds   []uint64        `json:"seeds"`
+	Request Request         `json:"request"` // the plan's request
+	Seeds   []uint64        `json:"seeds"`   // the plan's seeds, finished or not
 	Columns []string        `json:"columns"` // the table's columns, in order (see Columns)
-	Methods []MethodResults `json:"methods"`
+	Methods []MethodResults `json:"methods"` // one per plan method, in the plan's order
 	// SharedSFT: every seed started from the first seed's SFT base (Plan.SharedSFT).
 	SharedSFT bool `json:"shared_sft,omitempty"`
 }
 
 // MethodResults is one row of the table.
 type MethodResults struct {
-	Name     string             `json:"name"`
-	Label    string             `json:"label"`
-	Ablation bool               `json:"ablation,omitempty"`
-	Runs     []*UnitResult      `json:"runs"` // one per finished seed, in seed order
-	Mean     map[string]float64 `json:"mean"` // column -> mean over Runs
-	Std      map[string]float64 `json:"std"`  // column -> sample standard deviation over Runs (0 with one run)
+	Name     string             `json:"name"`               // Method.Name
+	Label    string             `json:"label"`              // Method.Label
+	Ablation bool               `json:"ablation,omitempty"` // Method.Ablation
+	Runs     []*UnitResult      `json:"runs"`               // one per finished seed, in seed order
+	Mean     map[string]float64 `json:"mean"`               // column -> mean over Runs
+	Std      map[string]float64 `json:"std"`                // column -> sample standard deviation over Runs (0 with one run)
 }
 
 // Columns of the table, for evaluation sets sets (in order) and question types types (of the

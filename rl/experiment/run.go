@@ -34,17 +34,17 @@ const (
 
 // UnitResult is a finished unit's figures: one evaluation per evaluation set.
 type UnitResult struct {
-	Method string                  `json:"method"`
-	Seed   uint64                  `json:"seed"`
-	Evals  []*pipeline.EvalMetrics `json:"evals"` // named "<method>/<set>" for a baseline, "rl/<set>" for an RL run
+	Method string                  `json:"method"` // Method.Name
+	Seed   uint64                  `json:"seed"`   // the unit's seed
+	Evals  []*pipeline.EvalMetrics `json:"evals"`  // named "<method>/<set>" for a baseline, "rl/<set>" for an RL run
 	// Curve is every evaluation of an RL run that evaluated during training (--eval-every):
 	// the periodic ones and the final, in step order, each set's figures without the per-type
 	// groups (Evals has those of the final). It is read back from the unit's evals.jsonl, so a
 	// resumed run keeps the points before its interruption; an evaluation the interruption cut
 	// short is not redone, and its step is missing.
 	Curve   []*pipeline.EvalMetrics `json:"curve,omitempty"`
-	RLSteps int                     `json:"rl_steps,omitempty"`
-	Seconds float64                 `json:"seconds"` // wall time of the process that finished the unit
+	RLSteps int                     `json:"rl_steps,omitempty"` // RL steps done (0 for a baseline)
+	Seconds float64                 `json:"seconds"`            // wall time of the process that finished the unit
 }
 
 // Eval returns the evaluation of set ("heldout", "unseen"), or nil.
@@ -80,7 +80,7 @@ type Event struct {
 	Err      error         // "busy": who holds the unit's claim
 	// "record": the pipeline's log record (pipeline.Logger's kind and record).
 	RecordKind string
-	Record     any
+	Record     any // the record itself
 }
 
 // Options configure Run and RunUnit.
