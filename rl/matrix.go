@@ -57,7 +57,7 @@ func sameShape(fn string, m Matrix, ms ...Matrix) {
 // Logits is a (B, L, V) array of next-token logits: Data[(i*L+t)*V+k] is the logit of vocabulary
 // entry k at token t of response i.
 type Logits struct {
-	B, L, V int
+	B, L, V int       // batch size, response length, vocabulary size
 	Data    []float64 // (B, L, V) row-major
 }
 

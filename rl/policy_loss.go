@@ -8,7 +8,7 @@ import (
 // PolicyLoss is the result of a policy-gradient loss: the scalar, its gradient with respect to
 // the current log-probabilities (the seam to the model's backward pass) and verl's metrics.
 type PolicyLoss struct {
-	Loss          float64
+	Loss          float64 // the aggregated loss (AggLoss over the masked tokens)
 	GradLogProb   Matrix  // (B, L) dLoss/dlogp; 0 on masked positions
 	ClipFrac      float64 // pg_clipfrac: masked fraction of tokens where the clipped branch won
 	ClipFracLower float64 // pg_clipfrac_lower: masked fraction where the dual clip (A < 0) won

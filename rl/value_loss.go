@@ -8,7 +8,7 @@ import (
 // ValueLoss is the result of the clipped value loss: the scalar, its gradient with respect to the
 // critic's predictions and verl's clip fraction.
 type ValueLoss struct {
-	Loss       float64
+	Loss       float64 // ½ of the aggregated clipped squared error
 	GradVPreds Matrix  // (B, L) dLoss/dvpreds; 0 on masked positions
 	ClipFrac   float64 // vf_clipfrac: masked fraction of tokens where the clipped branch won
 }
