@@ -22,8 +22,8 @@ type Turn struct {
 // Trajectory is one episode: the prompt (system, user and the opening of the assistant's
 // turn) followed by the turns, with the outcome reward of the whole episode.
 type Trajectory struct {
-	Prompt        []int // (p,) prompt tokens
-	Turns         []Turn
+	Prompt        []int   // (p,) prompt tokens
+	Turns         []Turn  // the agent's turns, in order, each with the observation after it
 	OutcomeReward float64 // the task's reward (paper Eq. 6 for multi-hop QA)
 	// CutMaxTurns: the episode stopped at the turn limit while the agent still called tools.
 	CutMaxTurns bool
