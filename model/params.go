@@ -16,8 +16,8 @@ import (
 // nil until the model trains (EnableTraining, called by ZeroGrad, ParamGrads and every
 // Backward): a model loaded for inference never holds a gradient, as large as its weights.
 type Param struct {
-	Name  string
-	Shape []int
+	Name  string    // Hugging Face state-dict name ("model.layers.0.mlp.up_proj.weight")
+	Shape []int     // dimensions; a weight matrix is (out, in)
 	Data  []float32 // row-major, len = product of Shape; nil for a matrix held Packed
 	Grad  []float32 // same shape as Data, or nil before training; Backward accumulates into it
 
@@ -58,7 +58,7 @@ type layerParams struct {
 // (HF Qwen3ForCausalLM): the same, with no q/k/v biases and an RMSNorm of each query and key
 // head vector before the rotary embedding.
 type Model struct {
-	Config Config
+	Config Config   // the architecture (Hugging Face config.json)
 	Params []*Param // every parameter, in Hugging Face state-dict order (a tied lm_head omitted)
 
 	embed  *Param // model.embed_tokens.weight (V, C)
