@@ -59,8 +59,8 @@ func NewAgent(w *World, h Habits, seed uint64) *Agent {
 // DemoTurn is one turn of a transcript: the agent's text (ending in "</tool_call>" or, for
 // the answer, "<|im_end|>"), then the environment's observation ("" after the answer).
 type DemoTurn struct {
-	Action      string
-	Observation string
+	Action      string // the agent's text of the turn
+	Observation string // the environment's reply; "" after the answer
 	// Mistake marks an action in which the agent erred on purpose (Noise): it searched for a
 	// wrong entity, wrote a malformed call or answered wrongly. The turns after it are the
 	// recovery; a warm start can imitate those without imitating the mistake. An impatient
@@ -71,10 +71,10 @@ type DemoTurn struct {
 // Demo is one episode's transcript in the exact format of a rollout: tokenise Prompt and each
 // Observation as environment text (masked), each Action as agent text (trained on).
 type Demo struct {
-	Task   Task
-	Prompt string
-	Turns  []DemoTurn
-	Score  qa.Score
+	Task   Task       // the question solved
+	Prompt string     // the episode's prompt text, as the environment's Reset renders it
+	Turns  []DemoTurn // the turns, in order
+	Score  qa.Score   // the environment's score of the episode
 	// ProcessRewards holds each turn's process reward (the sum over its calls).
 	ProcessRewards []float64
 }
@@ -306,14 +306,14 @@ func (a *Agent) conclude(p Plan, values []string) string {
 
 // Summary aggregates an agent's scores over tasks.
 type Summary struct {
-	N            int
-	EM, F1       float64 // means
-	Reward       float64 // mean Eq. 6 reward
-	FormatOK     float64 // fraction with r_format = 1
-	Turns        float64 // mean turns
-	Searches     float64 // mean searches run
-	EMByType     map[string]float64
-	CountsByType map[string]int
+	N            int                // tasks summarised
+	EM, F1       float64            // means
+	Reward       float64            // mean Eq. 6 reward
+	FormatOK     float64            // fraction with r_format = 1
+	Turns        float64            // mean turns
+	Searches     float64            // mean searches run
+	EMByType     map[string]float64 // question type -> mean EM
+	CountsByType map[string]int     // question type -> tasks
 }
 
 // Run solves every task with a fresh agent (habits, seed) in an environment made of cfg and

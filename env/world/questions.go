@@ -11,9 +11,9 @@ import (
 // Hop is one lookup of a plan: read relation Rel of an entity, named either literally
 // (Subject, from the question) or by the value an earlier hop found (From >= 0).
 type Hop struct {
-	Subject string
-	From    int // index of an earlier hop, or -1
-	Rel     Rel
+	Subject string // the entity named in the question; "" when From names the hop
+	From    int    // index of an earlier hop, or -1
+	Rel     Rel    // the relation read
 }
 
 // Final says how a plan's answer follows from its hops.
@@ -32,8 +32,8 @@ const (
 // Plan is how a question is solved: the lookups in order and how the answer follows. The
 // scripted agent follows it; a model has to find it.
 type Plan struct {
-	Hops    []Hop
-	Final   Final
+	Hops    []Hop     // the lookups, in order
+	Final   Final     // how the answer follows from them
 	Compare [2]int    // hops compared (Larger, Smaller, Same), subtracted (Difference) or added (Sum)
 	Options [2]string // the names the question offers (Larger, Smaller)
 }
@@ -41,7 +41,7 @@ type Plan struct {
 // Task is a generated question with its plan.
 type Task struct {
 	qa.Question
-	Plan Plan
+	Plan Plan // how the scripted agent solves it
 }
 
 // pick returns a random entity of kind k satisfying ok (nil: any), or nil after many tries.

@@ -17,7 +17,7 @@ import (
 type TitleSearch struct {
 	byTitle map[string][]env.Passage // lower-cased title -> passages
 	all     []env.Passage
-	K       int
+	K       int // passages returned per query, at most
 }
 
 var _ env.PassageTool = (*TitleSearch)(nil)

@@ -66,8 +66,8 @@ const (
 
 // Entity is one thing the encyclopedia describes.
 type Entity struct {
-	Kind  Kind
-	Name  string
+	Kind  Kind           // country, city, person, company or band
+	Name  string         // the unique name, from the world's split of the name space
 	Facts map[Rel]string // relation -> object (a name, or a number as decimal digits)
 }
 
@@ -83,15 +83,15 @@ func (e *Entity) Num(r Rel) int {
 // Config sets the size of a world. Zero counts take the defaults of DefaultConfig; a negative
 // count means none (only meaningful for Distractors).
 type Config struct {
-	Seed        uint64
-	Split       Split
-	Countries   int
-	Cities      int
-	People      int
-	Companies   int
-	Bands       int
-	Distractors int // passages about rivers and clubs named after cities: lexical near-misses
-	Questions   int
+	Seed        uint64 // the generator's seed: the same Config always gives the same world
+	Split       Split  // the half of the name space the entity names come from
+	Countries   int    // countries generated (at least 2)
+	Cities      int    // cities generated (at least one per country)
+	People      int    // people generated (at least 4)
+	Companies   int    // companies generated (at least 2)
+	Bands       int    // bands generated (at least 2)
+	Distractors int    // passages about rivers and clubs named after cities: lexical near-misses
+	Questions   int    // questions generated (Tasks)
 	// Numeric is the share of questions that need two searches and one calculation (the
 	// difference of two years, two populations or two companies' employees, the sum of two
 	// bands' albums; calculator tool), in [0, 1]. A world with numeric questions also states
@@ -110,12 +110,12 @@ func DefaultConfig(seed uint64, split Split) Config {
 // World is a generated encyclopedia: its entities, its passages (the search corpus) and its
 // questions.
 type World struct {
-	Config   Config
-	Entities []*Entity
-	ByName   map[string]*Entity
-	Passages []env.Passage // one per entity (same order as Entities), then the distractors
-	Tasks    []Task
-	pidOf    map[string]string // entity name -> passage id
+	Config   Config             // the configuration, defaults filled in
+	Entities []*Entity          // every entity of the world
+	ByName   map[string]*Entity // name -> entity
+	Passages []env.Passage      // one per entity (same order as Entities), then the distractors
+	Tasks    []Task             // the questions with their plans
+	pidOf    map[string]string  // entity name -> passage id
 }
 
 // maxEntities bounds a world's size well inside the ~12,000 two-syllable words of one split.
