@@ -4,8 +4,8 @@ import "slices"
 
 // Hit is one search result: a passage number (for Index.Passage) and its BM25 score.
 type Hit struct {
-	Doc   int
-	Score float32
+	Doc   int     // the passage's number in the index, from 0
+	Score float32 // its BM25 score for the query
 }
 
 // searchScratch is the per-search working memory, pooled.

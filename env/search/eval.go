@@ -15,8 +15,8 @@ import (
 // EvalQuestion is what retrieval evaluation needs of a multi-hop question: its text and the
 // ids of its supporting passages.
 type EvalQuestion struct {
-	ID         string
-	Question   string
+	ID         string   // the question's id in its set
+	Question   string   // the question's text
 	Supporting []string // passage ids (the corpus's "id", the question's paragraphs[].pid)
 }
 
@@ -96,7 +96,7 @@ func ReadEvalQuestions(r io.Reader, name string) ([]EvalQuestion, error) {
 
 // Recall is retrieval recall at one cutoff K over a question set.
 type Recall struct {
-	K int
+	K int // the number of passages retrieved per question
 	// All is the fraction of questions with every supporting passage in the top K.
 	All float64
 	// Any is the fraction of questions with at least one supporting passage in the top K.

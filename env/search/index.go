@@ -312,10 +312,10 @@ func (ix *Index) Passages() []Passage {
 
 // Stats describes the index's size.
 type Stats struct {
-	Passages, Terms, Postings int
+	Passages, Terms, Postings int     // passages, distinct terms, (term, passage) pairs
 	AvgLength                 float64 // weighted terms per passage
-	K1, B                     float64
-	TitleWeight               int
+	K1, B                     float64 // the BM25 parameters (SetBM25)
+	TitleWeight               int     // how many times a title's terms count (0: titles not indexed)
 }
 
 // Stats returns the index's size and parameters.

@@ -28,21 +28,21 @@ import (
 
 // RetrieveRequest is the body of POST /retrieve.
 type RetrieveRequest struct {
-	Queries      []string `json:"queries"`
+	Queries      []string `json:"queries"`        // the queries, answered in order
 	TopK         *int     `json:"topk,omitempty"` // nil: the server's default
-	ReturnScores bool     `json:"return_scores"`
+	ReturnScores bool     `json:"return_scores"`  // answer with ScoredDocuments, not Documents
 }
 
 // Document is a passage as the retrieval API carries it; Contents is "\"<title>\"\n<text>".
 type Document struct {
-	ID       string `json:"id"`
-	Contents string `json:"contents"`
+	ID       string `json:"id"`       // the passage's id
+	Contents string `json:"contents"` // the quoted title, a newline, the text
 }
 
 // ScoredDocument is one result when scores are asked for.
 type ScoredDocument struct {
-	Document Document `json:"document"`
-	Score    float64  `json:"score"`
+	Document Document `json:"document"` // the passage
+	Score    float64  `json:"score"`    // the retriever's score for the query
 }
 
 // errorResponse is the body of every non-200 answer.

@@ -15,7 +15,7 @@ import (
 // whatever the server reports for a remote one; 0 when it reports none).
 type Retrieved struct {
 	Passage
-	Score float64
+	Score float64 // the retriever's score; higher is better
 }
 
 // Retriever returns the top k passages for a query, best first. *Index and *Remote are
@@ -58,8 +58,8 @@ const (
 // best first, which the QA environment uses for its process reward and evaluation for
 // retrieval recall along a trajectory. A Tool is safe for concurrent use.
 type Tool struct {
-	Retriever Retriever
-	TopK      int
+	Retriever Retriever // where the passages come from: the local index or a remote server
+	TopK      int       // passages returned per call
 	// MaxQueryBytes refuses longer queries; <= 0 means DefaultMaxQueryBytes.
 	MaxQueryBytes int
 	// MaxOutputBytes bounds the text a call returns (FormatLimit); <= 0 means
