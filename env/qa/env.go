@@ -50,7 +50,7 @@ func UserMessage(q Question) string { return "Question: " + q.Question }
 
 // Config sets up a QA environment.
 type Config struct {
-	Env env.Config
+	Env env.Config // the tool environment's limits (turns, output size, call timeout)
 	// SystemPrompt is the whole system message; "" means SystemPrompt(InstructionsFor(tools), tools).
 	SystemPrompt string
 	// RequireThink makes a <think>...</think> block part of the required format of every turn,
@@ -155,7 +155,7 @@ func (e *Env) Question() Question { return e.q }
 // first `</tool_call>` and so closes at most one call.
 type Step struct {
 	env.StepResult
-	ProcessRewards []float64
+	ProcessRewards []float64 // one per Result.Calls entry, in order
 }
 
 // Step takes the agent's text for one turn. It panics if the episode has ended.

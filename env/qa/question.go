@@ -13,12 +13,12 @@ import (
 
 // Question is one multi-hop QA task.
 type Question struct {
-	ID       string   `json:"id"`
-	Question string   `json:"question"`
-	Answers  []string `json:"answers"` // the gold answer and its aliases; EM takes the best
-	Type     string   `json:"type"`    // bridge, comparison, compositional, 2hop, ...
-	Dataset  string   `json:"dataset"` // hotpotqa, 2wiki, musique, world, ...
-	Split    string   `json:"split,omitempty"`
+	ID       string   `json:"id"`              // unique within its dataset
+	Question string   `json:"question"`        // the question's text
+	Answers  []string `json:"answers"`         // the gold answer and its aliases; EM takes the best
+	Type     string   `json:"type"`            // bridge, comparison, compositional, 2hop, ...
+	Dataset  string   `json:"dataset"`         // hotpotqa, 2wiki, musique, world, ...
+	Split    string   `json:"split,omitempty"` // the dataset split it comes from ("train", "eval", ...)
 	Level    string   `json:"level,omitempty"` // HotpotQA difficulty
 	// SupportingTitles are the titles of the passages the answer needs, in hop order.
 	SupportingTitles []string `json:"supporting_titles,omitempty"`

@@ -10,19 +10,19 @@ import (
 // Score is the outcome of one episode: the paper's Eq. 6 reward and the figures evaluation
 // reports beside it.
 type Score struct {
-	Reward         float64 // Eq. 6
-	Format         float64 // r_format = (AnswerFormatOK + ToolSyntaxOK) / 2
-	AnswerFormatOK bool    // the final turn is <think>...</think> then one <answer>...</answer>
-	ToolSyntaxOK   bool    // every tool-calling turn is well formed and every call parsed and validated
-	Answer         string  // the text inside the final turn's <answer>, "" if none
-	EM             float64 // SQuAD exact match of Answer against every gold alias (reported even when the format fails)
-	F1             float64 // HotpotQA token F1, best over the aliases
-	ProcessReward  float64 // sum of the process rewards paid along the episode
-	Turns          int
-	Searches       int // tool calls that ran
-	ToolErrors     int
-	FormatErrors   int
-	CutMaxTurns    bool
+	Reward         float64                  // Eq. 6
+	Format         float64                  // r_format = (AnswerFormatOK + ToolSyntaxOK) / 2
+	AnswerFormatOK bool                     // the final turn is <think>...</think> then one <answer>...</answer>
+	ToolSyntaxOK   bool                     // every tool-calling turn is well formed and every call parsed and validated
+	Answer         string                   // the text inside the final turn's <answer>, "" if none
+	EM             float64                  // SQuAD exact match of Answer against every gold alias (reported even when the format fails)
+	F1             float64                  // HotpotQA token F1, best over the aliases
+	ProcessReward  float64                  // sum of the process rewards paid along the episode
+	Turns          int                      // agent turns taken
+	Searches       int                      // tool calls that ran
+	ToolErrors     int                      // calls whose tool failed (error, timeout, panic, cancelled)
+	FormatErrors   int                      // calls that did not parse, named no tool or had invalid arguments
+	CutMaxTurns    bool                     // the episode ended without an answer turn (the turn limit)
 	ByTool         map[string]env.ToolCount // calls and errors per tool (env.Stats.ByTool)
 }
 
