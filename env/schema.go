@@ -13,8 +13,8 @@ import (
 // wrote it, from the arguments object down: "query", "filters.year", "ids[2]"; the empty path
 // is the arguments object itself.
 type FieldError struct {
-	Path string
-	Msg  string
+	Path string // the field at fault ("" for the arguments object)
+	Msg  string // what is wrong with it
 }
 
 // Error renders the problem as "path: message".

@@ -23,12 +23,12 @@ type Tool interface {
 // Schema is the subset of JSON Schema that tool parameters use: objects with typed properties,
 // required names, enums and numeric bounds.
 type Schema struct {
-	Type        string             `json:"type"` // "object", "string", "integer", "number", "boolean", "array"
-	Description string             `json:"description,omitempty"`
-	Properties  map[string]*Schema `json:"properties,omitempty"`
-	Required    []string           `json:"required,omitempty"`
-	Enum        []any              `json:"enum,omitempty"`
-	Minimum     *float64           `json:"minimum,omitempty"`
-	Maximum     *float64           `json:"maximum,omitempty"`
-	Items       *Schema            `json:"items,omitempty"`
+	Type        string             `json:"type"`                  // "object", "string", "integer", "number", "boolean", "array"
+	Description string             `json:"description,omitempty"` // what the value means, shown to the agent
+	Properties  map[string]*Schema `json:"properties,omitempty"`  // an object's fields, by name
+	Required    []string           `json:"required,omitempty"`    // the object fields that must be present
+	Enum        []any              `json:"enum,omitempty"`        // the allowed values (empty: any)
+	Minimum     *float64           `json:"minimum,omitempty"`     // a number's inclusive lower bound (nil: none)
+	Maximum     *float64           `json:"maximum,omitempty"`     // a number's inclusive upper bound (nil: none)
+	Items       *Schema            `json:"items,omitempty"`       // an array's element schema
 }

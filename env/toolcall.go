@@ -15,7 +15,7 @@ const (
 
 // ToolCall is one well-formed call parsed from the agent's text.
 type ToolCall struct {
-	Name      string
+	Name      string         // the tool's name as the call wrote it
 	Arguments map[string]any // decoded JSON object; never nil
 	// Start and End are byte offsets of the call in the parsed text: text[Start:End] runs from
 	// "<tool_call>" to the end of "</tool_call>".
@@ -78,9 +78,9 @@ func (k ParseErrorKind) String() string {
 // ParseError is one malformed tool call: what is wrong, where (byte offset of the tag or
 // text it concerns), and a detail such as the JSON decoder's message.
 type ParseError struct {
-	Kind   ParseErrorKind
-	Offset int
-	Detail string
+	Kind   ParseErrorKind // what is wrong
+	Offset int            // byte offset in the parsed text of the tag or text concerned
+	Detail string         // more about it, such as the JSON decoder's message; may be empty
 }
 
 // Error renders the kind and the detail, the text of the error observation.

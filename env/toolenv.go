@@ -74,14 +74,14 @@ func (s CallStatus) ToolFailure() bool {
 
 // CallRecord is what happened to one tool call attempt of a turn.
 type CallRecord struct {
-	Call       ToolCall    // the parsed call; zero Name for a parse error
-	Parse      *ParseError // set when Status is CallParseError
-	Status     CallStatus
-	Err        string   // the failure, for logs (a panic's value and stack are not shown to the agent)
-	Output     string   // the text shown to the agent inside <tool_response>
-	Truncated  bool     // Output was cut to MaxOutputChars (and ends with OutputCutMarker)
-	PassageIDs []string // passages the call returned, when the tool is a PassageTool
-	Duration   time.Duration
+	Call       ToolCall      // the parsed call; zero Name for a parse error
+	Parse      *ParseError   // set when Status is CallParseError
+	Status     CallStatus    // how the attempt ended
+	Err        string        // the failure, for logs (a panic's value and stack are not shown to the agent)
+	Output     string        // the text shown to the agent inside <tool_response>
+	Truncated  bool          // Output was cut to MaxOutputChars (and ends with OutputCutMarker)
+	PassageIDs []string      // passages the call returned, when the tool is a PassageTool
+	Duration   time.Duration // the tool's wall time (0 for a call that did not run)
 	// ProcessReward is what the environment's ProcessReward hook paid for this call (0 without
 	// a hook).
 	ProcessReward float64
@@ -119,8 +119,8 @@ type StepResult struct {
 	// ObservationTail is the length in bytes of the ObservationClose that ends Observation (0
 	// when Done): the part a token budget must not cut (rollout.Transition.ObservationTail).
 	ObservationTail int
-	Done            bool
-	End             EndReason
+	Done            bool      // the episode has ended
+	End             EndReason // why it ended (EndNone while not Done)
 }
 
 // Stats counts an episode's tool use, for rewards and logs.
