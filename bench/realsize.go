@@ -14,8 +14,8 @@ import (
 // Shape is a named model shape that `agentr1 bench --random` and the real-size benchmarks
 // build with random weights, so that speed and memory can be measured without a checkpoint.
 type Shape struct {
-	Name   string
-	Config model.Config
+	Name   string       // the shape's name on the command line ("default", "qwen2.5-0.5b", ...)
+	Config model.Config // the architecture built
 }
 
 // qwen25 returns the shape of a Qwen2.5 Instruct checkpoint from the fields of its
@@ -66,8 +66,8 @@ func ShapeNamed(name string) (model.Config, error) {
 // tokens, untimed, then generates DecodeNew tokens per row greedily, all rows stepping
 // together through the KV cache as a rollout does.
 type Workload struct {
-	PrefillBatch, PrefillLen             int
-	DecodeBatch, DecodePrompt, DecodeNew int
+	PrefillBatch, PrefillLen             int // prefill: prompts, tokens per prompt
+	DecodeBatch, DecodePrompt, DecodeNew int // decoding: rows, prompt tokens per row, generated tokens per row
 }
 
 // DefaultWorkload is the benchmark of issue 27: prefill 1 x 512 tokens; decoding 8 rows,
@@ -153,8 +153,8 @@ func (r *Runner) Warmup() {
 // On a machine shared with other work the wall-clock rate falls with the share of the cores
 // the process gets; the CPU-time rate does not.
 type Timing struct {
-	Tokens              int
-	Seconds, CPUSeconds float64
+	Tokens              int     // tokens processed
+	Seconds, CPUSeconds float64 // wall-clock time, the process's CPU time (0: unknown)
 }
 
 // Rate returns the tokens per second of wall-clock time.

@@ -36,9 +36,9 @@ func (Encoder) Decode(ids []int) string {
 // fixed Reward (Problems alternates 1 and 0 over a group's rows, so its advantages are not all
 // zero).
 type Episode struct {
-	Turns  int
-	Obs    string
-	Reward float64
+	Turns  int     // the turn that ends the episode, from 1
+	Obs    string  // the observation of every earlier turn
+	Reward float64 // the outcome reward at the end
 	n      int
 }
 
