@@ -115,8 +115,8 @@ func numel(shape []int) int {
 
 // Tolerance is the comparison rule: a value passes when |got-want| <= Atol + Rtol*|want|.
 type Tolerance struct {
-	Rtol float64 `json:"rtol"`
-	Atol float64 `json:"atol"`
+	Rtol float64 `json:"rtol"` // relative tolerance
+	Atol float64 `json:"atol"` // absolute tolerance
 }
 
 // Case is one reference computation: a function name, its parameters and inputs, and what the
@@ -133,7 +133,7 @@ type Case struct {
 
 	Params map[string]any // JSON-decoded parameters: float64, bool, string, nil, []any, map[string]any
 
-	Inputs      map[string]*Value
+	Inputs      map[string]*Value // inputs by name
 	Outputs     map[string]*Value // expected outputs
 	Upstream    map[string]*Value // dL/d(output): L = sum over o of sum(o * Upstream[o])
 	Grads       map[string]*Value // expected dL/d(input or parameter)
@@ -158,8 +158,8 @@ func Qualified(ns, fn string) string {
 // Result is what an implementation computed for a case: outputs by name and, when the case asks
 // for them, gradients by input or parameter name.
 type Result struct {
-	Outputs map[string]*Value
-	Grads   map[string]*Value
+	Outputs map[string]*Value // outputs by name
+	Grads   map[string]*Value // gradients by input or parameter name; nil when not asked for
 }
 
 // Input returns the named input or an error naming the case and the input.

@@ -17,6 +17,8 @@ type Mismatch struct {
 	Msg   string  // set for structural problems (missing field, shape or string mismatch)
 }
 
+// String renders the mismatch: the field and its structural problem, or its worst index with
+// both values.
 func (m Mismatch) String() string {
 	if m.Msg != "" {
 		return fmt.Sprintf("%s: %s", m.Field, m.Msg)
@@ -124,7 +126,7 @@ func describe(v *Value) string {
 
 // Outcome is the verdict on one case.
 type Outcome struct {
-	Case       *Case
+	Case       *Case      // the case judged
 	Skipped    bool       // the reference rejected the call (Case.Skip)
 	Err        error      // the implementation is missing or returned an error
 	Mismatches []Mismatch // fields that did not match
@@ -163,7 +165,7 @@ func RunCase(r *Registry, c *Case) (o Outcome) {
 
 // Summary counts the outcomes of a run.
 type Summary struct {
-	Passed, Failed, Skipped int
+	Passed, Failed, Skipped int // cases that passed, failed (errors and mismatches) and were skipped
 }
 
 // Line is the closing line of a run: "N passed, M failed" with ", K skipped" when K > 0.
