@@ -43,8 +43,8 @@ type GroundTruth struct {
 
 // RewardModel is verl's reward_model column: a rule-based reward and its ground truth.
 type RewardModel struct {
-	Style       string      `parquet:"style"` // always "rule"
-	GroundTruth GroundTruth `parquet:"ground_truth"`
+	Style       string      `parquet:"style"`        // always "rule"
+	GroundTruth GroundTruth `parquet:"ground_truth"` // the accepted answers
 }
 
 // ExtraInfo is verl's extra_info column, passed to the reward function beside the answer.
@@ -56,11 +56,11 @@ type ExtraInfo struct {
 
 // Row is one question of a verl RL dataset.
 type Row struct {
-	DataSource  string      `parquet:"data_source"`
-	Prompt      []Message   `parquet:"prompt,list"`
-	Ability     string      `parquet:"ability"`
-	RewardModel RewardModel `parquet:"reward_model"`
-	ExtraInfo   ExtraInfo   `parquet:"extra_info"`
+	DataSource  string      `parquet:"data_source"`  // the question's dataset ("hotpotqa", "world", ...)
+	Prompt      []Message   `parquet:"prompt,list"`  // the system message, then the user's question
+	Ability     string      `parquet:"ability"`      // always Ability
+	RewardModel RewardModel `parquet:"reward_model"` // the rule and the ground truth of the reward
+	ExtraInfo   ExtraInfo   `parquet:"extra_info"`   // the row's index, question id and split
 }
 
 // Ability is the ability column of every row, Agent-R1's name for its QA data.
