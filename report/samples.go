@@ -32,7 +32,7 @@ type Sample struct {
 	// agent token; ProcessReward the sum of the process rewards (one per tool call that found
 	// a new supporting passage), each on the token closing its call.
 	OutcomeReward float64 `json:"outcome_reward"`
-	ProcessReward float64 `json:"process_reward"`
+	ProcessReward float64 `json:"process_reward"` // see OutcomeReward
 	// Group is the group the trajectory was sampled in (GRPO, RLOO: the samples of the same
 	// question, whose rewards set each other's advantages); nil for a group of one.
 	Group     *Group     `json:"group,omitempty"`

@@ -41,7 +41,9 @@ type Yardstick struct {
 
 // Spread is an EM gain over the starting policy in points (hundredths of EM): the mean and the
 // standard deviation over seeds.
-type Spread struct{ Mean, SD float64 }
+type Spread struct {
+	Mean, SD float64 // mean gain and its standard deviation over seeds, in points
+}
 
 // String prints the spread as the report and `agentr1 train` give it: "+29 ± 8".
 func (s Spread) String() string { return fmt.Sprintf("%s ± %.0f", SignedPoints(s.Mean), s.SD) }
