@@ -149,10 +149,10 @@ func GemmPacked(transA bool, m int, alpha float32, a []float32, lda int, pb *Pac
 // PackedProduct is one product of GemmPackedMulti: C = alpha*op(A)*op(B) + Beta*C, with op(B)
 // (k, n) packed in B and C (m, n) at row stride Ldc.
 type PackedProduct struct {
-	B    *PackedB
-	Beta float32
-	C    []float32
-	Ldc  int
+	B    *PackedB  // op(B), packed
+	Beta float32   // the scale of C's old values (0: C is overwritten)
+	C    []float32 // the output (m, n), row-major
+	Ldc  int       // C's row stride, at least n
 }
 
 // GemmPackedMulti computes several GemmPacked products of the same op(A) (m, k): a decoding
