@@ -28,15 +28,15 @@ const QwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a hel
 // tool's response); an assistant's tool calls are part of its Content, as the policy wrote them
 // ("<tool_call>\n{...}\n</tool_call>").
 type Message struct {
-	Role    string
-	Content string
+	Role    string // "system", "user", "assistant" or "tool"
+	Content string // the message's text, tool calls included
 }
 
 // ToolSpec describes a tool to the model, as the OpenAI-style function schema Qwen's template
 // prints: {"type": "function", "function": {"name", "description", "parameters"}}.
 type ToolSpec struct {
-	Name        string
-	Description string
+	Name        string          // the function's name
+	Description string          // what the function does, for the model
 	Parameters  json.RawMessage // a JSON Schema object; nil to leave "parameters" out
 }
 

@@ -44,9 +44,9 @@ type Tokenizer struct {
 // like Hugging Face's AddedToken: chat markers such as "<|im_end|>" and tags such as
 // "<tool_call>".
 type AddedToken struct {
-	ID      int
-	Content string
-	Special bool // skipped by DecodeSkipSpecial; chat markers are special, tool tags are not
+	ID      int    // its token id
+	Content string // the exact text it matches
+	Special bool   // skipped by DecodeSkipSpecial; chat markers are special, tool tags are not
 	// Matching options after Hugging Face's, all false in Qwen's files: LStrip and RStrip make
 	// the token absorb the white space on its left or right; SingleWord only matches it
 	// between characters that are not letters, numbers or '_' (an approximation of Hugging
