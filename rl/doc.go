@@ -2,17 +2,19 @@
 // advantage estimators, KL penalties, policy/value/entropy losses with their gradients, and loss
 // aggregation. It reproduces verl (volcengine/verl, commit b178a3cd, trainer/ppo/core_algos.py and
 // utils/torch_functional.py), the engine Agent-R1 builds on, case by case: every function of
-// testdata/golden/verl/core_algos.json is registered under verl's name (RegisterGolden).
+// testdata/golden/verl/core_algos.json is registered under verl's name by package golden/verl,
+// which keeps that glue out of this package.
 //
 // # What the trainer runs
 //
 // Package rl/trainer calls the advantage estimators (GAE, GRPOAdvantage, GRPOPassKAdvantage,
 // OPOAdvantage, GPGAdvantage, ReinforcePlusPlus, ReinforcePPBaselineAdvantage, RLOOAdvantage,
 // ReMaxAdvantage), KLPenalty and KLLoss, the policy losses (PPOClipLoss, GSPOLoss, GPGLoss),
-// AggLoss, ClippedValueLoss, ApproxKL, ExplainedVariance and the masked statistics. The other exported
-// functions run only in the golden cases (golden.go) or in tests, and the doc comment of each
-// says so: GRPOVectorizedAdvantage and RLOOVectorizedAdvantage, KLInReward, GAERecursion, and
-// the functions on logits (the model's head computes log-probs and entropies itself).
+// AggLoss, ClippedValueLoss, ApproxKL, ExplainedVariance and the masked statistics. The other
+// exported functions run only in the golden cases (package golden/verl) or in tests, and the doc
+// comment of each says so: GRPOVectorizedAdvantage and RLOOVectorizedAdvantage, KLInReward,
+// GAERecursion, and the functions on logits (the model's head computes log-probs and entropies
+// itself).
 //
 // # Data layout
 //
@@ -31,7 +33,7 @@
 // GAERawAdvantages; SqueezeScatter with GAERecursion is the paper's form the test holds it to.
 // For REINFORCE++ verl's loop differs: it resets the running return at every masked token.
 // ReturnMode names both; the default, ReturnsOverAgentTokens, is the paper's and runs through
-// SqueezeScatter; ReturnsResetAtMask is verl's and what the golden registry uses.
+// SqueezeScatter; ReturnsResetAtMask is verl's and what golden/verl registers.
 //
 // # verl quirks reproduced
 //

@@ -117,7 +117,7 @@ func GRPOAdvantage(rewards, mask Matrix, index []int, eps float64, normByStd boo
 // matches torch bit for bit on CPU rather than only to float32 precision.
 //
 // Not used by the trainer, which runs GRPOAdvantage; reproduces verl's
-// compute_grpo_vectorized_outcome_advantage for the golden cases.
+// compute_grpo_vectorized_outcome_advantage for the golden cases (package golden/verl).
 //
 // Source: verl core_algos.compute_grpo_vectorized_outcome_advantage and its group_mean_std
 // helper. It panics if len(index) != B or the shapes differ.
@@ -225,7 +225,7 @@ func RLOOAdvantage(rewards, mask Matrix, index []int) Matrix {
 // keeps s_i).
 //
 // Not used by the trainer, which runs RLOOAdvantage; reproduces verl's
-// compute_rloo_vectorized_outcome_advantage for the golden cases.
+// compute_rloo_vectorized_outcome_advantage for the golden cases (package golden/verl).
 //
 // Source: verl core_algos.compute_rloo_vectorized_outcome_advantage. It panics if
 // len(index) != B or the shapes differ.

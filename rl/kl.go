@@ -149,8 +149,8 @@ func KLLoss(logp, ref, mask Matrix, e KLEstimator, mode AggMode, opt AggOptions)
 // KLInReward returns scores − β·(old − ref), elementwise and unmasked, shape (B, L): the k1 KL
 // penalty folded into the token-level reward (PPO's "KL in reward"; Ziegler et al. 2019).
 //
-// Not used by the trainer; reproduces verl's compute_rewards for the golden cases. The trainer's
-// KL in the reward (trainer.KLInReward) takes the configured estimator (KLPenalty) and
+// Not used by the trainer; reproduces verl's compute_rewards for the golden cases (package
+// golden/verl). The trainer's KL in the reward (trainer.KLInReward) takes the configured estimator (KLPenalty) and
 // subtracts it on the loss-masked tokens only.
 //
 // Source: verl core_algos.compute_rewards. It panics if the shapes differ.

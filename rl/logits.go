@@ -35,7 +35,8 @@ func softmaxInto(p, z []float64) float64 {
 //	H = logsumexp(z) − Σ_k softmax(z)_k·z_k.
 //
 // Not used by the trainer, whose model head computes log-probs and entropies fused
-// (model/head.go); reproduces verl's entropy_from_logits for the golden cases.
+// (model/head.go); reproduces verl's entropy_from_logits for the golden cases (package
+// golden/verl).
 //
 // Source: verl torch_functional.entropy_from_logits. It panics if the logits are malformed.
 func EntropyFromLogits(z Logits) Matrix {
@@ -62,8 +63,8 @@ func EntropyFromLogits(z Logits) Matrix {
 //	∂H/∂z_k = −p_k·(z_k − Σ_j p_j z_j).
 //
 // Not used by the trainer, whose model head computes log-probs and entropies fused
-// (model/head.go); the golden cases run it inside EntropyLoss (verl's compute_entropy_loss, backward by torch
-// autograd).
+// (model/head.go); the golden cases (package golden/verl) run it inside EntropyLoss (verl's
+// compute_entropy_loss, backward by torch autograd).
 //
 // dH is (B, L). It panics if the shapes differ.
 func EntropyFromLogitsBackward(dLogits []float64, z Logits, dH Matrix) {
@@ -96,7 +97,8 @@ func EntropyFromLogitsBackward(dLogits []float64, z Logits, dH Matrix) {
 // the logits, (B, L, V).
 //
 // Not used by the trainer, which aggregates the model head's entropies with AggLoss itself
-// (rl/trainer/update.go); reproduces verl's compute_entropy_loss for the golden cases.
+// (rl/trainer/update.go); reproduces verl's compute_entropy_loss for the golden cases (package
+// golden/verl).
 //
 // Source: verl core_algos.compute_entropy_loss. It returns an error for an unknown mode; it
 // panics if the shapes differ.
@@ -115,7 +117,8 @@ func EntropyLoss(z Logits, mask Matrix, mode AggMode, opt AggOptions) (float64, 
 // z_y − logsumexp(z). labels is (B, L) row-major.
 //
 // Not used by the trainer, whose model head computes log-probs and entropies fused
-// (model/head.go); reproduces verl's logprobs_from_logits for the golden cases.
+// (model/head.go); reproduces verl's logprobs_from_logits for the golden cases (package
+// golden/verl).
 //
 // Source: verl torch_functional.logprobs_from_logits (the logprobs_from_logits_v2 path).
 // It panics if the shapes differ or a label is outside [0, V).
@@ -143,7 +146,8 @@ func LogProbsFromLogits(z Logits, labels []int) Matrix {
 // It panics if the shapes differ.
 //
 // Not used by the trainer, whose model head computes log-probs and entropies fused
-// (model/head.go); reproduces the torch autograd gradient of verl's logprobs_from_logits for the golden cases.
+// (model/head.go); reproduces the torch autograd gradient of verl's logprobs_from_logits for the
+// golden cases (package golden/verl).
 func LogProbsFromLogitsBackward(dLogits []float64, z Logits, labels []int, dLogp Matrix) {
 	z.check("LogProbsFromLogitsBackward")
 	if len(dLogits) != len(z.Data) || len(labels) != z.B*z.L || dLogp.B != z.B || dLogp.L != z.L {

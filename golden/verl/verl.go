@@ -1,55 +1,62 @@
-package rl
+// Package verl checks package rl against verl: it registers rl's functions under the names of
+// verl's core_algos and torch_functional functions, for the cases of
+// testdata/golden/verl/core_algos.json (recorded from volcengine/verl; see
+// testdata/golden/verl/README.md). It is golden-case glue, not part of the algorithm: it reads
+// a case's tensors and parameters, calls package rl, and hands the results back to package
+// golden to compare. The trainer never imports it; `agentr1 golden` and this package's tests do.
+package verl
 
 import (
 	"fmt"
 
 	"agentr1/golden"
+	"agentr1/rl"
 )
 
-// RegisterGolden adds rl's implementations of verl's core_algos / torch_functional functions to
-// r, under verl's function names, for testdata/golden/verl/core_algos.json. Outputs named grad_*
+// Register adds rl's implementations of verl's core_algos / torch_functional functions to r,
+// under verl's function names, for testdata/golden/verl/core_algos.json. Outputs named grad_*
 // are the gradients the golden generator took with torch autograd; each is compared as an
-// output. REINFORCE++ is registered with ReturnsResetAtMask, verl's semantics.
+// output. REINFORCE++ is registered with rl.ReturnsResetAtMask, verl's semantics.
 //
 // Every name goes in the "verl" namespace (golden.VerlNamespace): verl's masked_mean is not
-// PyTorch's masked_mean of torch_ops.json, which package tensor registers.
-func RegisterGolden(r *golden.Registry) {
+// PyTorch's masked_mean of torch_ops.json, which package golden/torchops registers.
+func Register(r *golden.Registry) {
 	add := func(fn string, f golden.Func) { r.Add(golden.Qualified(golden.VerlNamespace, fn), f) }
 	add("masked_sum", goldenMaskedSum)
 	add("masked_mean", goldenMaskedMean)
 	add("masked_var", goldenMaskedVar)
 	add("masked_whiten", goldenMaskedWhiten)
 	add("compute_gae_advantage_return", goldenGAE)
-	add("compute_grpo_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
+	add("compute_grpo_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
 		eps, norm, err := grpoParams(c)
-		return GRPOAdvantage(rw, m, idx, eps, norm), err
+		return rl.GRPOAdvantage(rw, m, idx, eps, norm), err
 	}))
-	add("compute_grpo_vectorized_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
+	add("compute_grpo_vectorized_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
 		eps, norm, err := grpoParams(c)
-		return GRPOVectorizedAdvantage(rw, m, idx, eps, norm), err
+		return rl.GRPOVectorizedAdvantage(rw, m, idx, eps, norm), err
 	}))
-	add("compute_grpo_passk_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
+	add("compute_grpo_passk_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
 		eps, norm, err := grpoParams(c)
 		if err != nil {
-			return Matrix{}, err
+			return rl.Matrix{}, err
 		}
-		return GRPOPassKAdvantage(rw, m, idx, eps, norm)
+		return rl.GRPOPassKAdvantage(rw, m, idx, eps, norm)
 	}))
-	add("compute_rloo_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
-		return RLOOAdvantage(rw, m, idx), nil
+	add("compute_rloo_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
+		return rl.RLOOAdvantage(rw, m, idx), nil
 	}))
-	add("compute_rloo_vectorized_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
-		return RLOOVectorizedAdvantage(rw, m, idx), nil
+	add("compute_rloo_vectorized_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
+		return rl.RLOOVectorizedAdvantage(rw, m, idx), nil
 	}))
-	add("compute_opo_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
-		return OPOAdvantage(rw, m, idx), nil
+	add("compute_opo_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
+		return rl.OPOAdvantage(rw, m, idx), nil
 	}))
-	add("compute_gpg_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
+	add("compute_gpg_outcome_advantage", goldenGroup(func(c *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
 		fNorm, err := c.Float("f_norm", 1)
-		return GPGAdvantage(rw, m, idx, fNorm), err
+		return rl.GPGAdvantage(rw, m, idx, fNorm), err
 	}))
-	add("compute_reinforce_plus_plus_baseline_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m Matrix, idx []int) (Matrix, error) {
-		return ReinforcePPBaselineAdvantage(rw, m, idx)
+	add("compute_reinforce_plus_plus_baseline_outcome_advantage", goldenGroup(func(_ *golden.Case, rw, m rl.Matrix, idx []int) (rl.Matrix, error) {
+		return rl.ReinforcePPBaselineAdvantage(rw, m, idx)
 	}))
 	add("compute_reinforce_plus_plus_outcome_advantage", goldenReinforcePP)
 	add("compute_remax_outcome_advantage", goldenReMax)
@@ -68,17 +75,17 @@ func RegisterGolden(r *golden.Registry) {
 // ---- reading cases ----
 
 // matrices returns the named (B, L) inputs of c as Matrices.
-func matrices(c *golden.Case, names ...string) ([]Matrix, error) {
+func matrices(c *golden.Case, names ...string) ([]rl.Matrix, error) {
 	vs, err := c.InputList(names...)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Matrix, len(vs))
+	out := make([]rl.Matrix, len(vs))
 	for k, v := range vs {
 		if len(v.Shape) != 2 {
 			return nil, fmt.Errorf("case %s: input %q has shape %v, want (B, L)", c.Name, names[k], v.Shape)
 		}
-		out[k] = MatrixOf(v.Shape[0], v.Shape[1], v.Data)
+		out[k] = rl.MatrixOf(v.Shape[0], v.Shape[1], v.Data)
 		if k > 0 && (out[k].B != out[0].B || out[k].L != out[0].L) {
 			return nil, fmt.Errorf("case %s: input %q has shape %v, %q has %v", c.Name, names[k], v.Shape, names[0], vs[0].Shape)
 		}
@@ -87,30 +94,30 @@ func matrices(c *golden.Case, names ...string) ([]Matrix, error) {
 }
 
 // logitsInput returns input "logits" of c, shape (B, L, V).
-func logitsInput(c *golden.Case) (Logits, error) {
+func logitsInput(c *golden.Case) (rl.Logits, error) {
 	v, err := c.Input("logits")
 	if err != nil {
-		return Logits{}, err
+		return rl.Logits{}, err
 	}
 	if len(v.Shape) != 3 || v.Shape[2] == 0 {
-		return Logits{}, fmt.Errorf("case %s: logits have shape %v, want (B, L, V)", c.Name, v.Shape)
+		return rl.Logits{}, fmt.Errorf("case %s: logits have shape %v, want (B, L, V)", c.Name, v.Shape)
 	}
-	return Logits{B: v.Shape[0], L: v.Shape[1], V: v.Shape[2], Data: v.Data}, nil
+	return rl.Logits{B: v.Shape[0], L: v.Shape[1], V: v.Shape[2], Data: v.Data}, nil
 }
 
 // aggParams reads loss_agg_mode and verl agg_loss's optional global-batch arguments.
-func aggParams(c *golden.Case) (AggMode, AggOptions, error) {
-	s, err := c.String("loss_agg_mode", string(TokenMean))
+func aggParams(c *golden.Case) (rl.AggMode, rl.AggOptions, error) {
+	s, err := c.String("loss_agg_mode", string(rl.TokenMean))
 	if err != nil {
-		return "", AggOptions{}, err
+		return "", rl.AggOptions{}, err
 	}
-	mode, err := ParseAggMode(s)
+	mode, err := rl.ParseAggMode(s)
 	if err != nil {
-		return "", AggOptions{}, fmt.Errorf("case %s: %w", c.Name, err)
+		return "", rl.AggOptions{}, fmt.Errorf("case %s: %w", c.Name, err)
 	}
-	var opt AggOptions
+	var opt rl.AggOptions
 	if opt.DPSize, err = c.Int("dp_size", 1); err != nil {
-		return "", AggOptions{}, err
+		return "", rl.AggOptions{}, err
 	}
 	for _, f := range []struct {
 		name string
@@ -121,7 +128,7 @@ func aggParams(c *golden.Case) (AggMode, AggOptions, error) {
 		{"loss_scale_factor", &opt.LossScaleFactor},
 	} {
 		if *f.dst, err = c.Float(f.name, 0); err != nil {
-			return "", AggOptions{}, err
+			return "", rl.AggOptions{}, err
 		}
 	}
 	return mode, opt, nil
@@ -137,21 +144,21 @@ func grpoParams(c *golden.Case) (eps float64, norm bool, err error) {
 
 // ---- building results ----
 
-func tensor(m Matrix) *golden.Value { return golden.Tensor([]int{m.B, m.L}, m.Data) }
+func tensor(m rl.Matrix) *golden.Value { return golden.Tensor([]int{m.B, m.L}, m.Data) }
 
 func outputs(kv ...any) *golden.Result {
 	res := &golden.Result{Outputs: map[string]*golden.Value{}}
 	for k := 0; k < len(kv); k += 2 {
 		name := kv[k].(string)
 		switch v := kv[k+1].(type) {
-		case Matrix:
+		case rl.Matrix:
 			res.Outputs[name] = tensor(v)
 		case float64:
 			res.Outputs[name] = golden.Scalar(v)
 		case *golden.Value:
 			res.Outputs[name] = v
 		default:
-			panic(fmt.Sprintf("rl.outputs: %s has type %T", name, v))
+			panic(fmt.Sprintf("verl.outputs: %s has type %T", name, v))
 		}
 	}
 	return res
@@ -167,7 +174,7 @@ func goldenMaskedSum(c *golden.Case) (*golden.Result, error) {
 	if ax := c.Params["axis"]; ax != nil {
 		return nil, fmt.Errorf("case %s: masked_sum axis %v not supported here", c.Name, ax)
 	}
-	return outputs("result", MaskedSum(in[0], in[1])), nil
+	return outputs("result", rl.MaskedSum(in[0], in[1])), nil
 }
 
 func goldenMaskedMean(c *golden.Case) (*golden.Result, error) {
@@ -176,7 +183,7 @@ func goldenMaskedMean(c *golden.Case) (*golden.Result, error) {
 		return nil, err
 	}
 	if c.Params["axis"] == nil {
-		return outputs("result", MaskedMean(in[0], in[1])), nil
+		return outputs("result", rl.MaskedMean(in[0], in[1])), nil
 	}
 	ax, err := c.Int("axis", 0)
 	if err != nil {
@@ -185,7 +192,7 @@ func goldenMaskedMean(c *golden.Case) (*golden.Result, error) {
 	if ax != -1 && ax != 1 {
 		return nil, fmt.Errorf("case %s: masked_mean axis %d, want None or -1", c.Name, ax)
 	}
-	rows := MaskedRowMeans(in[0], in[1])
+	rows := rl.MaskedRowMeans(in[0], in[1])
 	return outputs("result", golden.Tensor([]int{len(rows)}, rows)), nil
 }
 
@@ -198,7 +205,7 @@ func goldenMaskedVar(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := MaskedVar(in[0], in[1], unbiased)
+	v, err := rl.MaskedVar(in[0], in[1], unbiased)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +221,7 @@ func goldenMaskedWhiten(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := MaskedWhiten(in[0], in[1], shift)
+	w, err := rl.MaskedWhiten(in[0], in[1], shift)
 	if err != nil {
 		return nil, err
 	}
@@ -234,17 +241,17 @@ func goldenGAE(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	adv, ret, err := GAE(in[0], in[1], in[2], gamma, lam)
+	adv, ret, err := rl.GAE(in[0], in[1], in[2], gamma, lam)
 	if err != nil {
 		return nil, err
 	}
-	raw := GAERawAdvantages(in[0], in[1], in[2], gamma, lam)
+	raw := rl.GAERawAdvantages(in[0], in[1], in[2], gamma, lam)
 	return outputs("advantages", adv, "returns", ret, "derived_raw_advantages_before_whiten", raw), nil
 }
 
 // goldenGroup adapts a group (outcome) estimator: inputs token_level_rewards, response_mask,
 // index; outputs advantages == returns.
-func goldenGroup(f func(c *golden.Case, rewards, mask Matrix, index []int) (Matrix, error)) golden.Func {
+func goldenGroup(f func(c *golden.Case, rewards, mask rl.Matrix, index []int) (rl.Matrix, error)) golden.Func {
 	return func(c *golden.Case) (*golden.Result, error) {
 		in, err := matrices(c, "token_level_rewards", "response_mask")
 		if err != nil {
@@ -274,7 +281,7 @@ func goldenReinforcePP(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	adv, ret, err := ReinforcePlusPlus(in[0], in[1], gamma, ReturnsResetAtMask)
+	adv, ret, err := rl.ReinforcePlusPlus(in[0], in[1], gamma, rl.ReturnsResetAtMask)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +300,7 @@ func goldenReMax(c *golden.Case) (*golden.Result, error) {
 	if len(b.Data) != in[0].B {
 		return nil, fmt.Errorf("case %s: %d baselines for %d responses", c.Name, len(b.Data), in[0].B)
 	}
-	adv, ret := ReMaxAdvantage(in[0], in[1], b.Data)
+	adv, ret := rl.ReMaxAdvantage(in[0], in[1], b.Data)
 	return outputs("advantages", adv, "returns", ret), nil
 }
 
@@ -306,11 +313,11 @@ func goldenKLPenalty(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	est, err := ParseKLEstimator(name)
+	est, err := rl.ParseKLEstimator(name)
 	if err != nil {
 		return nil, err
 	}
-	kl, d := KLPenalty(in[0], in[1], est)
+	kl, d := rl.KLPenalty(in[0], in[1], est)
 	// grad of Σ kl·mask_for_grad.
 	for k, m := range in[2].Data {
 		d.Data[k] *= m
@@ -327,7 +334,7 @@ func goldenComputeRewards(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return outputs("result", KLInReward(in[0], in[1], in[2], beta)), nil
+	return outputs("result", rl.KLInReward(in[0], in[1], in[2], beta)), nil
 }
 
 func goldenAggLoss(c *golden.Case) (*golden.Result, error) {
@@ -339,14 +346,14 @@ func goldenAggLoss(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	loss, grad, err := AggLoss(in[0], in[1], mode, opt)
+	loss, grad, err := rl.AggLoss(in[0], in[1], mode, opt)
 	if err != nil {
 		return nil, err
 	}
 	return outputs("loss", loss, "grad_wrt_loss_mat", grad), nil
 }
 
-func policyOutputs(p PolicyLoss) *golden.Result {
+func policyOutputs(p rl.PolicyLoss) *golden.Result {
 	return outputs("pg_loss", p.Loss, "grad_pg_loss_wrt_log_prob", p.GradLogProb,
 		"pg_clipfrac", p.ClipFrac, "pg_clipfrac_lower", p.ClipFracLower, "ppo_kl", p.PPOKL)
 }
@@ -364,7 +371,7 @@ func goldenPolicyLoss(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	clip := PPOClip{}
+	clip := rl.PPOClip{}
 	if clip.Low, err = c.Float("clip_ratio_low", ratio); err != nil {
 		return nil, err
 	}
@@ -374,7 +381,7 @@ func goldenPolicyLoss(c *golden.Case) (*golden.Result, error) {
 	if clip.C, err = c.Float("clip_ratio_c", 3); err != nil {
 		return nil, err
 	}
-	p, err := PPOClipLoss(in[0], in[1], in[2], in[3], clip, mode, opt)
+	p, err := rl.PPOClipLoss(in[0], in[1], in[2], in[3], clip, mode, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +401,7 @@ func goldenGSPO(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return policyOutputs(GSPOLoss(in[0], in[1], in[2], in[3], low, high, AggOptions{})), nil
+	return policyOutputs(rl.GSPOLoss(in[0], in[1], in[2], in[3], low, high, rl.AggOptions{})), nil
 }
 
 func goldenGPGLoss(c *golden.Case) (*golden.Result, error) {
@@ -406,7 +413,7 @@ func goldenGPGLoss(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := GPGLoss(in[0], in[1], in[2], mode, opt)
+	p, err := rl.GPGLoss(in[0], in[1], in[2], mode, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +433,7 @@ func goldenValueLoss(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := ClippedValueLoss(in[0], in[1], in[2], in[3], clip, mode, opt)
+	v, err := rl.ClippedValueLoss(in[0], in[1], in[2], in[3], clip, mode, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +445,7 @@ func goldenEntropy(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return outputs("entropy", EntropyFromLogits(z)), nil
+	return outputs("entropy", rl.EntropyFromLogits(z)), nil
 }
 
 func goldenEntropyLoss(c *golden.Case) (*golden.Result, error) {
@@ -454,7 +461,7 @@ func goldenEntropyLoss(c *golden.Case) (*golden.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	loss, d, err := EntropyLoss(z, in[0], mode, opt)
+	loss, d, err := rl.EntropyLoss(z, in[0], mode, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -484,15 +491,20 @@ func goldenLogProbs(c *golden.Case) (*golden.Result, error) {
 		}
 	}
 	mask := in[0]
-	logp := LogProbsFromLogits(z, labels)
-	// d masked_mean(logp, m)/d logp = m / (Σm + 1e-8).
-	den := maskCount(mask) + maskEps
-	dLogp := NewMatrix(mask.B, mask.L)
+	logp := rl.LogProbsFromLogits(z, labels)
+	// d masked_mean(logp, m)/d logp = m / (Σm + 1e-8): verl's masked_mean adds 1e-8 to its
+	// denominator (torch_functional.masked_mean), as rl.MaskedMean does.
+	den := 0.0
+	for _, m := range mask.Data {
+		den += m
+	}
+	den += 1e-8
+	dLogp := rl.NewMatrix(mask.B, mask.L)
 	for k, m := range mask.Data {
 		dLogp.Data[k] = m / den
 	}
 	d := make([]float64, len(z.Data)) // (B, L, V)
-	LogProbsFromLogitsBackward(d, z, labels, dLogp)
-	return outputs("logprobs", logp, "masked_mean_logprob", MaskedMean(logp, mask),
+	rl.LogProbsFromLogitsBackward(d, z, labels, dLogp)
+	return outputs("logprobs", logp, "masked_mean_logprob", rl.MaskedMean(logp, mask),
 		"grad_masked_mean_logprob_wrt_logits", golden.Tensor([]int{z.B, z.L, z.V}, d)), nil
 }

@@ -1,4 +1,4 @@
-package rl
+package verl
 
 import (
 	"math"
@@ -8,12 +8,12 @@ import (
 	"agentr1/golden/goldentest"
 )
 
-const verlGoldenFile = "../testdata/golden/verl/core_algos.json"
+const verlGoldenFile = "../../testdata/golden/verl/core_algos.json"
 
 // TestGoldenVerl runs every case of verl's core_algos golden file through the registry.
 func TestGoldenVerl(t *testing.T) {
 	r := golden.NewRegistry()
-	RegisterGolden(r)
+	Register(r)
 	s := goldentest.RunFile(t, r, verlGoldenFile)
 	if s.Passed != 106 || s.Failed != 0 || s.Skipped != 5 {
 		t.Errorf("golden summary %s, want 106 passed, 0 failed, 5 skipped", s.Line())
@@ -24,7 +24,7 @@ func TestGoldenVerl(t *testing.T) {
 // to float64 round-off, far inside the 1e-5 that testdata/golden/verl/README.md allows for them.
 func TestGoldenVectorizedGRPOBitFaithful(t *testing.T) {
 	r := golden.NewRegistry()
-	RegisterGolden(r)
+	Register(r)
 	cases, err := golden.Load(verlGoldenFile)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +46,11 @@ func TestGoldenVectorizedGRPOBitFaithful(t *testing.T) {
 }
 
 // TestRegisterGoldenBesideTensor checks that rl's names live in the verl namespace, so verl's
-// masked_mean and PyTorch's masked_mean (package tensor) can be registered side by side.
+// masked_mean and PyTorch's masked_mean (package golden/torchops) can be registered side by side.
 func TestRegisterGoldenBesideTensor(t *testing.T) {
 	r := golden.NewRegistry()
 	r.Add("masked_mean", func(*golden.Case) (*golden.Result, error) { return nil, nil })
-	RegisterGolden(r) // would panic on a duplicate name
+	Register(r) // would panic on a duplicate name
 	for _, fn := range []string{"verl/masked_mean", "verl/compute_gae_advantage_return"} {
 		if _, ok := r.Lookup(fn); !ok {
 			t.Errorf("%s not registered", fn)
@@ -62,7 +62,7 @@ func TestRegisterGoldenBesideTensor(t *testing.T) {
 // whose inputs are perturbed must fail.
 func TestGoldenCasesReadExpectedInputs(t *testing.T) {
 	r := golden.NewRegistry()
-	RegisterGolden(r)
+	Register(r)
 	cases, err := golden.Load(verlGoldenFile)
 	if err != nil {
 		t.Fatal(err)
