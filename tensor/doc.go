@@ -17,7 +17,8 @@
 // log-probs and entropy (model/head.go) and is tested against ref's loops of the same. The
 // PyTorch-parity operations that the model does not use (elementwise and broadcast add/mul,
 // the masked cross entropy and mean, the Tensor type) exist for the golden cases of
-// torch_ops.json; they are scalar loops with no SIMD kernel to hold to a reference.
+// torch_ops.json, which package golden/torchops runs; they are scalar loops with no SIMD kernel
+// to hold to a reference.
 //
 // Where things are: tensor.go (the Tensor type), matmul.go and linear.go (over Gemm),
 // elementwise.go and broadcast.go (broadcasting add/mul), softmax.go, rmsnorm.go, activation.go (SiLU, SwiGLU),
@@ -25,11 +26,10 @@
 // attention_decode.go (one decoding position against a KV cache), embedding.go, loss.go
 // (log-probs, entropy, masked cross entropy, masked mean), optim.go (AdamW, ClipGradNorm),
 // exp.go (the exponential of the softmax loops), gemm*.go (Gemm's drivers, packing, and
-// PackedB/GemmPacked for a B packed once and reused), golden*.go (the PyTorch reference cases
-// of testdata/golden/torch_ops.json). Large kernels split rows, columns or heads across
-// Workers() goroutines with Parallel (the caller and a pool of long-lived helpers), always so
-// that each goroutine owns the gradient elements it writes and the split depends only on the
-// sizes and Workers(), so results are the same from run to run. Shards runs independent
+// PackedB/GemmPacked for a B packed once and reused). Large kernels split rows, columns or
+// heads across Workers() goroutines with Parallel (the caller and a pool of long-lived helpers),
+// always so that each goroutine owns the gradient elements it writes and the split depends only
+// on the sizes and Workers(), so results are the same from run to run. Shards runs independent
 // pieces of work (a batch cut into groups of rows) one goroutine each, with every kernel inside
 // single-threaded.
 package tensor

@@ -6,8 +6,8 @@ import (
 )
 
 // Tensor is a dense row-major float32 array with a shape. It is a thin convenience for code
-// that wants to carry dimensions with its data (tests, the golden runner); the
-// kernels themselves take flat slices and explicit dimensions.
+// that wants to carry dimensions with its data (tests, the golden cases of golden/torchops);
+// the kernels themselves take flat slices and explicit dimensions.
 //
 // The zero Tensor is a scalar-less empty tensor. Data is shared, not copied, by FromSlice and
 // Reshape: a Tensor is a view onto its Data.

@@ -2,9 +2,9 @@ package main
 
 import (
 	"agentr1/golden"
+	"agentr1/golden/torchops"
 	"agentr1/golden/verl"
 	"agentr1/model"
-	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -12,7 +12,7 @@ import (
 // reference file's glue registers its functions; add a new one here.
 func goldenRegistry() *golden.Registry {
 	r := golden.NewRegistry()
-	tensor.RegisterGolden(r)
+	torchops.Register(r)
 	model.RegisterGolden(r)
 	verl.Register(r)
 	tokenizer.RegisterGolden(r)

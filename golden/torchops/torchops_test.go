@@ -1,4 +1,4 @@
-package tensor
+package torchops
 
 import (
 	"testing"
@@ -11,8 +11,8 @@ import (
 // `agentr1 golden`.
 func TestGoldenTorchOps(t *testing.T) {
 	reg := golden.NewRegistry()
-	RegisterGolden(reg)
-	s := goldentest.RunFile(t, reg, "../testdata/golden/torch_ops.json")
+	Register(reg)
+	s := goldentest.RunFile(t, reg, "../../testdata/golden/torch_ops.json")
 	if s.Failed != 0 || s.Passed == 0 {
 		t.Errorf("torch_ops.json: %s", s.Line())
 	}

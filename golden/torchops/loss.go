@@ -1,10 +1,11 @@
-package tensor
+package torchops
 
 import (
 	"fmt"
 	"slices"
 
 	"agentr1/golden"
+	"agentr1/tensor"
 )
 
 // logitsAndLabels reads logits (..., V) and, when withLabels, labels (...) with matching
@@ -41,7 +42,7 @@ func goldenLogProbs(c *golden.Case) (*golden.Result, error) {
 	}
 	lf := logits.F32()
 	logp := make([]float32, n)
-	LogProbsForward(logp, lf, labels, n, V)
+	tensor.LogProbsForward(logp, lf, labels, n, V)
 	rowShape := logits.Shape[:len(logits.Shape)-1]
 	res := &golden.Result{Outputs: outputs("logprob", golden.Float32s(rowShape, logp))}
 	dlogp, err := upstream(c, "logprob", n)
@@ -49,7 +50,7 @@ func goldenLogProbs(c *golden.Case) (*golden.Result, error) {
 		return res, err
 	}
 	dlogits := make([]float32, n*V)
-	LogProbsBackward(dlogits, dlogp, lf, logp, labels, n, V)
+	tensor.LogProbsBackward(dlogits, dlogp, lf, logp, labels, n, V)
 	res.Grads = outputs("logits", golden.Float32s(logits.Shape, dlogits))
 	return res, nil
 }
@@ -61,7 +62,7 @@ func goldenEntropy(c *golden.Case) (*golden.Result, error) {
 	}
 	lf := logits.F32()
 	ent := make([]float32, n)
-	EntropyForward(ent, lf, n, V)
+	tensor.EntropyForward(ent, lf, n, V)
 	rowShape := logits.Shape[:len(logits.Shape)-1]
 	res := &golden.Result{Outputs: outputs("entropy", golden.Float32s(rowShape, ent))}
 	dent, err := upstream(c, "entropy", n)
@@ -69,7 +70,7 @@ func goldenEntropy(c *golden.Case) (*golden.Result, error) {
 		return res, err
 	}
 	dlogits := make([]float32, n*V)
-	EntropyBackward(dlogits, dent, lf, ent, n, V)
+	tensor.EntropyBackward(dlogits, dent, lf, ent, n, V)
 	res.Grads = outputs("logits", golden.Float32s(logits.Shape, dlogits))
 	return res, nil
 }
@@ -92,14 +93,14 @@ func goldenCrossEntropyMasked(c *golden.Case) (*golden.Result, error) {
 		return nil, fmt.Errorf("case %s: mask has shape %v, want %d values", c.Name, mv.Shape, n)
 	}
 	lf, mask := logits.F32(), mv.F32()
-	loss := CrossEntropyMaskedForward(lf, labels, mask, n, V)
+	loss := tensor.CrossEntropyMaskedForward(lf, labels, mask, n, V)
 	res := &golden.Result{Outputs: outputs("loss", golden.Scalar(float64(loss)))}
 	dloss, err := upstream(c, "loss", 1)
 	if err != nil || dloss == nil {
 		return res, err
 	}
 	dlogits := make([]float32, n*V)
-	CrossEntropyMaskedBackward(dlogits, dloss[0], lf, labels, mask, n, V)
+	tensor.CrossEntropyMaskedBackward(dlogits, dloss[0], lf, labels, mask, n, V)
 	res.Grads = outputs("logits", golden.Float32s(logits.Shape, dlogits))
 	return res, nil
 }
@@ -114,13 +115,13 @@ func goldenMaskedMean(c *golden.Case) (*golden.Result, error) {
 		return nil, fmt.Errorf("case %s: mask %v and x %v differ in size", c.Name, mv.Shape, x.Shape)
 	}
 	xf, mask := x.F32(), mv.F32()
-	res := &golden.Result{Outputs: outputs("y", golden.Scalar(float64(MaskedMean(xf, mask))))}
+	res := &golden.Result{Outputs: outputs("y", golden.Scalar(float64(tensor.MaskedMean(xf, mask))))}
 	dy, err := upstream(c, "y", 1)
 	if err != nil || dy == nil {
 		return res, err
 	}
 	dx := make([]float32, len(xf))
-	MaskedMeanBackward(dx, dy[0], mask)
+	tensor.MaskedMeanBackward(dx, dy[0], mask)
 	res.Grads = outputs("x", golden.Float32s(x.Shape, dx))
 	return res, nil
 }
@@ -128,7 +129,7 @@ func goldenMaskedMean(c *golden.Case) (*golden.Result, error) {
 // goldenAdamW runs "adamw": `steps` updates of one parameter with gradients grad_step1...,
 // reporting the parameter after each step and the final moments.
 func goldenAdamW(c *golden.Case) (*golden.Result, error) {
-	var o AdamW
+	var o tensor.AdamW
 	var steps int
 	var err error
 	for _, f := range []struct {
@@ -183,7 +184,7 @@ func goldenClipGradNorm(c *golden.Case) (*golden.Result, error) {
 		return nil, fmt.Errorf("case %s: missing or negative param \"max_norm\"", c.Name)
 	}
 	g0, g1 := in[0].F32(), in[1].F32()
-	total := ClipGradNorm([][]float32{g0, g1}, maxNorm)
+	total := tensor.ClipGradNorm([][]float32{g0, g1}, maxNorm)
 	return &golden.Result{Outputs: outputs(
 		"total_norm", golden.Scalar(total),
 		"grad0", golden.Float32s(in[0].Shape, g0),

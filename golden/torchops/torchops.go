@@ -1,17 +1,22 @@
-package tensor
+// Package torchops checks package tensor against PyTorch: it registers tensor's kernels under
+// the function names of testdata/golden/torch_ops.json (PyTorch float64 references, formats in
+// testdata/golden/README.md). It is golden-case glue, not part of the algorithm: it reads a
+// case's tensors, runs the kernels on fresh buffers, and hands the results back to package
+// golden to compare. The model never imports it; `agentr1 golden` and this package's tests do.
+package torchops
 
 import (
 	"fmt"
 	"slices"
 
 	"agentr1/golden"
+	"agentr1/tensor"
 )
 
-// RegisterGolden adds the tensor kernels to r under the function names of
-// testdata/golden/torch_ops.json (PyTorch float64 references). Each implementation runs the
-// float32 forward kernel and, when the case gives an upstream gradient, the backward kernel on
-// fresh zeroed gradient buffers.
-func RegisterGolden(r *golden.Registry) {
+// Register adds the tensor kernels to r under the function names of
+// testdata/golden/torch_ops.json. Each implementation runs the float32 forward kernel and, when
+// the case gives an upstream gradient, the backward kernel on fresh zeroed gradient buffers.
+func Register(r *golden.Registry) {
 	r.Add("matmul", goldenMatMul)
 	r.Add("linear", goldenLinear)
 	r.Add("add", goldenBroadcast(false))
@@ -92,14 +97,14 @@ func goldenMatMul(c *golden.Case) (*golden.Result, error) {
 	}
 	af, bf := a.F32(), b.F32()
 	y := make([]float32, m*n) // (m, n)
-	MatMulForward(y, af, bf, m, k, n)
+	tensor.MatMulForward(y, af, bf, m, k, n)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s([]int{m, n}, y))}
 	dy, err := upstream(c, "y", m*n)
 	if err != nil || dy == nil {
 		return res, err
 	}
 	da, db := make([]float32, m*k), make([]float32, k*n)
-	MatMulBackward(da, db, dy, af, bf, m, k, n)
+	tensor.MatMulBackward(da, db, dy, af, bf, m, k, n)
 	res.Grads = outputs("a", golden.Float32s(a.Shape, da), "b", golden.Float32s(b.Shape, db))
 	return res, nil
 }
@@ -139,7 +144,7 @@ func goldenLinear(c *golden.Case) (*golden.Result, error) {
 	xf, wf := x.F32(), w.F32()
 	yShape := append(slices.Clone(x.Shape[:len(x.Shape)-1]), out)
 	y := make([]float32, n*out) // (n, out)
-	LinearForward(y, xf, wf, bias, n, inDim, out)
+	tensor.LinearForward(y, xf, wf, bias, n, inDim, out)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(yShape, y))}
 	dy, err := upstream(c, "y", n*out)
 	if err != nil || dy == nil {
@@ -150,7 +155,7 @@ func goldenLinear(c *golden.Case) (*golden.Result, error) {
 	if hasBias {
 		dbias = make([]float32, out)
 	}
-	LinearBackward(dx, dw, dbias, dy, xf, wf, n, inDim, out)
+	tensor.LinearBackward(dx, dw, dbias, dy, xf, wf, n, inDim, out)
 	res.Grads = outputs("x", golden.Float32s(x.Shape, dx), "w", golden.Float32s(w.Shape, dw))
 	if hasBias {
 		res.Grads["b"] = golden.Float32s([]int{out}, dbias)
@@ -165,27 +170,27 @@ func goldenBroadcast(mul bool) golden.Func {
 		if err != nil {
 			return nil, err
 		}
-		shape, err := BroadcastShape(in[0].Shape, in[1].Shape)
+		shape, err := tensor.BroadcastShape(in[0].Shape, in[1].Shape)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: x and y: %w", c.Name, err)
 		}
-		x, y := FromSlice(in[0].F32(), in[0].Shape...), FromSlice(in[1].F32(), in[1].Shape...)
-		z := New(shape...)
+		x, y := tensor.FromSlice(in[0].F32(), in[0].Shape...), tensor.FromSlice(in[1].F32(), in[1].Shape...)
+		z := tensor.New(shape...)
 		if mul {
-			BroadcastMulForward(z, x, y)
+			tensor.BroadcastMulForward(z, x, y)
 		} else {
-			BroadcastAddForward(z, x, y)
+			tensor.BroadcastAddForward(z, x, y)
 		}
 		res := &golden.Result{Outputs: outputs("z", golden.Float32s(shape, z.Data))}
 		dzData, err := upstream(c, "z", len(z.Data))
 		if err != nil || dzData == nil {
 			return res, err
 		}
-		dz, dx, dy := FromSlice(dzData, shape...), New(x.Shape...), New(y.Shape...)
+		dz, dx, dy := tensor.FromSlice(dzData, shape...), tensor.New(x.Shape...), tensor.New(y.Shape...)
 		if mul {
-			BroadcastMulBackward(dx, dy, dz, x, y)
+			tensor.BroadcastMulBackward(dx, dy, dz, x, y)
 		} else {
-			BroadcastAddBackward(dx, dy, dz)
+			tensor.BroadcastAddBackward(dx, dy, dz)
 		}
 		res.Grads = outputs("x", golden.Float32s(x.Shape, dx.Data), "y", golden.Float32s(y.Shape, dy.Data))
 		return res, nil
@@ -213,9 +218,9 @@ func goldenSoftmax(logSoftmax bool) golden.Func {
 		xf := x.F32()
 		y := make([]float32, n*d)
 		if logSoftmax {
-			LogSoftmaxForward(y, xf, n, d)
+			tensor.LogSoftmaxForward(y, xf, n, d)
 		} else {
-			SoftmaxForward(y, xf, n, d)
+			tensor.SoftmaxForward(y, xf, n, d)
 		}
 		res := &golden.Result{Outputs: outputs("y", golden.Float32s(x.Shape, y))}
 		dy, err := upstream(c, "y", n*d)
@@ -224,9 +229,9 @@ func goldenSoftmax(logSoftmax bool) golden.Func {
 		}
 		dx := make([]float32, n*d)
 		if logSoftmax {
-			LogSoftmaxBackward(dx, dy, y, n, d)
+			tensor.LogSoftmaxBackward(dx, dy, y, n, d)
 		} else {
-			SoftmaxBackward(dx, dy, y, n, d)
+			tensor.SoftmaxBackward(dx, dy, y, n, d)
 		}
 		res.Grads = outputs("x", golden.Float32s(x.Shape, dx))
 		return res, nil
@@ -252,14 +257,14 @@ func goldenRMSNorm(c *golden.Case) (*golden.Result, error) {
 	}
 	xf, wf := x.F32(), w.F32()
 	y, rstd := make([]float32, n*d), make([]float32, n)
-	RMSNormForward(y, rstd, xf, wf, n, d, float32(eps))
+	tensor.RMSNormForward(y, rstd, xf, wf, n, d, float32(eps))
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(x.Shape, y))}
 	dy, err := upstream(c, "y", n*d)
 	if err != nil || dy == nil {
 		return res, err
 	}
 	dx, dw := make([]float32, n*d), make([]float32, d)
-	RMSNormBackward(dx, dw, dy, xf, wf, rstd, n, d)
+	tensor.RMSNormBackward(dx, dw, dy, xf, wf, rstd, n, d)
 	res.Grads = outputs("x", golden.Float32s(x.Shape, dx), "w", golden.Float32s(w.Shape, dw))
 	return res, nil
 }
@@ -271,14 +276,14 @@ func goldenSiLU(c *golden.Case) (*golden.Result, error) {
 	}
 	xf := x.F32()
 	y := make([]float32, len(xf))
-	SiLUForward(y, xf)
+	tensor.SiLUForward(y, xf)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(x.Shape, y))}
 	dy, err := upstream(c, "y", len(y))
 	if err != nil || dy == nil {
 		return res, err
 	}
 	dx := make([]float32, len(xf))
-	SiLUBackward(dx, dy, xf)
+	tensor.SiLUBackward(dx, dy, xf)
 	res.Grads = outputs("x", golden.Float32s(x.Shape, dx))
 	return res, nil
 }
@@ -294,14 +299,14 @@ func goldenSwiGLU(c *golden.Case) (*golden.Result, error) {
 	}
 	gf, uf := gate.F32(), up.F32()
 	y := make([]float32, len(gf))
-	SwiGLUForward(y, gf, uf)
+	tensor.SwiGLUForward(y, gf, uf)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(gate.Shape, y))}
 	dy, err := upstream(c, "y", len(y))
 	if err != nil || dy == nil {
 		return res, err
 	}
 	dg, du := make([]float32, len(gf)), make([]float32, len(uf))
-	SwiGLUBackward(dg, du, dy, gf, uf)
+	tensor.SwiGLUBackward(dg, du, dy, gf, uf)
 	res.Grads = outputs("gate", golden.Float32s(gate.Shape, dg), "up", golden.Float32s(up.Shape, du))
 	return res, nil
 }

@@ -1,10 +1,11 @@
-package tensor
+package torchops
 
 import (
 	"fmt"
 	"slices"
 
 	"agentr1/golden"
+	"agentr1/tensor"
 )
 
 // swapAxes12 returns a copy of x (d0, d1, d2, d3) transposed to (d0, d2, d1, d3): the golden
@@ -49,7 +50,7 @@ func goldenRoPE(c *golden.Case) (*golden.Result, error) {
 		}
 		maxPos = max(maxPos, p+1)
 	}
-	rope := NewRoPE(D, maxPos, theta)
+	rope := tensor.NewRoPE(D, maxPos, theta)
 	y := swapAxes12(x.F32(), B, H, T, D) // (B, T, H, D)
 	rope.Forward(y, positions, B*T, H)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(x.Shape, swapAxes12(y, B, T, H, D)))}
@@ -96,7 +97,7 @@ func goldenAttention(c *golden.Case) (*golden.Result, error) {
 	vm := swapAxes12(v.F32(), B, Hkv, T, D)   // (B, T, Hkv, D)
 	mask := km.F32()
 	out, probs := make([]float32, len(qm)), make([]float32, B*Hq*T*T)
-	AttentionForward(out, probs, qm, kmod, vm, mask, B, T, Hq, Hkv, D)
+	tensor.AttentionForward(out, probs, qm, kmod, vm, mask, B, T, Hq, Hkv, D)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(q.Shape, swapAxes12(out, B, T, Hq, D)))}
 	dy, err := upstream(c, "y", len(out))
 	if err != nil || dy == nil {
@@ -104,7 +105,7 @@ func goldenAttention(c *golden.Case) (*golden.Result, error) {
 	}
 	dout := swapAxes12(dy, B, Hq, T, D)
 	dq, dk, dv := make([]float32, len(qm)), make([]float32, len(kmod)), make([]float32, len(vm))
-	AttentionBackward(dq, dk, dv, dout, probs, qm, kmod, vm, B, T, Hq, Hkv, D)
+	tensor.AttentionBackward(dq, dk, dv, dout, probs, qm, kmod, vm, B, T, Hq, Hkv, D)
 	res.Grads = outputs(
 		"q", golden.Float32s(q.Shape, swapAxes12(dq, B, T, Hq, D)),
 		"k", golden.Float32s(k.Shape, swapAxes12(dk, B, T, Hkv, D)),
@@ -131,14 +132,14 @@ func goldenEmbedding(c *golden.Case) (*golden.Result, error) {
 	}
 	tf := table.F32()
 	y := make([]float32, len(ids)*d)
-	EmbeddingForward(y, tf, ids, d)
+	tensor.EmbeddingForward(y, tf, ids, d)
 	res := &golden.Result{Outputs: outputs("y", golden.Float32s(append(slices.Clone(idv.Shape), d), y))}
 	dy, err := upstream(c, "y", len(y))
 	if err != nil || dy == nil {
 		return res, err
 	}
 	dtable := make([]float32, len(tf))
-	EmbeddingBackward(dtable, dy, ids, d)
+	tensor.EmbeddingBackward(dtable, dy, ids, d)
 	res.Grads = outputs("table", golden.Float32s(table.Shape, dtable))
 	return res, nil
 }
