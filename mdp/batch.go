@@ -12,7 +12,7 @@ type Batch struct {
 
 	Tokens []int // (B, T) pad id on padding
 	// AttentionMask is 1 on real tokens and 0 on padding. The model derives each token's
-	// rotary position from it (model.maskPositions), so a row's first real token is at
+	// rotary position from it (model.PositionIDs), so a row's first real token is at
 	// position 0 however much padding precedes it.
 	AttentionMask []float32 // (B, T)
 

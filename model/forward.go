@@ -83,7 +83,7 @@ func (m *Model) trunkForward(ws *Workspace, tokens []int, attentionMask []float3
 	ws.prepare(cfg, B, T)
 	copy(ws.tokens, tokens)
 	copy(ws.mask, attentionMask)
-	maskPositions(ws.positions, attentionMask, B, T)
+	PositionIDs(ws.positions, attentionMask, B, T)
 
 	x := ws.embedded[:N*C]
 	m.embedTokens(x, ws.tokens) // x (N, C) = embed_tokens[tokens]
@@ -109,10 +109,16 @@ func (m *Model) trunkBackward(ws *Workspace, dfinal []float32) {
 	tensor.EmbeddingBackward(m.embed.Grad, dx, ws.tokens, C)
 }
 
-// maskPositions writes the rotary position of every token of a left-padded batch (B, T) as
-// Hugging Face builds them: position_ids = cumsum(mask) - 1, with padding at 0 (attention
-// masks padding; it never reaches a real token).
-func maskPositions(positions []int, attentionMask []float32, B, T int) {
+// PositionIDs writes into positions (B, T) the rotary position of every token of a left-padded
+// batch with attentionMask (B, T) (1 = real token, 0 = padding): cumsum(mask) - 1 along each
+// row, as Hugging Face builds position_ids for left padding, and 0 on padding (attention masks
+// padding, so its position never reaches a real token). A row's first real token is at position
+// 0 however much padding precedes it. Forward, ForwardLogits and the Critic take their positions
+// from it.
+//
+// Source: verl utils/model.compute_position_id_with_mask, clip(cumsum(mask) - 1, min=0), which
+// it equals on left-padded rows. It panics if a slice is shorter than B*T.
+func PositionIDs(positions []int, attentionMask []float32, B, T int) {
 	for b := range B {
 		seen := 0
 		for t := range T {
@@ -129,7 +135,8 @@ func maskPositions(positions []int, attentionMask []float32, B, T int) {
 
 // ForwardLogits runs the model over a left-padded batch as Forward does and returns the full
 // logits (B, T, V) (a view into ws, valid until its next Forward), for supervised fine-tuning
-// and golden checks. It never splits the batch across cores. It panics as Forward does.
+// and the golden checks of golden/qwen. It never splits the batch across cores. It panics as
+// Forward does.
 func (m *Model) ForwardLogits(ws *Workspace, tokens []int, attentionMask []float32, B, T int) []float32 {
 	checkBatch("model.ForwardLogits", m.Config, tokens, attentionMask, B, T)
 	N, V, C := B*T, m.Config.VocabSize, m.Config.HiddenSize

@@ -2,9 +2,9 @@ package main
 
 import (
 	"agentr1/golden"
+	"agentr1/golden/qwen"
 	"agentr1/golden/torchops"
 	"agentr1/golden/verl"
-	"agentr1/model"
 	"agentr1/tokenizer"
 )
 
@@ -13,7 +13,7 @@ import (
 func goldenRegistry() *golden.Registry {
 	r := golden.NewRegistry()
 	torchops.Register(r)
-	model.RegisterGolden(r)
+	qwen.Register(r)
 	verl.Register(r)
 	tokenizer.RegisterGolden(r)
 	return r

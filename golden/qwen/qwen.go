@@ -1,14 +1,23 @@
-package model
+// Package qwen checks package model against PyTorch and Hugging Face: it registers the forward
+// and backward pass of a checkpoint under the names qwen2_forward and qwen3_forward, for the tiny
+// random checkpoints of testdata/golden/qwen2_tiny/cases.json and
+// model/testdata/golden/qwen3_tiny/cases.json (formats in testdata/golden/README.md). It is
+// golden-case glue, not part of the model: it loads a case's checkpoint, runs it, and hands the
+// logits, log-probs, positions and gradients back to package golden to compare. The trainer
+// never imports it; `agentr1 golden` and this package's tests do.
+package qwen
 
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"agentr1/golden"
+	"agentr1/model"
 	"agentr1/tensor"
 )
 
-// RegisterGolden adds the model's reference functions to r:
+// Register adds the model's reference functions to r:
 //
 //	qwen2_forward: load params.weights with params.config (paths relative to the cases file),
 //	run a left-padded batch input_ids/attention_mask (B, T) and return logits (B, T, V),
@@ -17,10 +26,11 @@ import (
 //	parameter.
 //	qwen3_forward: the same for a Qwen3 checkpoint (config.json with model_type "qwen3").
 //
-// The logits come from ForwardLogits; logprob and the gradients from the fused Forward and
-// Backward that training uses, wherever labels[b,t] is the next input token (the fused pass
-// computes exactly those positions), and from the logits elsewhere.
-func RegisterGolden(r *golden.Registry) {
+// The logits come from Model.ForwardLogits and the positions from model.PositionIDs; logprob
+// and the gradients from the fused Forward and Backward that training uses, wherever
+// labels[b,t] is the next input token (the fused pass computes exactly those positions), and
+// from the logits elsewhere.
+func Register(r *golden.Registry) {
 	r.Add("qwen2_forward", goldenForward("qwen2"))
 	r.Add("qwen3_forward", goldenForward("qwen3"))
 }
@@ -43,14 +53,18 @@ func goldenModelForward(c *golden.Case, modelType string) (*golden.Result, error
 	if weights == "" || config == "" {
 		return nil, fmt.Errorf("case %s: params \"weights\" and \"config\" are required", c.Name)
 	}
-	cfg, err := LoadConfig(filepath.Join(c.Dir, config))
+	cfg, err := model.LoadConfig(filepath.Join(c.Dir, config))
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", c.Name, err)
 	}
-	if got := archPrefix(cfg.ModelType); got != archPrefix(modelType) {
-		return nil, fmt.Errorf("case %s: %s is a %s checkpoint, want %s", c.Name, config, got, archPrefix(modelType))
+	got := cfg.ModelType
+	if got == "" {
+		got = "qwen2" // what Config.ModelType "" means
 	}
-	m, err := LoadWeights(cfg, filepath.Join(c.Dir, weights))
+	if got != modelType {
+		return nil, fmt.Errorf("case %s: %s is a %s checkpoint, want %s", c.Name, config, got, modelType)
+	}
+	m, err := model.LoadWeights(cfg, filepath.Join(c.Dir, weights))
 	if err != nil {
 		return nil, fmt.Errorf("case %s: %w", c.Name, err)
 	}
@@ -59,7 +73,7 @@ func goldenModelForward(c *golden.Case, modelType string) (*golden.Result, error
 		return nil, err
 	}
 	ids, maskV, labelsV := in[0], in[1], in[2]
-	if len(ids.Shape) != 2 || !sameShape(ids.Shape, maskV.Shape) || !sameShape(ids.Shape, labelsV.Shape) {
+	if len(ids.Shape) != 2 || !slices.Equal(ids.Shape, maskV.Shape) || !slices.Equal(ids.Shape, labelsV.Shape) {
 		return nil, fmt.Errorf("case %s: input_ids %v, attention_mask %v, labels %v: want equal (B, T) shapes", c.Name, ids.Shape, maskV.Shape, labelsV.Shape)
 	}
 	B, T, V := ids.Shape[0], ids.Shape[1], cfg.VocabSize
@@ -71,11 +85,13 @@ func goldenModelForward(c *golden.Case, modelType string) (*golden.Result, error
 		}
 	}
 
-	ws := NewWorkspace()
+	ws := model.NewWorkspace()
 	logits := m.ForwardLogits(ws, tokens, mask, B, T) // (B, T, V)
+	positions := make([]int, N)                       // (B, T)
+	model.PositionIDs(positions, mask, B, T)
 	res := &golden.Result{Outputs: map[string]*golden.Value{
 		"logits":       golden.Float32s([]int{B, T, V}, logits),
-		"position_ids": golden.Ints([]int{B, T}, ws.positions),
+		"position_ids": golden.Ints([]int{B, T}, positions),
 	}}
 	logprob := make([]float32, N) // (B, T)
 	tensor.LogProbsForward(logprob, logits, labels, N, V)

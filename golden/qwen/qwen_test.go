@@ -1,4 +1,4 @@
-package model
+package qwen
 
 import (
 	"testing"
@@ -9,8 +9,8 @@ import (
 
 func TestGoldenQwen2Tiny(t *testing.T) {
 	r := golden.NewRegistry()
-	RegisterGolden(r)
-	s := goldentest.RunFile(t, r, "../testdata/golden/qwen2_tiny/cases.json")
+	Register(r)
+	s := goldentest.RunFile(t, r, "../../testdata/golden/qwen2_tiny/cases.json")
 	if s.Passed != 2 {
 		t.Errorf("passed %d of 2 cases", s.Passed)
 	}
@@ -21,8 +21,8 @@ func TestGoldenQwen2Tiny(t *testing.T) {
 // gradients, in F32 and BF16.
 func TestGoldenQwen3Tiny(t *testing.T) {
 	r := golden.NewRegistry()
-	RegisterGolden(r)
-	s := goldentest.RunFile(t, r, "testdata/golden/qwen3_tiny/cases.json")
+	Register(r)
+	s := goldentest.RunFile(t, r, "../../model/testdata/golden/qwen3_tiny/cases.json")
 	if s.Passed != 2 {
 		t.Errorf("passed %d of 2 cases", s.Passed)
 	}
