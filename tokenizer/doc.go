@@ -21,8 +21,8 @@
 // pretokenize.go (the Qwen2 pattern by hand), bytelevel.go (byte-to-unicode, lossy UTF-8),
 // bpe.go (merging, word cache), batch.go (EncodeBatch), load.go, config.go and save.go
 // (tokenizer.json and tokenizer_config.json), build.go (checks and assembly), train.go (BPE
-// training), chat.go and chat_template.go (Qwen2.5 ChatML rendering), golden.go (the
-// "tokenize" reference function).
+// training), chat.go and chat_template.go (Qwen2.5 ChatML rendering). Package golden/qwentok
+// checks Encode and Decode against the real Qwen3 tokenizer's golden cases.
 //
 // The only dependency outside the standard library is golang.org/x/text/unicode/norm for NFC.
 //

@@ -3,9 +3,9 @@ package main
 import (
 	"agentr1/golden"
 	"agentr1/golden/qwen"
+	"agentr1/golden/qwentok"
 	"agentr1/golden/torchops"
 	"agentr1/golden/verl"
-	"agentr1/tokenizer"
 )
 
 // goldenRegistry returns the registry of every reference function agentr1 implements. Each
@@ -15,6 +15,6 @@ func goldenRegistry() *golden.Registry {
 	torchops.Register(r)
 	qwen.Register(r)
 	verl.Register(r)
-	tokenizer.RegisterGolden(r)
+	qwentok.Register(r)
 	return r
 }

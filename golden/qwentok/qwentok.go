@@ -1,31 +1,38 @@
-package tokenizer
+// Package qwentok checks package tokenizer against Hugging Face: it registers the tokenizer
+// under the name tokenize, for the cases of testdata/golden/tokenizer_qwen3/cases.json (the real
+// Qwen3 tokenizer.json and the ids a port of transformers.js gives for 16 texts; formats in
+// testdata/golden/README.md). It is golden-case glue, not part of the tokenizer: it loads the
+// case's tokenizer, encodes and decodes, and hands the ids and text back to package golden to
+// compare. Nothing else imports it but `agentr1 golden` and this package's tests.
+package qwentok
 
 import (
 	"path/filepath"
 	"sync"
 
 	"agentr1/golden"
+	"agentr1/tokenizer"
 )
 
-// RegisterGolden adds the tokenizer's reference function to r:
+// Register adds the tokenizer's reference function to r:
 //
 //	tokenize: params.tokenizer (a tokenizer.json path relative to the cases file),
 //	          inputs.text -> outputs.ids (Encode, no BOS/EOS) and outputs.decoded (Decode(ids)).
 //
 // params.add_special_tokens is accepted either way: Qwen's post-processor adds no tokens.
 // Tokenizers are loaded once per path and shared by the cases that name it.
-func RegisterGolden(r *golden.Registry) {
+func Register(r *golden.Registry) {
 	var (
 		mu    sync.Mutex
-		cache = map[string]*Tokenizer{}
+		cache = map[string]*tokenizer.Tokenizer{}
 	)
-	load := func(path string) (*Tokenizer, error) {
+	load := func(path string) (*tokenizer.Tokenizer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if t, ok := cache[path]; ok {
 			return t, nil
 		}
-		t, err := Load(path)
+		t, err := tokenizer.Load(path)
 		if err != nil {
 			return nil, err
 		}
