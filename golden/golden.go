@@ -9,10 +9,14 @@
 //   - verl's case list: a JSON list of {"fn", "case_id", "params", "inputs", "outputs"} with
 //     tensors as nested lists, where {"error": ...} outputs mark calls verl itself rejects.
 //
-// Both are read into the same Case type. Packages add the functions they implement to a
+// Both are read into the same Case type. The golden-case glue adds agentr1's functions to a
 // Registry under the reference's function names ("matmul", "compute_gae_advantage_return", ...);
-// Run dispatches each case by name, compares, and reports. The golden package depends only on
-// the standard library, so every package of agentr1 may register with it.
+// Run dispatches each case by name, compares, and reports. That glue lives in sub-packages, one
+// per reference, so that the algorithm packages never import the harness: golden/verl (rl,
+// verl's core_algos.json), golden/torchops (tensor, torch_ops.json), golden/qwen (model, the
+// qwen2_tiny and qwen3_tiny checkpoints) and golden/qwentok (tokenizer, tokenizer_qwen3).
+// Package golden depends only on the standard library and imports none of them; they import
+// it, and cmd/agentr1 gathers them.
 package golden
 
 import (

@@ -33,9 +33,9 @@ func declareGoldenFlags(fs *flag.FlagSet) *bool {
 	return fs.Bool("v", false, "list every case: PASS, FAIL (with the worst element of each field) or SKIP (with the reference's reason)")
 }
 
-// runGolden loads every file, runs every case through the registry of all packages, prints one
-// line per failing case (per case with verbose) and ends with "N passed, M failed[, K
-// skipped]". It fails (exit 1) when any case failed.
+// runGolden loads every file, runs every case through goldenRegistry (every golden/...
+// package's functions), prints one line per failing case (per case with verbose) and ends with
+// "N passed, M failed[, K skipped]". It fails (exit 1) when any case failed.
 func runGolden(files []string, verbose bool, stdout io.Writer) error {
 	if len(files) == 0 {
 		return fmt.Errorf("%w: no cases file given", errUsage)
