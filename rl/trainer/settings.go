@@ -132,11 +132,14 @@ const (
 	MiniBatchesByRow MiniBatchOrder = "rows"
 )
 
-// ParseMiniBatchOrder returns the order named s.
+// ParseMiniBatchOrder returns the order named s; "" (a config.json written before the
+// setting existed) is length, what those runs did.
 func ParseMiniBatchOrder(s string) (MiniBatchOrder, error) {
 	switch o := MiniBatchOrder(s); o {
 	case MiniBatchesByLength, MiniBatchesByRow:
 		return o, nil
+	case "":
+		return MiniBatchesByLength, nil
 	}
 	return "", fmt.Errorf("unknown mini-batch order %q (want %s or %s)", s, MiniBatchesByLength, MiniBatchesByRow)
 }
