@@ -32,7 +32,8 @@
 //     the agent tokens only, the tool responses skipped;
 //  8. the update (update.go): Epochs passes of MiniBatches mini-batches of similar lengths
 //     (the rows sorted by prompt + response length and cut into MiniBatches pieces; only ties
-//     and the pieces' order are shuffled, a deviation from verl that DESIGN.md explains),
+//     and the pieces' order are shuffled, a deviation from verl that DESIGN.md explains;
+//     MiniBatchOrder "rows" cuts them in row order, as verl),
 //     each taking one optimiser step; PPO's critic takes the clipped value loss on the same
 //     mini-batch. During the critic warm-up only the critic learns;
 //  9. each mini-batch's loss (policyMiniBatch, miniBatchLoss): PPO's clipped loss (or
