@@ -38,3 +38,15 @@ func RunFile(t *testing.T, r *golden.Registry, path string) golden.Summary {
 	t.Logf("%s: %s", path, s.Line())
 	return s
 }
+
+// Expect runs the cases file at path through a registry holding what register adds, as
+// RunFile does, and fails unless the counts are exactly want: a case that stops being found
+// or starts being skipped is an error too, not only a mismatch.
+func Expect(t *testing.T, register func(*golden.Registry), path string, want golden.Summary) {
+	t.Helper()
+	r := golden.NewRegistry()
+	register(r)
+	if s := RunFile(t, r, path); s != want {
+		t.Errorf("%s: %s, want %s", path, s.Line(), want.Line())
+	}
+}

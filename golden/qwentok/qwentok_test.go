@@ -9,10 +9,5 @@ import (
 
 // TestGoldenQwen3 checks every case recorded with the real Qwen3 tokenizer: ids and decoding.
 func TestGoldenQwen3(t *testing.T) {
-	r := golden.NewRegistry()
-	Register(r)
-	s := goldentest.RunFile(t, r, "../../testdata/golden/tokenizer_qwen3/cases.json")
-	if s.Passed != 16 || s.Failed != 0 {
-		t.Errorf("got %s, want 16 passed, 0 failed", s.Line())
-	}
+	goldentest.Expect(t, Register, "../../testdata/golden/tokenizer_qwen3/cases.json", golden.Summary{Passed: 16})
 }

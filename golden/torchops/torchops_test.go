@@ -10,10 +10,5 @@ import (
 // TestGoldenTorchOps runs every case of the PyTorch reference file through the same path as
 // `agentr1 golden`.
 func TestGoldenTorchOps(t *testing.T) {
-	reg := golden.NewRegistry()
-	Register(reg)
-	s := goldentest.RunFile(t, reg, "../../testdata/golden/torch_ops.json")
-	if s.Failed != 0 || s.Passed == 0 {
-		t.Errorf("torch_ops.json: %s", s.Line())
-	}
+	goldentest.Expect(t, Register, "../../testdata/golden/torch_ops.json", golden.Summary{Passed: 25})
 }

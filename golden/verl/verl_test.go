@@ -12,12 +12,7 @@ const verlGoldenFile = "../../testdata/golden/verl/core_algos.json"
 
 // TestGoldenVerl runs every case of verl's core_algos golden file through the registry.
 func TestGoldenVerl(t *testing.T) {
-	r := golden.NewRegistry()
-	Register(r)
-	s := goldentest.RunFile(t, r, verlGoldenFile)
-	if s.Passed != 106 || s.Failed != 0 || s.Skipped != 5 {
-		t.Errorf("golden summary %s, want 106 passed, 0 failed, 5 skipped", s.Line())
-	}
+	goldentest.Expect(t, Register, verlGoldenFile, golden.Summary{Passed: 106, Skipped: 5})
 }
 
 // TestGoldenVectorizedGRPOBitFaithful checks that the float32 group statistics reproduce torch's
