@@ -34,9 +34,11 @@ type Setup struct {
 	EvalTools  []env.Tool           // the chosen tools over the evaluation world's passages
 	Tokenizer  *tokenizer.Tokenizer // BPE trained on the demonstrations and the training worlds' passages
 	Specials   trainer.Specials     // the tokenizer's special ids the trainer needs
-	Train      []trainer.Problem    // the training world's questions but the held-out ones
-	EvalSets   []EvalSet            // "heldout" (training world) and "unseen" (evaluation world)
-	Demos      []*mdp.Trajectory    // the scripted agent's transcripts, tokenised
+	// Train holds the RL questions: every training world's but world 0's held-out tail and (by
+	// default) the demonstrated ones, then the start states (rlProblems, addStartStates).
+	Train    []trainer.Problem
+	EvalSets []EvalSet         // "heldout" (training world) and "unseen" (evaluation world)
+	Demos    []*mdp.Trajectory // the scripted agent's transcripts, tokenised
 	// DemoMistakes marks, per demonstration and turn, the actions in which the noisy agent
 	// erred on purpose (world.DemoTurn.Mistake).
 	DemoMistakes [][]bool
