@@ -10,7 +10,7 @@
 //	               "rl") that gives each phase its own set of charts
 //	samples.jsonl  one Sample per line: a trajectory token by token with its masks, advantages
 //	               and rewards (written by WriteSamples)
-//	eval.json      {"rl_steps": 40, "starting_policy": "SFT base", "sets": {"heldout":
+//	eval.json      {"rl_steps": 40, "starting_policy": "SFT base", "kernels": "avx2", "sets": {"heldout":
 //	               {"before_rl": {...}, "after_rl": {...}, "baselines": {"naive_rag": {...},
 //	               ...}}, "unseen": {...}}, "during_rl": [...]}: the headline table (each set
 //	               before and after RL, the gain, the baselines), EM by question type and EM

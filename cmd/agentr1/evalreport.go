@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"agentr1/env"
+	"agentr1/report"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
 )
@@ -16,7 +20,7 @@ import (
 // run on and the policy it evaluated, so that a reader (and the report page) finds the
 // held-out figures after RL at sets.heldout.after_rl whatever order the evaluations ran in.
 //
-//	{"rl_steps": 40, "starting_policy": "SFT base",
+//	{"rl_steps": 40, "starting_policy": "SFT base", "kernels": "avx2",
 //	 "sets": {"heldout": {"about": ..., "before_rl": {...}, "after_rl": {...}, "em_gain": 0.25,
 //	                      "baselines": {"base_tool_call": {...}, "naive_rag": {...}, "closed_book": {...}}},
 //	          "unseen": {...}},
@@ -24,9 +28,13 @@ import (
 //
 // Steps count updates: an evaluation at step s saw the policy after s RL steps (0: before RL).
 type evalFile struct {
-	RLSteps        int                 `json:"rl_steps"`        // RL steps (updates) run; after_rl evaluated the policy after the last
-	StartingPolicy string              `json:"starting_policy"` // what before_rl and the baselines evaluated: "SFT base" or "pretrained model"
-	Sets           map[string]*setEval `json:"sets"`            // by set name: "heldout", "unseen"
+	RLSteps        int    `json:"rl_steps"`        // RL steps (updates) run; after_rl evaluated the policy after the last
+	StartingPolicy string `json:"starting_policy"` // what before_rl and the baselines evaluated: "SFT base" or "pretrained model"
+	// Kernels is the tensor kernel set the run computed with (tensor.KernelName): each set
+	// rounds float32 products its own way, so runs on two sets are different draws. Empty in
+	// runs written before it was recorded.
+	Kernels string              `json:"kernels,omitempty"`
+	Sets    map[string]*setEval `json:"sets"` // by set name: "heldout", "unseen"
 	// DuringRL are the evaluations between the start and the end of RL (every EvalEvery
 	// steps), in the order they ran; each names its set ("rl/heldout") and step.
 	DuringRL []*pipeline.EvalMetrics `json:"during_rl"`
@@ -66,8 +74,8 @@ func evalSetName(name string) string {
 // "<start phase>/<set>") and after (the final "rl/<set>") RL, the baselines
 // ("base-tool-call/<set>", "naive-rag/<set>", "closed-book/<set>"), and every other "rl/..."
 // evaluation in logged (the periodic ones) under during_rl.
-func newEvalFile(rlSteps int, startingPolicy string, before, after, baselineEvals, logged []*pipeline.EvalMetrics) *evalFile {
-	ev := &evalFile{RLSteps: rlSteps, StartingPolicy: startingPolicy, Sets: map[string]*setEval{}, DuringRL: []*pipeline.EvalMetrics{}}
+func newEvalFile(rlSteps int, startingPolicy, kernels string, before, after, baselineEvals, logged []*pipeline.EvalMetrics) *evalFile {
+	ev := &evalFile{RLSteps: rlSteps, StartingPolicy: startingPolicy, Kernels: kernels, Sets: map[string]*setEval{}, DuringRL: []*pipeline.EvalMetrics{}}
 	set := func(m *pipeline.EvalMetrics) *setEval {
 		name := evalSetName(m.Name)
 		if ev.Sets[name] == nil {
@@ -143,4 +151,20 @@ func toolUse(m *pipeline.EvalMetrics, tool string) float64 {
 		return float64(t.UseRate)
 	}
 	return 0
+}
+
+// evalFileKernels returns the kernel set recorded in the eval.json of runDir ("" when the file
+// is missing, unreadable or does not record one).
+func evalFileKernels(runDir string) string {
+	raw, err := os.ReadFile(filepath.Join(runDir, report.EvalFile))
+	if err != nil {
+		return ""
+	}
+	var ev struct {
+		Kernels string `json:"kernels"`
+	}
+	if json.Unmarshal(raw, &ev) != nil {
+		return ""
+	}
+	return ev.Kernels
 }

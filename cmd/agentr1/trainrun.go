@@ -17,6 +17,7 @@ import (
 	"agentr1/report"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
+	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -217,12 +218,12 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		start = "pretrained model"
 	}
-	ev := newEvalFile(res.Trainer.StepsDone, start, res.SFTEval, res.Final, baselines, r.evals)
+	ev := newEvalFile(res.Trainer.StepsDone, start, tensor.KernelName(), res.SFTEval, res.Final, baselines, r.evals)
 	if err := writeJSONFile(filepath.Join(out, report.EvalFile), ev); err != nil {
 		return err
 	}
 	reportPath := filepath.Join(out, "report.html")
-	if err := report.WriteHTML(out, reportPath, report.Options{Yardstick: defaultRunYardstick(r.args.cfg)}); err != nil {
+	if err := report.WriteHTML(out, reportPath, report.Options{Yardstick: defaultRunYardstick(r.args.cfg, ev.Kernels)}); err != nil {
 		return err
 	}
 	r.printSummary(ev, res, reportPath)
@@ -280,7 +281,7 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 			}
 		}
 		fmt.Fprintln(w)
-		printGains(w, sets, gains, r.args.cfg)
+		printGains(w, sets, gains, r.args.cfg, ev.Kernels)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {

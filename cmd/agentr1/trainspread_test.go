@@ -38,30 +38,36 @@ func TestAtDefaults(t *testing.T) {
 	}
 }
 
-// TestDefaultRunGainMatchesResults keeps the spread the summary quotes equal to the one
-// docs/RESULTS.md reports for the default run.
+// TestDefaultRunGainMatchesResults keeps the spread the summary quotes for each kernel set
+// equal to the one docs/RESULTS.md reports for the default run on it.
 func TestDefaultRunGainMatchesResults(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/RESULTS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`over seeds ` + regexp.QuoteMeta(defaultRunSeeds) + `: held-out \+(\d+) ± (\d+) points, unseen \+(\d+) ± (\d+) points`)
-	m := re.FindSubmatch(doc)
-	if m == nil {
-		t.Fatalf("docs/RESULTS.md: no line matching %q", re)
-	}
-	num := func(b []byte) float64 { v, _ := strconv.ParseFloat(string(b), 64); return v }
-	want := map[string]report.Spread{"heldout": {Mean: num(m[1]), SD: num(m[2])}, "unseen": {Mean: num(m[3]), SD: num(m[4])}}
-	for set, w := range want {
-		g := defaultRunGain[set]
-		if math.Round(g.Mean) != w.Mean || math.Round(g.SD) != w.SD {
-			t.Errorf("defaultRunGain[%s] = %+v, docs/RESULTS.md says %+v", set, g, w)
+	text := strings.Join(strings.Fields(string(doc)), " ") // a phrase may break across lines
+	for kernels, gains := range defaultRunGains {
+		re := regexp.MustCompile(`(?i)over seeds ` + regexp.QuoteMeta(defaultRunSeeds) + ` on ` + kernels +
+			`: held-out \+(\d+) ± (\d+) points, unseen \+(\d+) ± (\d+) points`)
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("docs/RESULTS.md: no line matching %q", re)
+			continue
+		}
+		num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+		want := map[string]report.Spread{"heldout": {Mean: num(m[1]), SD: num(m[2])}, "unseen": {Mean: num(m[3]), SD: num(m[4])}}
+		for set, w := range want {
+			g := gains[set]
+			if math.Round(g.Mean) != w.Mean || math.Round(g.SD) != w.SD {
+				t.Errorf("defaultRunGains[%s][%s] = %+v, docs/RESULTS.md says %+v", kernels, set, g, w)
+			}
 		}
 	}
 }
 
-// TestPrintGains: the summary states each set's gain and the default run's spread, and says
-// when the run's settings are not the default's.
+// TestPrintGains: the summary states each set's gain and the default run's spread on the
+// run's kernel set (avx512's, as a guide, on a set not measured), and says when the run's
+// settings are not the default's.
 func TestPrintGains(t *testing.T) {
 	dir := t.TempDir()
 	a, err := parseTrainArgs([]string{"--out", dir}, &bytes.Buffer{})
@@ -69,16 +75,29 @@ func TestPrintGains(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg)
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg, "avx512")
 	out := buf.String()
 	for _, want := range []string{"heldout +31 points", "unseen n/a", "seeds " + defaultRunSeeds, "±", "strays from the mean"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	for kernels, want := range map[string][]string{
+		"avx2":    {"the default run on avx2", "heldout +27 ± 11", "unseen +12 ± 9", "strays from the mean"},
+		"generic": {"the default run on avx512", "heldout +29 ± 8", "kernel set (generic) rounds differently"},
+		"":        {"the default run on avx512", "kernel set is not recorded"},
+	} {
+		buf.Reset()
+		printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg, kernels)
+		for _, w := range want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("kernels %q: summary lacks %q:\n%s", kernels, w, buf.String())
+			}
+		}
+	}
 	a.cfg.RL.Steps = 5
 	buf.Reset()
-	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg)
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg, "avx512")
 	if !strings.Contains(buf.String(), "differ from the default") {
 		t.Errorf("a non-default run's summary does not say so:\n%s", buf.String())
 	}
@@ -88,26 +107,32 @@ func TestPrintGains(t *testing.T) {
 // run's spread, marked as a guide when the settings differ; a run on other data carries none.
 func TestDefaultRunYardstick(t *testing.T) {
 	c := pipeline.DefaultConfig()
-	y := defaultRunYardstick(c)
-	if y == nil || y.Source != "the default run, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGain["unseen"] {
+	y := defaultRunYardstick(c, "avx512")
+	if y == nil || y.Source != "the default run on avx512, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx512"]["unseen"] {
 		t.Fatalf("at the defaults: %+v", y)
 	}
+	if y := defaultRunYardstick(c, "avx2"); y == nil || y.Source != "the default run on avx2, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx2"]["unseen"] {
+		t.Errorf("at the defaults on avx2: %+v, want avx2's spread", y)
+	}
+	if y := defaultRunYardstick(c, "generic"); y == nil || !strings.Contains(y.Source, "another kernel set") || y.Gains["unseen"] != defaultRunGains["avx512"]["unseen"] {
+		t.Errorf("at the defaults on generic: %+v, want avx512's spread as a guide", y)
+	}
 	c.RL.Steps = 5
-	if y := defaultRunYardstick(c); y == nil || !strings.Contains(y.Source, "other settings") {
+	if y := defaultRunYardstick(c, "avx512"); y == nil || !strings.Contains(y.Source, "other settings") {
 		t.Errorf("with 5 RL steps: %+v, want the spread marked as a guide", y)
 	}
 	c.Data = "hotpotqa"
-	if y := defaultRunYardstick(c); y != nil {
+	if y := defaultRunYardstick(c, "avx512"); y != nil {
 		t.Errorf("on hotpotqa: %+v, want none", y)
 	}
 }
 
 // TestViewShowsYardstick: `agentr1 view` of a run at the defaults puts the default run's spread
-// in the summary cards, as the page written at the end of training does; without the run's
-// config.json the page goes without it.
+// on the run's kernel set (eval.json's kernels) in the summary cards, as the page written at
+// the end of training does; without the run's config.json the page goes without it.
 func TestViewShowsYardstick(t *testing.T) {
 	dir := t.TempDir()
-	eval := `{"rl_steps": 240, "starting_policy": "SFT base", "sets": {"unseen": {
+	eval := `{"rl_steps": 240, "starting_policy": "SFT base", "kernels": "avx2", "sets": {"unseen": {
 	 "before_rl": {"name": "sft/unseen", "n": 100, "em": 0.1}, "after_rl": {"name": "rl/unseen", "n": 100, "em": 0.24}}}}`
 	if err := os.WriteFile(filepath.Join(dir, report.EvalFile), []byte(eval), 0o644); err != nil {
 		t.Fatal(err)
@@ -123,7 +148,7 @@ func TestViewShowsYardstick(t *testing.T) {
 		}
 		return string(raw)
 	}
-	want := "the default run, seeds " + defaultRunSeeds + ":"
+	want := "the default run on avx2, seeds " + defaultRunSeeds + ":"
 	if strings.Contains(view(), want) {
 		t.Errorf("without config.json the page shows %q", want)
 	}

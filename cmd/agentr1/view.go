@@ -76,7 +76,7 @@ func runView(runDir string, opt viewOptions, stdout, stderr io.Writer) error {
 	// settings to compare with the default run's, and its page goes without the yardstick.
 	cfg := pipeline.DefaultConfig()
 	if readRunConfig(runDir, &cfg) == nil {
-		ropt.Yardstick = defaultRunYardstick(cfg)
+		ropt.Yardstick = defaultRunYardstick(cfg, evalFileKernels(runDir))
 	}
 	if err := report.WriteHTML(runDir, out, ropt); err != nil {
 		return err
