@@ -17,7 +17,10 @@ import (
 	"agentr1/tensor"
 )
 
-// SFTConfig sets the supervised warm start on demonstrations.
+// SFTConfig sets the supervised warm start on demonstrations. The first nine settings are the
+// warm start the default run uses; the ones from MistakeWeight on are experiments, neutral or
+// off at their defaults (a weight of 1, no copy steps), kept so that docs/RESULTS.md's
+// measurements of them (sections 1.1 and 6) can be rerun.
 type SFTConfig struct {
 	Steps       int             // optimiser steps
 	Batch       int             // demonstrations per step
@@ -30,6 +33,9 @@ type SFTConfig struct {
 	// ContextWeight weights the next-token loss on observation tokens (tool responses)
 	// against 1 on agent tokens; 0 is the paper's masked loss on agent tokens only.
 	ContextWeight float64
+
+	// Experiments: neutral or off at their defaults.
+
 	// MistakeWeight weights the loss on the actions in which the noisy scripted agent erred on
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
 	// recoveries that follow a mistake without learning to make it; 1, the default, imitates
