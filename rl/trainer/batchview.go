@@ -117,24 +117,44 @@ func (v *View) ValueGrad(g rl.Matrix) []float32 {
 // the rows are shuffled before the stable sort (equal lengths in random order) and the
 // groups' order is shuffled too; with nil rng the result is deterministic.
 func lengthGroups(b *mdp.Batch, size int, rng *rand.Rand) [][]int {
-	if size < 1 {
-		size = b.B
-	}
-	rows := make([]int, b.B)
-	for i := range rows {
-		rows[i] = i
-	}
+	rows := rowsInOrder(b.B)
 	if rng != nil {
 		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
 	}
 	length := func(r int) int { return b.PromptLens[r] + b.ResponseLens[r] }
 	slices.SortStableFunc(rows, func(x, y int) int { return length(x) - length(y) })
+	out := cutGroups(rows, size)
+	if rng != nil {
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}
+
+// rowGroups splits the batch's B rows, in row order, into groups of at most size rows: a
+// step's GRPO groups stay whole when size is a multiple of N, as in verl's
+// batch.split(ppo_mini_batch_size).
+func rowGroups(B, size int) [][]int {
+	return cutGroups(rowsInOrder(B), size)
+}
+
+// rowsInOrder returns the rows 0, 1, ..., B-1.
+func rowsInOrder(B int) []int {
+	rows := make([]int, B)
+	for i := range rows {
+		rows[i] = i
+	}
+	return rows
+}
+
+// cutGroups cuts rows, in their order, into consecutive groups of at most size rows (size < 1:
+// one group of all).
+func cutGroups(rows []int, size int) [][]int {
+	if size < 1 {
+		size = len(rows)
+	}
 	var out [][]int
 	for lo := 0; lo < len(rows); lo += size {
 		out = append(out, rows[lo:min(len(rows), lo+size)])
-	}
-	if rng != nil {
-		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	}
 	return out
 }

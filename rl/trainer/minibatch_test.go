@@ -62,7 +62,7 @@ func TestMiniBatchOrderInStep(t *testing.T) {
 	for _, p := range trace.Policy {
 		got = append(got, p.MiniBatchRows)
 	}
-	if want := [][]int{rowRange(0, 6), rowRange(6, 12)}; !slices.EqualFunc(got, want, slices.Equal) {
+	if want := [][]int{{0, 1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11}}; !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("mini-batches %v, want %v", got, want)
 	}
 }

@@ -105,25 +105,12 @@ func (t *Trainer) update(d *stepData, policy bool, m *StepMetrics) error {
 // miniBatches cuts the step's rows into mini-batches of at most size rows, in the order
 // MiniBatchOrder names: by length (lengthGroups: sorted, so each pads little; only ties and the
 // mini-batches' order are shuffled; DESIGN.md gives the reason) or in row order, the step's
-// groups kept whole, as verl's batch.split(ppo_mini_batch_size).
+// groups kept whole, as verl (rowGroups).
 func (t *Trainer) miniBatches(b *mdp.Batch, size int, rng *rand.Rand) [][]int {
-	if t.Config.MiniBatchOrder != MiniBatchesByRow {
-		return lengthGroups(b, size, rng)
+	if t.Config.MiniBatchOrder == MiniBatchesByRow {
+		return rowGroups(b.B, size)
 	}
-	var out [][]int
-	for lo := 0; lo < b.B; lo += size {
-		out = append(out, rowRange(lo, min(b.B, lo+size)))
-	}
-	return out
-}
-
-// rowRange returns the rows lo, lo+1, ..., hi-1.
-func rowRange(lo, hi int) []int {
-	rows := make([]int, 0, hi-lo)
-	for r := lo; r < hi; r++ {
-		rows = append(rows, r)
-	}
-	return rows
+	return lengthGroups(b, size, rng)
 }
 
 // policyMiniBatch takes one policy optimiser step on the rows of v:
