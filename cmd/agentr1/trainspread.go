@@ -25,34 +25,39 @@ var defaultRunGains = map[string]map[string]report.Spread{
 	"avx2":   {"heldout": {Mean: 27, SD: 11}, "unseen": {Mean: 12, SD: 9}},
 }
 
-// defaultRunGain returns the default run's spread for a run on the kernel set kernels
-// (tensor.KernelName), and the kernel set it was measured on: kernels itself when measured,
-// otherwise avx512's (the generic and reference sets are too slow for five seeds; "" when
-// the run did not record its set).
-func defaultRunGain(kernels string) (gains map[string]report.Spread, measuredOn string) {
-	if g, ok := defaultRunGains[kernels]; ok {
-		return g, kernels
+// defaultRunSpread returns the default run's spread that a run with settings c on the kernel
+// set kernels (tensor.KernelName; "" when the run did not record it) is read against: the
+// gains measured on kernels itself, or else avx512's (the generic and reference sets are too
+// slow for five seeds), and the set they were measured on. When that spread is only a guide
+// for this run, guide says why, in a word for the report page's cards and in a sentence for
+// the summary train prints; both are "" when the spread is the run's own yardstick.
+func defaultRunSpread(c pipeline.Config, kernels string) (gains map[string]report.Spread, on, guide, guideSentence string) {
+	gains, on = defaultRunGains[kernels], kernels
+	if gains == nil {
+		gains, on = defaultRunGains["avx512"], "avx512"
 	}
-	return defaultRunGains["avx512"], "avx512"
+	switch {
+	case !atDefaults(c):
+		return gains, on, "other settings", "this run's settings differ from the default's"
+	case kernels == "":
+		return gains, on, "kernel set not recorded", "this run's kernel set is not recorded"
+	case on != kernels:
+		return gains, on, "another kernel set", "this run's kernel set (" + kernels + ") rounds differently"
+	}
+	return gains, on, "", ""
 }
 
-// defaultRunYardstick is defaultRunGain for the report page of a run with settings c on the
+// defaultRunYardstick is defaultRunSpread for the report page of a run with settings c on the
 // kernel set kernels: nil off the generated world (the default run's questions are not
-// there), and marked as a guide when c's settings differ from the default's or the spread was
-// measured on another kernel set, as printGains says.
+// there), and marked as a guide when it is one.
 func defaultRunYardstick(c pipeline.Config, kernels string) *report.Yardstick {
 	if !pipeline.IsWorldData(c.Data) {
 		return nil
 	}
-	gains, on := defaultRunGain(kernels)
+	gains, on, guide, _ := defaultRunSpread(c, kernels)
 	source := "the default run on " + on + ", seeds " + defaultRunSeeds
-	switch {
-	case !atDefaults(c):
-		source += " (other settings: a guide)"
-	case kernels == "":
-		source += " (kernel set not recorded: a guide)"
-	case on != kernels:
-		source += " (another kernel set: a guide)"
+	if guide != "" {
+		source += " (" + guide + ": a guide)"
 	}
 	return &report.Yardstick{Source: source, Gains: gains}
 }
@@ -76,7 +81,7 @@ func atDefaults(c pipeline.Config) bool {
 // what the default run gains across seeds on the run's kernel set: the yardstick for a reader
 // of one run. gains maps a set's name to the run's gain in points (NaN: not measured).
 func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeline.Config, kernels string) {
-	spread, on := defaultRunGain(kernels)
+	spread, on, _, guide := defaultRunSpread(cfg, kernels)
 	var own, ref []string
 	for _, s := range sets {
 		if g := gains[s]; math.IsNaN(g) {
@@ -89,13 +94,8 @@ func printGains(w io.Writer, sets []string, gains map[string]float64, cfg pipeli
 		}
 	}
 	reading := "one seed's gain strays from the mean by about the ± figure"
-	switch {
-	case !atDefaults(cfg):
-		reading = "this run's settings differ from the default's, so that spread is only a guide"
-	case kernels == "":
-		reading = "this run's kernel set is not recorded, so that spread is only a guide"
-	case on != kernels:
-		reading = "this run's kernel set (" + kernels + ") rounds differently, so that spread is only a guide"
+	if guide != "" {
+		reading = guide + ", so that spread is only a guide"
 	}
 	fmt.Fprintf(w, "EM gain over the SFT base: %s\n", strings.Join(own, ", "))
 	fmt.Fprintf(w, "the default run on %s over seeds %s (docs/RESULTS.md): %s; %s\n", on, defaultRunSeeds, strings.Join(ref, ", "), reading)
