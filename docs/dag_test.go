@@ -343,9 +343,8 @@ func describeImports(names []string) string {
 // modulePackages returns the path of the module at root and its packages: every folder with a
 // Go file, named by its path below root, with the import paths of its non-test Go files,
 // sorted. Files for every system and build tag count alike (the graph is the same on every
-// machine), except those marked //go:build ignore. Folders named testdata or starting with .
-// or _, and nested modules, are left out, as the go command leaves them out. Only the imports
-// are parsed, so this takes milliseconds.
+// machine), except those marked //go:build ignore. What the go command leaves out is left out
+// (walkGoFiles). Only the imports are parsed, so this takes milliseconds.
 func modulePackages(root string) (string, map[string][]string, error) {
 	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
@@ -363,26 +362,8 @@ func modulePackages(root string) (string, map[string][]string, error) {
 	}
 	pkgs := map[string][]string{}
 	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path == root {
-				return nil
-			}
-			if name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-			return nil
-		}
+	err = walkGoFiles(root, func(path string) error {
+		name := filepath.Base(path)
 		dir, err := filepath.Rel(root, filepath.Dir(path))
 		if err != nil {
 			return err
@@ -426,4 +407,32 @@ func modulePackages(root string) (string, map[string][]string, error) {
 		slices.Sort(imports)
 	}
 	return module, pkgs, nil
+}
+
+// walkGoFiles calls fn with the path of every Go file of the module at root, tests included,
+// in lexical order, leaving out what the go command leaves out: folders named testdata or
+// vendor or starting with . or _, nested modules, and files starting with . or _.
+func walkGoFiles(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			if name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return nil
+		}
+		return fn(path)
+	})
 }
