@@ -24,7 +24,7 @@ import (
 // can amplify what the residual stream carries) and for sums of terms larger than the logit
 // they make. The test logs each checkpoint's largest error as a fraction of the bound.
 func TestComputeBF16Golden(t *testing.T) {
-	for _, dir := range []string{"../testdata/golden/qwen2_tiny", "testdata/golden/qwen3_tiny"} {
+	for _, dir := range []string{"../testdata/golden/qwen2_tiny", "../testdata/golden/qwen3_tiny"} {
 		cases, err := golden.Load(filepath.Join(dir, "cases.json"))
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ func TestLoadConfigGolden(t *testing.T) {
 // TestLoadConfigQwen3 reads the qwen3_tiny checkpoint's config.json: model_type qwen3 with
 // head_dim 16 beside hidden_size 32 and 4 heads.
 func TestLoadConfigQwen3(t *testing.T) {
-	c, err := LoadConfig("testdata/golden/qwen3_tiny/config.json")
+	c, err := LoadConfig("../testdata/golden/qwen3_tiny/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

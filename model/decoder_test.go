@@ -297,7 +297,7 @@ func ones(n int) []float32 {
 // qwen3_tiny checkpoint folder: after a prefill, batched Steps and an observation appended
 // mid-sequence, every row's next-token logits equal a full forward pass's.
 func TestDecoderQwen3(t *testing.T) {
-	folder, err := Load("testdata/golden/qwen3_tiny")
+	folder, err := Load("../testdata/golden/qwen3_tiny")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package qwen checks package model against PyTorch and Hugging Face: it registers the forward
 // and backward pass of a checkpoint under the names qwen2_forward and qwen3_forward, for the tiny
 // random checkpoints of testdata/golden/qwen2_tiny/cases.json and
-// model/testdata/golden/qwen3_tiny/cases.json (formats in testdata/golden/README.md). It is
+// testdata/golden/qwen3_tiny/cases.json (formats in testdata/golden/README.md). It is
 // golden-case glue, not part of the model: it loads a case's checkpoint, runs it, and hands the
 // logits, log-probs, positions and gradients back to package golden to compare. The trainer
 // never imports it; `agentr1 golden` and this package's tests do.

@@ -17,5 +17,5 @@ func TestGoldenQwen2Tiny(t *testing.T) {
 // biases, head_dim independent of hidden_size) against PyTorch's logits, log-probs and
 // gradients, in F32 and BF16.
 func TestGoldenQwen3Tiny(t *testing.T) {
-	goldentest.Expect(t, Register, "../../model/testdata/golden/qwen3_tiny/cases.json", golden.Summary{Passed: 2})
+	goldentest.Expect(t, Register, "../../testdata/golden/qwen3_tiny/cases.json", golden.Summary{Passed: 2})
 }
