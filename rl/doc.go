@@ -13,8 +13,8 @@
 // AggLoss, ClippedValueLoss, ApproxKL, ExplainedVariance and the masked statistics. The other
 // exported functions run only in the golden cases (package golden/verl) or in tests, and the doc
 // comment of each says so: GRPOVectorizedAdvantage and RLOOVectorizedAdvantage, KLInReward,
-// GAERecursion, and the functions on logits (the model's head computes log-probs and entropies
-// itself).
+// GAERecursion, MaskedMeanBackward, and the functions on logits (the model's head computes
+// log-probs and entropies itself).
 //
 // # Data layout
 //

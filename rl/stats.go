@@ -68,6 +68,18 @@ func MaskedMean(x, mask Matrix) float64 {
 	return MaskedSum(x, mask) / (maskCount(mask) + maskEps)
 }
 
+// MaskedMeanBackward returns dL/dx (the mask's shape) given g = dL/d MaskedMean(x, mask):
+// g·m / (Σ m + 1e-8) at every position, 0 where the mask is. Not used by the trainer; it gives
+// the gradient of verl's masked mean of log-probs for the golden cases (package golden/verl).
+func MaskedMeanBackward(mask Matrix, g float64) Matrix {
+	out := NewMatrix(mask.B, mask.L)
+	den := maskCount(mask) + maskEps
+	for k, m := range mask.Data {
+		out.Data[k] = g * m / den
+	}
+	return out
+}
+
 // MaskedRowMeans returns the per-row masked means S_i / (n_i + 1e-8), shape (B); a fully masked
 // row gives 0. Source: verl torch_functional.masked_mean with axis=-1. It panics if the shapes
 // differ.

@@ -492,18 +492,8 @@ func goldenLogProbs(c *golden.Case) (*golden.Result, error) {
 	}
 	mask := in[0]
 	logp := rl.LogProbsFromLogits(z, labels)
-	// d masked_mean(logp, m)/d logp = m / (Σm + 1e-8): verl's masked_mean adds 1e-8 to its
-	// denominator (torch_functional.masked_mean), as rl.MaskedMean does.
-	den := 0.0
-	for _, m := range mask.Data {
-		den += m
-	}
-	den += 1e-8
-	dLogp := rl.NewMatrix(mask.B, mask.L)
-	for k, m := range mask.Data {
-		dLogp.Data[k] = m / den
-	}
-	d := make([]float64, len(z.Data)) // (B, L, V)
+	dLogp := rl.MaskedMeanBackward(mask, 1) // d masked_mean(logp, m)/d logp
+	d := make([]float64, len(z.Data))       // (B, L, V)
 	rl.LogProbsFromLogitsBackward(d, z, labels, dLogp)
 	return outputs("logprobs", logp, "masked_mean_logprob", rl.MaskedMean(logp, mask),
 		"grad_masked_mean_logprob_wrt_logits", golden.Tensor([]int{z.B, z.L, z.V}, d)), nil
