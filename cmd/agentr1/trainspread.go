@@ -21,20 +21,23 @@ const defaultRunSeeds = "1-5"
 // run's gain is read against its set's: a difference within about twice the standard
 // deviation is the seed-to-seed spread, not a finding.
 var defaultRunGains = map[string]map[string]report.Spread{
-	"avx512": {"heldout": {Mean: 29, SD: 8}, "unseen": {Mean: 17, SD: 5}},
-	"avx2":   {"heldout": {Mean: 27, SD: 11}, "unseen": {Mean: 12, SD: 9}},
+	"avx2": {"heldout": {Mean: 28, SD: 6}, "unseen": {Mean: 16, SD: 8}},
 }
+
+// guideKernels is the kernel set whose spread a run on a set without five seeds at today's
+// defaults is read against, as a guide.
+const guideKernels = "avx2"
 
 // defaultRunSpread returns the default run's spread that a run with settings c on the kernel
 // set kernels (tensor.KernelName; "" when the run did not record it) is read against: the
-// gains measured on kernels itself, or else avx512's (the generic and reference sets are too
-// slow for five seeds), and the set they were measured on. When that spread is only a guide
-// for this run, guide says why, in a word for the report page's cards and in a sentence for
-// the summary train prints; both are "" when the spread is the run's own yardstick.
+// gains measured on kernels itself, or else guideKernels', and the set they were measured on.
+// When that spread is only a guide for this run, guide says why, in a word for the report
+// page's cards and in a sentence for the summary train prints; both are "" when the spread is
+// the run's own yardstick.
 func defaultRunSpread(c pipeline.Config, kernels string) (gains map[string]report.Spread, on, guide, guideSentence string) {
 	gains, on = defaultRunGains[kernels], kernels
 	if gains == nil {
-		gains, on = defaultRunGains["avx512"], "avx512"
+		gains, on = defaultRunGains[guideKernels], guideKernels
 	}
 	switch {
 	case !atDefaults(c):
