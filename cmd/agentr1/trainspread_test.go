@@ -66,7 +66,7 @@ func TestDefaultRunGainMatchesResults(t *testing.T) {
 }
 
 // TestPrintGains: the summary states each set's gain and the default run's spread on the
-// run's kernel set (avx2's, as a guide, on a set not measured), and says when the run's
+// run's kernel set (avx512's, as a guide, on a set not measured), and says when the run's
 // settings are not the default's.
 func TestPrintGains(t *testing.T) {
 	dir := t.TempDir()
@@ -75,7 +75,7 @@ func TestPrintGains(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg, "avx2")
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 31, "unseen": math.NaN()}, a.cfg, "avx512")
 	out := buf.String()
 	for _, want := range []string{"heldout +31 points", "unseen n/a", "seeds " + defaultRunSeeds, "±", "strays from the mean"} {
 		if !strings.Contains(out, want) {
@@ -83,10 +83,10 @@ func TestPrintGains(t *testing.T) {
 		}
 	}
 	for kernels, want := range map[string][]string{
-		"avx2":    {"the default run on avx2", "heldout +28 ± 6", "unseen +16 ± 8", "strays from the mean"},
-		"avx512":  {"the default run on avx2", "heldout +28 ± 6", "kernel set (avx512) rounds differently"},
-		"generic": {"the default run on avx2", "kernel set (generic) rounds differently"},
-		"":        {"the default run on avx2", "kernel set is not recorded"},
+		"avx512":  {"the default run on avx512", "heldout +29 ± 8", "unseen +17 ± 5", "strays from the mean"},
+		"avx2":    {"the default run on avx2", "heldout +27 ± 11", "unseen +12 ± 9", "strays from the mean"},
+		"generic": {"the default run on avx512", "heldout +29 ± 8", "kernel set (generic) rounds differently"},
+		"":        {"the default run on avx512", "kernel set is not recorded"},
 	} {
 		buf.Reset()
 		printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg, kernels)
@@ -98,7 +98,7 @@ func TestPrintGains(t *testing.T) {
 	}
 	a.cfg.RL.Steps = 5
 	buf.Reset()
-	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg, "avx2")
+	printGains(&buf, []string{"heldout", "unseen"}, map[string]float64{"heldout": 1, "unseen": 2}, a.cfg, "avx512")
 	if !strings.Contains(buf.String(), "differ from the default") {
 		t.Errorf("a non-default run's summary does not say so:\n%s", buf.String())
 	}
@@ -108,15 +108,18 @@ func TestPrintGains(t *testing.T) {
 // run's spread, marked as a guide when the settings differ; a run on other data carries none.
 func TestDefaultRunYardstick(t *testing.T) {
 	c := pipeline.DefaultConfig()
-	y := defaultRunYardstick(c, "avx2")
-	if y == nil || y.Source != "the default run on avx2, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx2"]["unseen"] {
-		t.Fatalf("at the defaults on avx2: %+v, want avx2's spread", y)
+	y := defaultRunYardstick(c, "avx512")
+	if y == nil || y.Source != "the default run on avx512, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx512"]["unseen"] {
+		t.Fatalf("at the defaults: %+v", y)
 	}
-	if y := defaultRunYardstick(c, "avx512"); y == nil || !strings.Contains(y.Source, "another kernel set") || y.Gains["unseen"] != defaultRunGains["avx2"]["unseen"] {
-		t.Errorf("at the defaults on avx512: %+v, want avx2's spread as a guide", y)
+	if y := defaultRunYardstick(c, "avx2"); y == nil || y.Source != "the default run on avx2, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx2"]["unseen"] {
+		t.Errorf("at the defaults on avx2: %+v, want avx2's spread", y)
+	}
+	if y := defaultRunYardstick(c, "generic"); y == nil || !strings.Contains(y.Source, "another kernel set") || y.Gains["unseen"] != defaultRunGains["avx512"]["unseen"] {
+		t.Errorf("at the defaults on generic: %+v, want avx512's spread as a guide", y)
 	}
 	c.RL.Steps = 5
-	if y := defaultRunYardstick(c, "avx2"); y == nil || !strings.Contains(y.Source, "other settings") {
+	if y := defaultRunYardstick(c, "avx512"); y == nil || !strings.Contains(y.Source, "other settings") {
 		t.Errorf("with 5 RL steps: %+v, want the spread marked as a guide", y)
 	}
 	c.Data = "hotpotqa"
