@@ -26,7 +26,7 @@ func init() {
 		name:    "train",
 		summary: "the main job: world, tokenizer, search index, SFT warm start, RL, evaluation, report",
 		usage: "agentr1 train [--algo grpo] [--steps N] [--out DIR] [--config FILE] [--resume DIR] [--data D --model DIR] [--log-format text|json] [--<setting> V ...]\n" +
-			"  e.g. agentr1 train                       (GRPO on the generated world, 10-24 minutes on 2 cores)\n" +
+			"  e.g. agentr1 train                       (GRPO on the generated world, 11-24 minutes on 2 cores)\n" +
 			"       agentr1 train --algo ppo --seed 2 --out runs/ppo-2\n" +
 			"       agentr1 train --tools search,calculator   (the calculator task: 0.3 of the questions need two searches and a calculation)\n" +
 			"       agentr1 train --rl.steps 5 --sft.steps 50 --out /tmp/smoke   (a quick smoke run)\n" +
