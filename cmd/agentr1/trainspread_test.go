@@ -110,7 +110,7 @@ func TestDefaultRunYardstick(t *testing.T) {
 	c := pipeline.DefaultConfig()
 	y := defaultRunYardstick(c, "avx512")
 	if y == nil || y.Source != "the default run on avx512, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx512"]["unseen"] {
-		t.Fatalf("at the defaults: %+v", y)
+		t.Fatalf("at the defaults on avx512: %+v, want avx512's spread", y)
 	}
 	if y := defaultRunYardstick(c, "avx2"); y == nil || y.Source != "the default run on avx2, seeds "+defaultRunSeeds || y.Gains["unseen"] != defaultRunGains["avx2"]["unseen"] {
 		t.Errorf("at the defaults on avx2: %+v, want avx2's spread", y)

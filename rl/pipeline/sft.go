@@ -91,9 +91,9 @@ type SFTConfig struct {
 // about 5 minutes on 2 cores with the avx512 kernels) runs past the point where the
 // agent-token loss, after falling slowly to ~1.0, falls steeply as the policy starts to read
 // names out of the passages (Config.Worlds); what the base reads bounds what RL can reach,
-// and a shorter warm start stops before that fall. WeightDecay is PyTorch's AdamW default: ten
-// times more helped on one kernel set and hurt on the other (docs/RESULTS.md section 1.1), so
-// the default stays. docs/RESULTS.md has the measurements.
+// and a shorter warm start stops before that fall. WeightDecay is PyTorch's AdamW default,
+// 0.01: 0.1 raised the unseen gain on the avx2 kernels and lowered it on avx512
+// (docs/RESULTS.md section 1.1, with the other measurements).
 func DefaultSFTConfig() SFTConfig {
 	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, NameWeight: 1, CopyLR: 1e-3}
 }
