@@ -249,7 +249,7 @@ func (d *Decoder) latest(row int) []float32 {
 	return d.logits[row*V : (row+1)*V]
 }
 
-// decodeShardMinRows is the fewest rows a Step splits into shards, one per core (see
+// decodeShardMinRows is the fewest rows a Step splits into shards (see
 // Decoder.Step), so that a shard's products still fill a 6-row register tile. Measured on two
 // cores (BENCHMARKS.md): greedy decoding of 16 rows 1.25x faster cut into two shards of 8 than
 // with each product split across the cores, a 40-row rollout 1.2x; 8 rows no different.
@@ -261,10 +261,10 @@ const decodeShardMinRows = 12
 // panics if the lists differ in length, a row is listed twice or is full, or a token is outside
 // the vocabulary.
 //
-// On two or more workers a Step of at least decodeShardMinRows rows is cut into one group of
-// consecutive rows per worker, run at once (tensor.Shards) with single-threaded kernels, as
-// Model.Forward cuts a batch (shard.go): each row's logits are what one pass of all rows gives,
-// up to float32 rounding.
+// A Step of at least decodeShardMinRows rows is cut into Shards() groups of consecutive rows,
+// run at once (tensor.Shards) with single-threaded kernels, as Model.Forward cuts a batch
+// (shard.go): each row's logits are what one pass of all rows gives, up to float32 rounding,
+// and the same bits for a given shard count on any number of workers.
 func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
 	if len(rows) != len(tokens) {
 		panic(fmt.Sprintf("model.Decoder.Step: %d rows and %d tokens", len(rows), len(tokens)))
@@ -284,7 +284,7 @@ func (d *Decoder) Step(rows []int, tokens []int) [][]float32 {
 	n := len(rows)
 	S := 1
 	if n >= decodeShardMinRows {
-		S = min(tensor.Workers(), n)
+		S = min(shards, n)
 	}
 	for len(d.scratch) < S {
 		d.scratch = append(d.scratch, newDecodeScratch(d.m.Config, (d.rows+1)/2+1, (d.rows+1)/2+1))

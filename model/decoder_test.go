@@ -236,17 +236,17 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
-// TestDecoderShardedStep checks a Step of enough rows to be cut into shards (one per worker,
-// run at once): every row's logits, and its cache as the next Step reads it, agree with the
-// same Steps on one worker, and with a full Forward, to float32 rounding.
+// TestDecoderShardedStep checks a Step of enough rows to be cut into shards (two, run at
+// once): every row's logits, and its cache as the next Step reads it, agree with the same Steps
+// uncut (one shard), and with a full Forward, to float32 rounding.
 func TestDecoderShardedStep(t *testing.T) {
 	cfg := tinyConfig(false)
 	m := newTestModel(t, cfg, 81)
 	rows, T := decodeShardMinRows+5, 12
 	rng := rand.New(rand.NewPCG(82, 83))
 	tokens := randomTokens(rng, cfg.VocabSize, rows*T)
-	run := func(workers int) [][]float32 {
-		defer tensor.SetWorkers(tensor.SetWorkers(workers))
+	run := func(shards int) [][]float32 {
+		defer SetShards(SetShards(shards))
 		d := m.NewDecoder(rows, T)
 		var got [][]float32
 		for r := range rows {
@@ -275,7 +275,7 @@ func TestDecoderShardedStep(t *testing.T) {
 		want := logits[(r*T+t0)*V : (r*T+t0+1)*V]
 		for j := range V {
 			if d := math.Abs(float64(two[i][j] - one[i][j])); d > 1e-5 {
-				t.Fatalf("row %d after token %d: logit %d on 2 workers %v, on 1 %v", r, t0, j, two[i][j], one[i][j])
+				t.Fatalf("row %d after token %d: logit %d in 2 shards %v, uncut %v", r, t0, j, two[i][j], one[i][j])
 			}
 			if d := math.Abs(float64(two[i][j] - want[j])); d > 1e-4 {
 				t.Fatalf("row %d after token %d: logit %d decoded %v, Forward %v", r, t0, j, two[i][j], want[j])

@@ -89,11 +89,11 @@ func decodeTrace(a, b *Model, tol float64) string {
 	return ""
 }
 
-// forwardTrace runs Forward (on two workers, so that the batch is cut into shards) and
-// ForwardLogits of each model over the same left-padded batch and returns the first value
-// where they differ by more than tol*(1+|want|), described, or "".
+// forwardTrace runs Forward (in two shards) and ForwardLogits of each model over the same
+// left-padded batch and returns the first value where they differ by more than
+// tol*(1+|want|), described, or "".
 func forwardTrace(a, b *Model, tol float64) string {
-	defer tensor.SetWorkers(tensor.SetWorkers(2))
+	defer SetShards(SetShards(2))
 	rng := rand.New(rand.NewPCG(8, 9))
 	const B, T = 4, 40
 	tokens, mask := leftPadded(rng, a.Config.VocabSize, T, []int{40, 13, 27, 2})
@@ -181,7 +181,7 @@ func TestLoadForInference(t *testing.T) {
 // float32 weights and agree up to float32 rounding (TestLoadForInference), as do the ref set's
 // biased products (it adds the bias before rounding the sum).
 func TestInferenceForwardBitForBit(t *testing.T) {
-	defer tensor.SetWorkers(tensor.SetWorkers(2)) // two shards of two rows each
+	defer SetShards(SetShards(2)) // two shards of two rows each
 	defer tensor.SetKernels(tensor.KernelName())
 	rng := rand.New(rand.NewPCG(8, 9))
 	const B, T = 4, 40

@@ -4,20 +4,26 @@ import "agentr1/tensor"
 
 // Data parallelism over the rows of a batch.
 //
-// On two or more cores, Model.Forward and Critic.Forward cut a batch of B >= 2 rows into
-// S = min(Workspace.Shards or tensor.Workers(), B) shards of consecutive rows and run the shards
-// at once, one goroutine each (tensor.Shards), every kernel inside them single-threaded; the
-// matching Backward does the same. Splitting each kernel across the cores instead pays a
+// Model.Forward and Critic.Forward cut a batch of B >= 2 rows into S = min(Workspace.Shards or
+// Shards(), B) shards of consecutive rows and run the shards at once, one goroutine each
+// (tensor.Shards), every kernel inside them single-threaded while every worker runs a shard;
+// the matching Backward does the same. Splitting each kernel across the cores instead pays a
 // hand-off and a wait per product, dozens per layer, and the small products of a small model
 // split badly: on the two-core machine of BENCHMARKS.md an SFT step took 1.36x less time on two
 // cores than on one that way, and 1.5-1.9x less time with shards (model and bench benchmarks).
+//
+// The shard count is a setting of its own (SetShards), not the number of workers, because it
+// decides the bits of a run: a gradient is a sum over rows taken in S parts, and S parts round
+// differently from S+1. With the count fixed, the workers only decide how fast the shards run
+// (fewer workers than shards take them in turns; more lend their cores to the shards' kernels,
+// tensor.Available), so one machine writes the same run as another whatever its cores.
 //
 // Each shard has its own Workspace. Shard 0 runs the model itself; shard s > 0 runs a view of
 // it (gradView) whose parameters share the model's values and accumulate their gradients in
 // the shard's own buffer, which Backward adds into Param.Grad, shard 1 first, and clears. A
 // row's log-probability, entropy or value is the whole-batch pass's up to float32 rounding
 // (bit for bit where a product of fewer rows takes the same kernel path), and the gradient is
-// the same sum taken in S parts; both are the same from run to run for a given worker count.
+// the same sum taken in S parts; both are the same from run to run for a given shard count.
 //
 // The shards' gradient buffers are S-1 more copies of the gradient, allocated at the first
 // Backward (a forward-only user, such as a frozen reference policy, never pays for them).
@@ -25,6 +31,26 @@ import "agentr1/tensor"
 // beside its activations; a larger model's Backward instead runs the shards one after
 // another, each with every core inside its kernels (which split well at that size), each
 // adding straight into Param.Grad, so that training holds one gradient whatever the cores.
+
+// DefaultShards is the shard count unless SetShards changes it: two, the cores of the machines
+// every documented run was made on, so that those runs are written again bit for bit anywhere.
+const DefaultShards = 2
+
+// shards is the shard count of every pass whose Workspace does not set its own (SetShards).
+var shards = DefaultShards
+
+// Shards returns how many groups of rows a batch is cut into (SetShards).
+func Shards() int { return shards }
+
+// SetShards sets how many groups of rows Model.Forward, Critic.Forward and Decoder.Step cut a
+// batch into (at least 1; 1 never cuts) when a Workspace does not set its own, and returns the
+// previous value. It is part of what a training run is, as its seed is: the same count writes
+// the same bits on any number of workers. It is not safe to call while passes run.
+func SetShards(n int) int {
+	old := shards
+	shards = max(n, 1)
+	return old
+}
 
 // shardGradLimit is the largest model, in parameters, whose Backward runs its shards at once,
 // each accumulating into its own gradient buffer: 2^26 floats, 256 MiB per extra shard.
@@ -118,7 +144,7 @@ type shard struct {
 }
 
 // split prepares ws to run a (B, T) batch in shards and reports whether it will: not for a
-// single row or a single worker. (A shard's own workspace never splits: the shards run
+// single row or a shard count of 1. (A shard's own workspace never splits: the shards run
 // forward and backward, which never call split.) The pass is m's, or with c not nil the
 // critic c's (whose trunk is m). Shards get about equal numbers of rows, the later ones one
 // more when S does not divide B.
@@ -126,7 +152,7 @@ func (ws *Workspace) split(m *Model, c *Critic, B, T int) bool {
 	ws.sharded = false
 	S := ws.Shards
 	if S <= 0 {
-		S = tensor.Workers()
+		S = shards
 	}
 	S = min(S, B)
 	if S < 2 {

@@ -205,3 +205,90 @@ func bitsDiffer(got, want []float32) int {
 	}
 	return -1
 }
+
+// TestShardsNotWorkersDecideTheBits checks that the shard count, not the number of workers,
+// decides a pass's bits: with the package's count (SetShards) a Forward and Backward of five
+// rows (two shards of 2 and 3 rows), and a Decoder.Step of 13 rows (enough to be cut), give the
+// same bits on one, two and three workers. Were the count to follow the workers, one worker
+// would not cut the batch and its gradients, a sum over the rows taken whole, would round
+// differently: a run on a machine with other cores would be another run.
+func TestShardsNotWorkersDecideTheBits(t *testing.T) {
+	if got := SetShards(0); got != DefaultShards {
+		t.Fatalf("the package's shard count was %d, want DefaultShards %d", got, DefaultShards)
+	}
+	if got := SetShards(DefaultShards); got != 1 {
+		t.Fatalf("SetShards(0) set %d shards, want 1", got)
+	}
+	cfg := Config{VocabSize: 768, HiddenSize: 128, IntermediateSize: 384, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 2, RMSNormEps: 1e-6, RopeTheta: 10000,
+		TieWordEmbeddings: true, MaxPositionEmbeddings: 256, InitializerRange: 0.02}
+	const B, T, decodeRows = 5, 96, 13
+	rng := rand.New(rand.NewPCG(61, 62))
+	tokens, mask := leftPadded(rng, cfg.VocabSize, T, []int{T, 40, 77, T, 12})
+	dlogp, dentropy := make([]float32, B*T), make([]float32, B*T) // (B, T)
+	for i := range dlogp {
+		dlogp[i], dentropy[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	prompts := make([][]int, decodeRows)
+	for r := range prompts {
+		prompts[r] = tokens[(r%B)*T+T-8 : (r%B)*T+T] // each row's last 8 tokens
+	}
+	m, err := New(cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		logp   []float32
+		grads  [][]float32
+		logits [][]float32 // (decodeRows, V) after the third Step
+	}
+	run := func(workers int) (r result) {
+		defer tensor.SetWorkers(tensor.SetWorkers(workers))
+		m.ZeroGrad()
+		ws := NewWorkspace()
+		lp, _ := m.Forward(ws, tokens, mask, B, T)
+		if !ws.sharded {
+			t.Fatalf("%d workers: a batch of %d rows was not cut into shards", workers, B)
+		}
+		r.logp = slices.Clone(lp)
+		m.Backward(ws, dlogp, dentropy)
+		for _, g := range m.ParamGrads() {
+			r.grads = append(r.grads, slices.Clone(g))
+		}
+		d := m.NewDecoder(decodeRows, 16)
+		rows := make([]int, decodeRows)
+		for i := range rows {
+			rows[i] = i
+		}
+		d.AppendRows(rows, prompts)
+		var out [][]float32
+		for step := range 3 {
+			next := make([]int, decodeRows)
+			for i := range next {
+				next[i] = (7*i + 3*step) % cfg.VocabSize
+			}
+			out = d.Step(rows, next)
+		}
+		for _, l := range out {
+			r.logits = append(r.logits, slices.Clone(l))
+		}
+		return r
+	}
+	want := run(1)
+	for _, workers := range []int{2, 3} {
+		got := run(workers)
+		if i := bitsDiffer(got.logp, want.logp); i >= 0 {
+			t.Fatalf("logp[%d] = %v on %d workers, %v on one", i, got.logp[i], workers, want.logp[i])
+		}
+		for k := range want.grads {
+			if i := bitsDiffer(got.grads[k], want.grads[k]); i >= 0 {
+				t.Fatalf("gradient of %s [%d] = %v on %d workers, %v on one", m.Params[k].Name, i, got.grads[k][i], workers, want.grads[k][i])
+			}
+		}
+		for row := range want.logits {
+			if i := bitsDiffer(got.logits[row], want.logits[row]); i >= 0 {
+				t.Fatalf("Step logits of row %d [%d] = %v on %d workers, %v on one", row, i, got.logits[row][i], workers, want.logits[row][i])
+			}
+		}
+	}
+}

@@ -41,7 +41,7 @@ type Workspace struct {
 	Temperature float32
 
 	// Shards caps how many groups of rows a batch is cut into, each run on its own goroutine
-	// (data parallelism, shard.go): 0 means tensor.Workers(), 1 never cuts.
+	// (data parallelism, shard.go): 0 means the package's count (SetShards), 1 never cuts.
 	Shards int
 
 	cfg           Config // configuration the buffers were sized for

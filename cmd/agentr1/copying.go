@@ -69,6 +69,7 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer pipeline.SetParallelism(cfg)() // the run's shards, so that its figures come out again
 	if a.model == "" {
 		a.model = filepath.Join(a.worldRun, "sft-base")
 	}

@@ -116,6 +116,7 @@ func runWorldEval(fs *flag.FlagSet, a *evalArgs, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer pipeline.SetParallelism(cfg)() // the run's shards, so that its figures come out again
 	if a.model == "" {
 		a.model = filepath.Join(a.worldRun, "final")
 	}

@@ -16,7 +16,6 @@ import (
 	"agentr1/rl/pipeline"
 	"agentr1/rl/rollout"
 	"agentr1/rl/trainer"
-	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -173,9 +172,7 @@ func runExplain(ctx context.Context, a explainArgs, stdout io.Writer) error {
 	if a.obsShown < 0 {
 		return fmt.Errorf("%w: --obs-tokens must be at least 0, got %d", errUsage, a.obsShown)
 	}
-	if cfg.Workers > 0 {
-		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
-	}
+	defer pipeline.SetParallelism(cfg)()
 	setup, err := pipeline.Prepare(ctx, cfg)
 	if err != nil {
 		return err

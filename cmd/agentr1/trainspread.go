@@ -68,15 +68,16 @@ func defaultRunYardstick(c pipeline.Config, kernels string) *report.Yardstick {
 
 // atDefaults reports whether c trains as the default run does: every setting equal to
 // pipeline.DefaultConfig's except those that leave what is learnt alone (where the files go,
-// how often they are written, the seed, the number of workers, how often the policy is
-// evaluated during RL, whether a divergence stops the run, how the generated world is named).
+// how often they are written, the seed and the shard count (each another draw of the same
+// run), the number of workers, how often the policy is evaluated during RL, whether a
+// divergence stops the run, how the generated world is named).
 func atDefaults(c pipeline.Config) bool {
 	d := pipeline.DefaultConfig()
 	if !pipeline.IsWorldData(c.Data) {
 		return false
 	}
 	c.Data = d.Data
-	c.Seed, c.Workers, c.EvalEvery, c.StopOnDivergence = d.Seed, d.Workers, d.EvalEvery, d.StopOnDivergence
+	c.Seed, c.Shards, c.Workers, c.EvalEvery, c.StopOnDivergence = d.Seed, d.Shards, d.Workers, d.EvalEvery, d.StopOnDivergence
 	c.CheckpointDir, c.CheckpointEvery, c.SFTCheckpointEvery, c.BasePolicy = d.CheckpointDir, d.CheckpointEvery, d.SFTCheckpointEvery, d.BasePolicy
 	return reflect.DeepEqual(c, d)
 }

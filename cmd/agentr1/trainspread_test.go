@@ -23,7 +23,7 @@ func TestAtDefaults(t *testing.T) {
 		want bool
 	}{
 		{nil, true},
-		{[]string{"--seed", "3", "--eval-every", "0", "--workers", "1", "--checkpoint-every", "7"}, true},
+		{[]string{"--seed", "3", "--eval-every", "0", "--workers", "1", "--shards", "3", "--checkpoint-every", "7"}, true},
 		{[]string{"--rl.steps", "10"}, false},
 		{[]string{"--algo", "ppo"}, false},
 		{[]string{"--sft.steps", "100"}, false},

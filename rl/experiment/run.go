@@ -19,7 +19,6 @@ import (
 	"agentr1/model"
 	"agentr1/rl/pipeline"
 	"agentr1/rl/trainer"
-	"agentr1/tensor"
 )
 
 // File names in the run directory.
@@ -134,9 +133,7 @@ func Open(dir string, p *Plan) (*Plan, error) {
 // state saved, and the error wraps ctx.Err(); running again continues.
 func Run(ctx context.Context, p *Plan, opt Options) (*Results, error) {
 	r := newRunner(p, opt)
-	if p.Config.Workers > 0 {
-		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
-	}
+	defer pipeline.SetParallelism(p.Config)()
 	units := p.Units()
 	eta := NewETA(p, r.opt.Rates)
 	for i, u := range units {
@@ -168,9 +165,7 @@ func RunUnit(ctx context.Context, p *Plan, id string, opt Options) (*Results, er
 		return nil, fmt.Errorf("experiment: no unit %q in the plan: want one of %s", id, strings.Join(ids, ", "))
 	}
 	r := newRunner(p, opt)
-	if p.Config.Workers > 0 {
-		defer tensor.SetWorkers(tensor.SetWorkers(p.Config.Workers))
-	}
+	defer pipeline.SetParallelism(p.Config)()
 	if err := r.do(ctx, units[i], i, nil, NewETA(p, r.opt.Rates)); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"agentr1/env/world"
 	"agentr1/model"
 	"agentr1/rl/trainer"
+	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -32,6 +33,12 @@ type ModelConfig struct {
 type Config struct {
 	Seed    uint64 // every random choice of the run derives from it
 	Workers int    // tensor kernel goroutines and environment-step goroutines (0: GOMAXPROCS)
+	// Shards is how many groups of rows the policy cuts each batch into, run at once
+	// (model.SetShards; 0: model.DefaultShards). It is part of the run as Seed is: a gradient
+	// is a sum over the groups, rounded differently for each count, where Workers decides only
+	// how fast the groups run. So the same Shards and kernel set write the same run on any
+	// machine, whatever its cores.
+	Shards int
 
 	// World: a training world and a held-out evaluation world whose names are disjoint, so
 	// evaluation answers can only be found by searching.
@@ -149,6 +156,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Seed:           1,
+		Shards:         model.DefaultShards,
 		TrainWorld:     world.DefaultConfig(1, world.Train),
 		EvalWorld:      world.DefaultConfig(2, world.Eval),
 		HeldOut:        100,
@@ -171,10 +179,32 @@ func DefaultConfig() Config {
 	}
 }
 
+// SetParallelism makes the kernels run on cfg.Workers goroutines (when set) and the policy cut
+// its batches into cfg.Shards groups of rows (model.SetShards), and returns the function that
+// restores both. Every command that runs or replays a configured job calls it first, so that
+// the job's bits follow its settings and not the machine's cores.
+func SetParallelism(cfg Config) (restore func()) {
+	shards := cfg.Shards
+	if shards == 0 {
+		shards = model.DefaultShards
+	}
+	oldShards, oldWorkers := model.SetShards(shards), tensor.Workers()
+	if cfg.Workers > 0 {
+		tensor.SetWorkers(cfg.Workers)
+	}
+	return func() {
+		model.SetShards(oldShards)
+		tensor.SetWorkers(oldWorkers)
+	}
+}
+
 // Validate reports the first invalid setting.
 func (c *Config) Validate() error {
 	if c.VocabSize < 300 {
 		return fmt.Errorf("config: VocabSize = %d, want >= 300 (256 bytes + specials + merges)", c.VocabSize)
+	}
+	if c.Shards < 0 {
+		return fmt.Errorf("config: Shards = %d, want >= 1 (0: model.DefaultShards)", c.Shards)
 	}
 	if c.SFTCheckpointEvery < 0 {
 		return fmt.Errorf("config: SFTCheckpointEvery = %d, want >= 0", c.SFTCheckpointEvery)

@@ -15,6 +15,7 @@ import (
 	"agentr1/model"
 	"agentr1/rl"
 	"agentr1/rl/trainer"
+	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
 
@@ -400,6 +401,62 @@ func TestConfigValidate(t *testing.T) {
 	c.SaveDtype = "F16"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "SaveDtype") {
 		t.Errorf("SaveDtype F16: error %v, want one naming the field", err)
+	}
+	c = DefaultConfig()
+	c.Shards = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Shards") {
+		t.Errorf("Shards -1: error %v, want one naming the field", err)
+	}
+}
+
+// TestWorkersDoNotChangeTheRun runs the tiny pipeline on one, two and three workers: with the
+// shard count fixed by the config, every run writes the same weights and the same figures, so
+// that a documented run is reproduced on a machine of any number of cores. With three shards
+// instead of two the run is another (the gradients' sums are split differently), which is
+// why Shards is part of the config. SetParallelism restores the process's settings after.
+func TestWorkersDoNotChangeTheRun(t *testing.T) {
+	workersBefore, shardsBefore := tensor.Workers(), model.Shards()
+	run := func(workers, shards int) ([][]float32, []*EvalMetrics) {
+		cfg := tinyConfig(t)
+		cfg.Workers, cfg.Shards = workers, shards
+		res, err := Run(context.Background(), cfg, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tensor.Workers() != workersBefore || model.Shards() != shardsBefore {
+			t.Fatalf("after a run on %d workers and %d shards the process has %d workers and %d shards, want %d and %d",
+				workers, shards, tensor.Workers(), model.Shards(), workersBefore, shardsBefore)
+		}
+		var w [][]float32
+		for _, p := range res.Policy.Params {
+			w = append(w, p.Data)
+		}
+		return w, res.Final
+	}
+	same := func(a, b [][]float32) bool {
+		for i := range a {
+			for j := range a[i] {
+				if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	want, wantEval := run(1, 2)
+	for _, workers := range []int{2, 3} {
+		got, gotEval := run(workers, 2)
+		if !same(got, want) {
+			t.Errorf("%d workers wrote other weights than one worker, both with 2 shards", workers)
+		}
+		for i := range wantEval {
+			if gotEval[i].EM != wantEval[i].EM || gotEval[i].Reward != wantEval[i].Reward {
+				t.Errorf("%d workers: %s EM %v reward %v, one worker %v and %v", workers, gotEval[i].Name, gotEval[i].EM, gotEval[i].Reward, wantEval[i].EM, wantEval[i].Reward)
+			}
+		}
+	}
+	if other, _ := run(2, 3); same(other, want) {
+		t.Error("3 shards wrote the weights of 2: the shard count should change the run's rounding")
 	}
 }
 

@@ -87,9 +87,7 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		log = func(string, any) {}
 	}
 	start := time.Now()
-	if cfg.Workers > 0 {
-		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
-	}
+	defer SetParallelism(cfg)()
 	setup, err := Prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -151,13 +149,11 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 		log = func(string, any) {}
 	}
 	start := time.Now()
-	if cfg.Workers > 0 {
-		defer tensor.SetWorkers(tensor.SetWorkers(cfg.Workers))
-	}
+	defer SetParallelism(cfg)()
 	var watch divergenceCount
 	log = watch.logger(log)
 	setup, policy := st.Setup, st.Policy
-	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers", policy.NumParams(), tensor.KernelName(), tensor.Workers()))
+	log("info", fmt.Sprintf("policy: %d parameters, kernels %s, %d workers, %d shards", policy.NumParams(), tensor.KernelName(), tensor.Workers(), model.Shards()))
 	res := &Result{Setup: setup, Policy: policy}
 	evalCfg := EvalConfigFrom(cfg.RL, cfg.EvalBatch)
 	evalCfg.Workers = cfg.Workers

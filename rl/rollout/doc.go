@@ -27,5 +27,6 @@
 // the decoder's capacity (the model's positions), more rows than the decoder holds.
 //
 // Determinism: every row samples from its own random stream derived from (seed, row), so the
-// same seed and worker count reproduce the same trajectories.
+// same seed reproduces the same trajectories on any number of workers (the kernel set and the
+// model's shard count, model.SetShards, decide the logits' bits).
 package rollout

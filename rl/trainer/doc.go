@@ -53,6 +53,6 @@
 //
 // The trainer's state (policy, reference, critic, both optimisers, the step) is saved as a
 // single checkpoint file written atomically with a SHA-256 checksum; every random choice
-// derives from (seed, step), so the same seed and worker count give the same run, resumed or
-// not.
+// derives from (seed, step), so the same seed gives the same run, resumed or not, on any number
+// of workers (the kernel set and the model's shard count, model.SetShards, decide the bits).
 package trainer

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"agentr1/model"
-	"agentr1/tensor"
 )
 
 // bf16Folder saves a tiny policy as a BF16 checkpoint folder, as Qwen's releases are stored,
@@ -54,10 +53,10 @@ func referenceTrainer(t *testing.T, dir string, forInference bool) *Trainer {
 // policy's BF16 checkpoint loaded for inference (NewWithReference) takes bit for bit the
 // steps of one with New's float32 copy of the same policy: the same KL to the reference at
 // every step and the same parameters after three. Each reference pass is one forward pass of
-// every row on one worker, so that each matrix product has enough rows to take the packed
+// every row in one shard, so that each matrix product has enough rows to take the packed
 // path on the float32 weights too (see model's TestInferenceForwardBitForBit).
 func TestReferenceHeldForInference(t *testing.T) {
-	defer tensor.SetWorkers(tensor.SetWorkers(1))
+	defer model.SetShards(model.SetShards(1))
 	dir := bf16Folder(t)
 	copied, held := referenceTrainer(t, dir, false), referenceTrainer(t, dir, true)
 	for step := 1; step <= 3; step++ {
@@ -87,7 +86,7 @@ func TestReferenceHeldForInference(t *testing.T) {
 // is held for inference leaves the reference out and says so, that a trainer given the same
 // reference resumes it exactly, and that one with a float32 reference to fill refuses it.
 func TestReferenceHeldForInferenceCheckpoint(t *testing.T) {
-	defer tensor.SetWorkers(tensor.SetWorkers(1))
+	defer model.SetShards(model.SetShards(1))
 	dir := bf16Folder(t)
 	full := referenceTrainer(t, dir, true)
 	runSteps(t, full, 3)
