@@ -87,8 +87,7 @@ func Run(ctx context.Context, cfg Config, resume bool, log Logger) (*Result, err
 		log = func(string, any) {}
 	}
 	start := time.Now()
-	defer SetParallelism(cfg)()
-	setup, err := Prepare(ctx, cfg)
+	setup, err := Prepare(ctx, cfg) // no model pass: RunFrom sets the workers and shards
 	if err != nil {
 		return nil, err
 	}
