@@ -15,7 +15,8 @@ import (
 // checkpoint on the run's own questions and to offer questions it can answer.
 
 // loadRunConfig reads the settings of the training run in dir (its config.json over the
-// defaults) and refuses a run on real data, which has no generated world.
+// defaults), all but its worker count, and refuses a run on real data, which has no generated
+// world.
 func loadRunConfig(dir string) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
 	if err := readRunConfig(dir, &cfg); err != nil {
@@ -24,6 +25,9 @@ func loadRunConfig(dir string) (pipeline.Config, error) {
 	if !pipeline.IsWorldData(cfg.Data) {
 		return cfg, fmt.Errorf("--world-run %s: the run trained on --data %s, not the generated world; evaluate it with --data", dir, cfg.Data)
 	}
+	// The run's worker count changed only its speed, on its own machine; a replay runs on this
+	// machine's cores. The shard count, which decides the bits, stays the run's.
+	cfg.Workers = 0
 	return cfg, nil
 }
 

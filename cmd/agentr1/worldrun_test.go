@@ -185,3 +185,22 @@ func TestChatWorldRunQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayKeepsShardsNotWorkers: eval, chat and copying read a run's settings with its shard
+// count, which decides the bits, and without its worker count, which only set its speed on the
+// machine it ran on.
+func TestReplayKeepsShardsNotWorkers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyWorldConfig()
+	cfg.Workers, cfg.Shards = 1, 3
+	if err := writeRunConfig(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Workers != 0 || got.Shards != 3 {
+		t.Errorf("replayed settings: Workers %d, Shards %d; want 0 (this machine's cores) and the run's 3", got.Workers, got.Shards)
+	}
+}
