@@ -28,7 +28,9 @@ func init() {
 			"  On a run with the calculator it then lets the policy write the calculating turn itself, from\n" +
 			"  each demonstrated state with both numbers read, greedy and sampled as in RL, and prints how\n" +
 			"  often it calls the calculator, on the right expression, on one number twice, or answers\n" +
-			"  instead (pipeline.MeasureCalcTurn).",
+			"  instead (pipeline.MeasureCalcTurn). Last it answers the run's held-out and unseen questions greedily\n" +
+			"  and says where each name it answers with stands before the answer: in the question, in what the\n" +
+			"  episode read or noted, or nowhere (invented; pipeline.MeasureAnswerSources).",
 	}
 	var a copyingArgs
 	c.flags = func(fs *flag.FlagSet) { copyingFlags(fs, &a) }
@@ -108,6 +110,14 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
 			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Calls, row.s.Right, row.s.Twice, row.s.Answers)
 		}
+	}
+	for _, set := range []string{"heldout", "unseen"} {
+		s, ok := r.Answers[set]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(stdout, "answers, greedy on the %d %s questions: %d names (not yes or no): %d in the question, %d read earlier in the episode, %d nowhere before\n",
+			s.Episodes, set, s.Names, s.InQuestion, s.Read, s.Invented)
 	}
 	return nil
 }

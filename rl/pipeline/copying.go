@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"agentr1/env/qa"
 	"agentr1/env/world"
 	"agentr1/mdp"
 	"agentr1/model"
@@ -293,6 +294,9 @@ type CopyingReport struct {
 	// (the run's temperature and filters, CalcTurnSamples per state); zero when the run
 	// has no calculator.
 	CalcTurn CalcTurnStats
+	// Answers are where the policy's greedy answers come from on each evaluation set
+	// (MeasureAnswerSources), by the set's name ("heldout", "unseen").
+	Answers map[string]AnswerSources
 }
 
 // CalcTurnSamples is the number of sampled turns CopyingOfRun draws per calculating state.
@@ -300,7 +304,8 @@ const CalcTurnSamples = 8
 
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
 // policy of modelDir and measures its copying (MeasureCopying) and its calculating turn
-// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0). With unseen, the
+// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0), then where its answers
+// come from on the run's evaluation sets (MeasureAnswerSources). With unseen, the
 // demonstrations are the scripted agent's on the evaluation world's questions instead (its
 // habits and seed as in the run), whose names and numbers the policy never saw: there a name
 // it writes is read, not recalled. A policy folder whose tokenizer is not the run's is
@@ -334,7 +339,18 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unsee
 	stop := []int{setup.Specials.ToolEnd, setup.Specials.ImEnd}
 	r.CalcTurn, err = MeasureCalcTurn(ctx, policy, setup.Tokenizer, CalcStates(setup.Tokenizer, demos, mistakes),
 		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	ec := EvalConfigFrom(rl, cfg.EvalBatch)
+	ec.Workers = cfg.Workers
+	r.Answers = map[string]AnswerSources{}
+	for _, set := range setup.EvalSets {
+		if r.Answers[set.Name], err = MeasureAnswerSources(ctx, policy, setup, set, ec); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
 }
 
 // unseenDemos plays the scripted agent, with the run's habits and seed, on the first n of the
@@ -353,4 +369,66 @@ func unseenDemos(ctx context.Context, setup *Setup, n int) ([]*mdp.Trajectory, [
 	}
 	trajs, mistakes := tokenizeDemos(demos, setup.Tokenizer, qcfg.PaysProcessRewards())
 	return trajs, mistakes, nil
+}
+
+// AnswerSources is where the names a policy answers with, free-running and greedy, stand
+// earlier in their episodes. A policy that reads answers a two-hop question with the name its
+// second search returned, or its own note of it; one that recites writes a name it never saw
+// in the episode. Teacher forcing (MeasureCopying) cannot see this: it shows the policy the
+// demonstrated note, where free-running the policy must write and then copy its own.
+type AnswerSources struct {
+	Episodes   int // episodes run
+	Names      int // of them, ended with an answer other than yes or no
+	InQuestion int // of Names: the answer stands in the prompt (a comparison names its candidates)
+	Read       int // of Names: not in the prompt but in a tool response or a thought before the answer
+	Invented   int // of Names: nowhere earlier in the episode
+}
+
+// AnswerSourcesOf classifies the final answers of episodes encoded with tok. An episode with no
+// <answer> in its last turn (cut by a limit) counts in Episodes only; the text compared is the
+// answer's, exactly (case and spaces trimmed at its ends), against everything decoded before
+// its <answer> tag.
+func AnswerSourcesOf(episodes []*mdp.Trajectory, tok *tokenizer.Tokenizer) AnswerSources {
+	var a AnswerSources
+	for _, d := range episodes {
+		a.Episodes++
+		if len(d.Turns) == 0 {
+			continue
+		}
+		last := tok.Decode(d.Turns[len(d.Turns)-1].Action)
+		answer, _ := qa.CheckAnswerTurn(last, false)
+		if answer == "" || strings.EqualFold(answer, "yes") || strings.EqualFold(answer, "no") {
+			continue
+		}
+		a.Names++
+		var before strings.Builder // the turns' text before the answer tag
+		for _, turn := range d.Turns[:len(d.Turns)-1] {
+			before.WriteString(tok.Decode(turn.Action))
+			before.WriteString(tok.Decode(turn.Observation))
+		}
+		before.WriteString(last[:strings.LastIndex(last, "<answer>")])
+		switch {
+		case strings.Contains(tok.Decode(d.Prompt), answer):
+			a.InQuestion++
+		case strings.Contains(before.String(), answer):
+			a.Read++
+		default:
+			a.Invented++
+		}
+	}
+	return a
+}
+
+// MeasureAnswerSources evaluates policy greedily on every problem of set, as the run's
+// evaluations do (ec), and classifies its answers (AnswerSourcesOf).
+func MeasureAnswerSources(ctx context.Context, policy *model.Model, setup *Setup, set EvalSet, ec EvalConfig) (AnswerSources, error) {
+	_, results, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, set.Problems, ec, "answer sources/"+set.Name)
+	if err != nil {
+		return AnswerSources{}, err
+	}
+	episodes := make([]*mdp.Trajectory, len(results))
+	for i, r := range results {
+		episodes[i] = &r.Trajectory
+	}
+	return AnswerSourcesOf(episodes, setup.Tokenizer), nil
 }

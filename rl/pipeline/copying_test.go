@@ -188,3 +188,57 @@ func TestCopiedNameTokens(t *testing.T) {
 		t.Fatal("no token marked in 40 demonstrations: the thoughts copy names out of every search")
 	}
 }
+
+// TestAnswerSourcesOf classifies hand-written episodes: an answer read in a tool response, one
+// noted in the final thought only, one the question names, one invented, a yes and a cut
+// episode with no answer.
+func TestAnswerSourcesOf(t *testing.T) {
+	s, _ := tinySetupPolicy(t, tinyConfig(t))
+	tok := s.Tokenizer
+	episode := func(prompt string, turns ...string) *mdp.Trajectory {
+		d := &mdp.Trajectory{Prompt: tok.Encode(prompt)}
+		for i := 0; i < len(turns); i += 2 {
+			turn := mdp.Turn{Action: tok.Encode(turns[i])}
+			if i+1 < len(turns) {
+				turn.Observation = tok.Encode(turns[i+1])
+			}
+			d.Turns = append(d.Turns, turn)
+		}
+		return d
+	}
+	search := "<think>Find the founder.</think>\n<tool_call>{\"name\": \"search\", \"arguments\": {\"query\": \"Luma Bank\"}}</tool_call>"
+	twoHop := "Question: Who founded the bank that sponsors Kiro?"
+	episodes := []*mdp.Trajectory{
+		episode(twoHop, search, "Luma Bank was founded by Nipus Zabis.", "<think>done</think>\n<answer>Nipus Zabis</answer>"),
+		episode(twoHop, "<think>The founder is Rol Fak.</think>\n<answer>Rol Fak</answer>"),
+		episode("Question: Which is older, Luma Bank or Kiro?", "<think>done</think>\n<answer>Kiro</answer>"),
+		episode(twoHop, search, "Luma Bank was founded by Nipus Zabis.", "<think>done</think>\n<answer>Nipus Mopis</answer>"),
+		episode("Question: Is Kiro older than Luma Bank?", "<think>done</think>\n<answer>yes</answer>"),
+		episode(twoHop, search, "Luma Bank was founded by Nipus Zabis.", "<think>The founder"),
+	}
+	want := AnswerSources{Episodes: 6, Names: 4, InQuestion: 1, Read: 2, Invented: 1}
+	if got := AnswerSourcesOf(episodes, tok); got != want {
+		t.Errorf("AnswerSourcesOf = %+v, want %+v", got, want)
+	}
+	// The answer tag itself is not a source: the name written only there is invented.
+	only := episode(twoHop, "<think>done</think>\n<answer>Rol Fak</answer>")
+	if got := AnswerSourcesOf([]*mdp.Trajectory{only}, tok); got.Invented != 1 {
+		t.Errorf("a name written only in the answer: %+v, want it invented", got)
+	}
+}
+
+// TestMeasureAnswerSources runs a tiny policy on its run's evaluation sets: every episode is
+// counted once and every name answer has one source.
+func TestMeasureAnswerSources(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, p := tinySetupPolicy(t, cfg)
+	for _, set := range s.EvalSets {
+		got, err := MeasureAnswerSources(context.Background(), p, s, set, EvalConfigFrom(cfg.RL, cfg.EvalBatch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Episodes != len(set.Problems) || got.Names > got.Episodes || got.InQuestion+got.Read+got.Invented != got.Names {
+			t.Errorf("%s: %+v over %d problems", set.Name, got, len(set.Problems))
+		}
+	}
+}
