@@ -116,7 +116,9 @@ const explainWorldQuestions = 80
 // questions SFT never showed). Sampled at temperature 0.6 the policy replays a demonstration
 // often but not always, which is what makes a group's rewards differ. Three turns let it
 // search twice and answer, what the world's two-hop questions take (with two it could answer
-// only by guessing).
+// only by guessing). The default run's copy rows and start states are off: a policy this
+// small memorises its few demonstrations without them, and the step shown begins at a
+// question's start.
 func explainConfig(a explainArgs) (pipeline.Config, error) {
 	algo, err := trainer.ParseAlgorithm(a.algo)
 	if err != nil {
@@ -131,7 +133,8 @@ func explainConfig(a explainArgs) (pipeline.Config, error) {
 	cfg.ProcessRew = a.processRew
 	cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
 	cfg.Demos, cfg.DemoNoise, cfg.DemoImpatience = a.demos, 0, 0
-	cfg.RLOnDemoQuestions = true
+	cfg.RLOnDemoQuestions, cfg.StartStates = true, 0
+	cfg.SFT.CopySteps, cfg.SFT.CopyEvery = 0, 0
 	cfg.SFT.Steps, cfg.SFT.Batch, cfg.SFT.WarmupSteps, cfg.SFT.LR = a.sftSteps, 4, 10, a.sftLR
 	rl := trainer.DefaultRLConfig(algo)
 	rl.Steps, rl.Prompts, rl.N = 1, a.prompts, a.n

@@ -96,11 +96,11 @@ func shellWords(t *testing.T, s string) []string {
 }
 
 // tinyTrainFlags make a train example run in a few seconds: one small world, a tiny policy,
-// two SFT steps and one RL step, a few questions evaluated. Appended, they override the
-// example's own values.
+// two SFT steps (and four copy steps, two first and two among them) and one RL step, a few
+// questions evaluated. Appended, they override the example's own values.
 var tinyTrainFlags = []string{"--workers", "2", "--worlds", "1", "--vocab-size", "300",
 	"--train-world.questions", "60", "--eval-world.questions", "10", "--held-out", "3", "--eval-questions", "3",
-	"--demos", "8", "--sft.steps", "2", "--sft.batch", "2",
+	"--demos", "8", "--sft.steps", "2", "--sft.batch", "2", "--sft.copy-steps", "2", "--sft.copy-every", "1",
 	"--model.hidden", "16", "--model.layers", "1", "--model.heads", "2", "--model.kv-heads", "1", "--model.intermediate", "32",
 	"--rl.steps", "1", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2", "--rl.max-turn-tokens", "12", "--rl.max-len", "400",
 	"--eval-batch", "4"}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentr1/rl/pipeline"
 )
 
 // When AGENTR1_TEST_MAIN is set, the test binary runs the agentr1 command line instead of the
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 func tinyRunArgs(out string) []string {
 	return []string{"train", "--out", out, "--seed", "5", "--workers", "2",
 		"--train-world.questions", "80", "--eval-world.questions", "20", "--held-out", "4", "--eval-questions", "4",
-		"--demos", "16", "--sft.steps", "4", "--sft.batch", "4",
+		"--demos", "16", "--sft.steps", "4", "--sft.batch", "4", "--sft.copy-steps", "2", "--sft.copy-every", "2",
 		"--model.hidden", "32", "--model.layers", "1", "--model.heads", "2", "--model.kv-heads", "1", "--model.intermediate", "64",
 		"--rl.steps", "40", "--rl.prompts", "2", "--rl.n", "2", "--rl.max-turns", "2", "--rl.max-turn-tokens", "24", "--rl.max-len", "320",
 		"--checkpoint-every", "1", "--eval-batch", "4"}
@@ -66,9 +68,10 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	// The closing summary: one row per evaluation set, before and after RL and the baselines,
-	// and where the time went.
+	// and where the time went (8 SFT steps: 2 copy steps, then 4 demonstration steps with a
+	// copy step after every second).
 	for _, want := range []string{"EM (F1)    SFT base         after RL         Base Tool Call   Naive RAG        closed book", "\nheldout  ", "\nunseen   ",
-		"(4 steps, ", "grpo ", "(40 steps, ", "s each: rollout ", "; setup, evaluations and baselines "} {
+		"(8 steps, ", "grpo ", "(40 steps, ", "s each: rollout ", "; setup, evaluations and baselines "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
@@ -268,9 +271,12 @@ func TestInterruptDuringSFT(t *testing.T) {
 	if code := run(args(whole), &out, &out); code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s", code, out.String())
 	}
-	wantSFT := stepRecords(t, filepath.Join(whole, "metrics.jsonl"), "sft")
-	if len(wantSFT) != 150 {
-		t.Fatalf("uninterrupted run logged %d SFT steps, want 150", len(wantSFT))
+	// The warm start's steps, demonstration and copy steps both: its checkpoints count them all.
+	sftPhases := []string{"sft", pipeline.PhaseCopy}
+	total := 2 + 150 + 150/2 // tinyRunArgs' copy steps first, then one after every two demonstration steps
+	wantSFT := stepRecords(t, filepath.Join(whole, "metrics.jsonl"), sftPhases...)
+	if len(wantSFT) != total {
+		t.Fatalf("uninterrupted run logged %d SFT steps, want %d", len(wantSFT), total)
 	}
 
 	cmd, sub := startMain(t, args(stopped))
@@ -278,15 +284,15 @@ func TestInterruptDuringSFT(t *testing.T) {
 	metrics := filepath.Join(stopped, "metrics.jsonl")
 	waitUntil(t, cmd, sub, fmt.Sprintf("%d SFT steps", target), func() bool {
 		_, err := os.Stat(metrics)
-		return err == nil && len(stepRecords(t, metrics, "sft")) >= target
+		return err == nil && len(stepRecords(t, metrics, sftPhases...)) >= target
 	})
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(sub.String(), "interrupted after SFT step") {
 		t.Fatalf("exit %d, want 130 with an SFT interruption message:\n%s", code, sub.String())
 	}
-	before := len(stepRecords(t, metrics, "sft"))
-	if before >= 150 {
+	before := len(stepRecords(t, metrics, sftPhases...))
+	if before >= total {
 		t.Fatalf("SFT finished before the interrupt (%d steps); the test cannot tell", before)
 	}
 	t.Logf("interrupted after %d SFT steps (signal at %d)", before, target)
@@ -298,9 +304,9 @@ func TestInterruptDuringSFT(t *testing.T) {
 	if !strings.Contains(out.String(), fmt.Sprintf("resumed SFT from %s", filepath.Join(stopped, "checkpoints", fmt.Sprintf("sft-%06d.ckpt", before)))) {
 		t.Errorf("the resumed run did not continue SFT from step %d:\n%s", before, out.String())
 	}
-	gotSFT := stepRecords(t, metrics, "sft")
-	if len(gotSFT) != 150 {
-		t.Errorf("%d SFT records in all, want 150 (each step once)", len(gotSFT))
+	gotSFT := stepRecords(t, metrics, sftPhases...)
+	if len(gotSFT) != total {
+		t.Errorf("%d SFT records in all, want %d (each step once)", len(gotSFT), total)
 	}
 	sameSteps(t, "sft", gotSFT, wantSFT)
 	sameSteps(t, "rl", rlSteps(t, metrics), rlSteps(t, filepath.Join(whole, "metrics.jsonl")))

@@ -166,13 +166,13 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	}
 	a.cfg.CheckpointDir = filepath.Join(a.out, "checkpoints")
 	// Periodic checkpoints guard a long run against a crash (an interrupt always saves): a
-	// quarter of the RL steps and a tenth of the SFT steps apart, but never so often that a
-	// short run writes (and logs) one at every step.
+	// quarter of the RL steps and a tenth of the SFT steps (copy steps too) apart, but never
+	// so often that a short run writes (and logs) one at every step.
 	if a.cfg.CheckpointEvery == 0 {
 		a.cfg.CheckpointEvery = max(minCheckpointEvery, a.cfg.RL.Steps/4)
 	}
 	if a.cfg.SFTCheckpointEvery == 0 {
-		a.cfg.SFTCheckpointEvery = max(minSFTCheckpointEvery, a.cfg.SFT.Steps/10)
+		a.cfg.SFTCheckpointEvery = max(minSFTCheckpointEvery, a.cfg.SFT.TotalSteps()/10)
 	}
 	// The SFT base lives in the run directory unless --base-policy names one to share between
 	// runs (loaded when it holds a model, else trained and saved there). A resumed run keeps

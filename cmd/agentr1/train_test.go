@@ -174,7 +174,7 @@ func TestCheckpointQuiet(t *testing.T) {
 		rlEvery, sftE int
 	}{
 		{[]string{"--rl.steps", "5", "--sft.steps", "50"}, 10, 100},
-		{nil, 60, 240}, // the default 240 RL steps: a quarter
+		{nil, 60, 320}, // the default 240 RL steps and 3,200 SFT steps: a quarter, a tenth
 		{[]string{"--rl.steps", "200", "--checkpoint-every", "3", "--sft-checkpoint-every", "7"}, 3, 7},
 	} {
 		a, err := parseTrainArgs(append(c.args, "--out", dir), &bytes.Buffer{})

@@ -18,6 +18,7 @@ import (
 func tinyWorldConfig() pipeline.Config {
 	cfg := pipeline.DefaultConfig()
 	cfg.Seed, cfg.Worlds, cfg.Demos = 5, 2, 16
+	cfg.SFT.CopySteps, cfg.SFT.CopyEvery = 2, 2
 	cfg.TrainWorld.Questions, cfg.EvalWorld.Questions = 80, 20
 	cfg.HeldOut, cfg.EvalQuestions, cfg.EvalBatch = 4, 3, 4
 	cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}

@@ -13,7 +13,7 @@ import (
 type Rates struct {
 	Prepare      float64 // worlds, index, demonstrations, tokenizer: once per seed and process
 	SFTStep      float64 // one SFT step of 8 demonstrations
-	CopyStep     float64 // one copy step of the warm start (pipeline.SFTConfig.CopySteps)
+	CopyStep     float64 // one copy step of the warm start (pipeline.SFTConfig.CopySteps, CopyEvery)
 	RLRow        float64 // one trajectory of an RL step: rollout and update
 	EvalQuestion float64 // one greedy multi-turn evaluation episode
 }
@@ -88,7 +88,7 @@ func (p *Plan) Estimate(u Unit, r Rates) time.Duration {
 	var s float64
 	switch {
 	case u.Method == nil:
-		s = r.Prepare + (float64(c.SFT.Steps)*r.SFTStep*float64(c.SFT.Batch)/8+float64(c.SFT.CopySteps)*r.CopyStep)*scale
+		s = r.Prepare + (float64(c.SFT.Steps)*r.SFTStep*float64(c.SFT.Batch)/8+float64(c.SFT.TotalSteps()-c.SFT.Steps)*r.CopyStep)*scale
 	case u.Method.Kind == KindBase:
 		s = evalQs * r.EvalQuestion * scale
 	case u.Method.Kind == KindNaiveRAG:

@@ -112,13 +112,14 @@ func NewPlan(req Request) (*Plan, error) {
 		cfg.VocabSize = 400
 		cfg.Model = pipeline.ModelConfig{Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, InitRange: 0.02}
 		cfg.SFT.Steps, cfg.SFT.Batch = 6, 4
+		cfg.SFT.CopySteps, cfg.SFT.CopyEvery = 2, 3 // the default's copy rows, first and among the demonstrations
 		cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.MaxTurns, cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 2, 2, 2, 12, 700
 		cfg.EvalBatch = 4
 	default:
 		return nil, fmt.Errorf("experiment: unknown preset %q: want one of %v", req.Preset, Presets)
 	}
 	cfg.CheckpointEvery = max(1, cfg.RL.Steps/4)
-	cfg.SFTCheckpointEvery = max(1, cfg.SFT.Steps/10)
+	cfg.SFTCheckpointEvery = max(1, cfg.SFT.TotalSteps()/10)
 	p := &Plan{Request: req, Config: cfg, SharedSFT: req.Preset == "paper-mini" && req.Quick}
 	for s := range req.Seeds {
 		p.Seeds = append(p.Seeds, cfg.Seed+uint64(s))

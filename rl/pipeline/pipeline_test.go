@@ -48,6 +48,7 @@ func tinyConfig(t *testing.T) Config {
 	cfg.Model = ModelConfig{Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 64, InitRange: 0.02}
 	cfg.Worlds, cfg.Demos = 1, 12
 	cfg.SFT.Steps, cfg.SFT.Batch = 2, 4
+	cfg.SFT.CopySteps, cfg.SFT.CopyEvery = 2, 1 // the default's copy rows, first and among the demonstrations
 	cfg.RL.Steps, cfg.RL.Prompts, cfg.RL.N = 1, 2, 2
 	cfg.RL.MaxTurnTokens, cfg.RL.MaxLen = 12, 300
 	cfg.EvalBatch = 4
@@ -83,7 +84,7 @@ func TestPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kinds["sft"] != cfg.SFT.Steps || kinds["rl"] != cfg.RL.Steps || kinds["eval"] != 4 || kinds["checkpoint"] != 1 {
+	if kinds["sft"] != cfg.SFT.TotalSteps() || kinds["rl"] != cfg.RL.Steps || kinds["eval"] != 4 || kinds["checkpoint"] != 1 {
 		t.Errorf("records logged: %v", kinds)
 	}
 	if len(res.SFTEval) != 2 || len(res.Final) != 2 {
@@ -102,7 +103,7 @@ func TestPipeline(t *testing.T) {
 			}
 		}
 	}
-	if got, want := len(res.Setup.Train), cfg.TrainWorld.Questions-cfg.HeldOut-cfg.Demos; got != want {
+	if got, want := len(res.Setup.Train)-res.Setup.StartStates, cfg.TrainWorld.Questions-cfg.HeldOut-cfg.Demos; got != want {
 		t.Errorf("%d training problems, want %d", got, want)
 	}
 	s := res.Setup
@@ -169,8 +170,8 @@ func TestPrepareWorlds(t *testing.T) {
 	}
 	// Demonstrations 4, 3 and 3 of worlds 0, 1 and 2; RL gets the rest but the held-out tail.
 	q := cfg.TrainWorld.Questions
-	if want := (q - cfg.HeldOut - 4) + 2*(q-3); len(s.Train) != want {
-		t.Errorf("%d RL problems, want %d", len(s.Train), want)
+	if want := (q - cfg.HeldOut - 4) + 2*(q-3); len(s.Train)-s.StartStates != want {
+		t.Errorf("%d RL questions, want %d", len(s.Train)-s.StartStates, want)
 	}
 	if a, b := s.Worlds[0].Entities[0].Name, s.Worlds[1].Entities[0].Name; a == b {
 		t.Errorf("worlds 0 and 1 both start with %q: extra worlds are not reseeded", a)
@@ -228,8 +229,8 @@ func TestRLQuestions(t *testing.T) {
 		if onDemos {
 			want = q - cfg.HeldOut
 		}
-		if len(s.Train) != want {
-			t.Errorf("RLOnDemoQuestions %v: %d RL problems, want %d", onDemos, len(s.Train), want)
+		if len(s.Train)-s.StartStates != want {
+			t.Errorf("RLOnDemoQuestions %v: %d RL questions, want %d", onDemos, len(s.Train)-s.StartStates, want)
 		}
 		demos, rl := map[string]bool{}, map[string]bool{}
 		for _, d := range s.Demos {

@@ -61,7 +61,8 @@ type SFTConfig struct {
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by
 	// its first token, the loss on the recalls (copyBatch). A pretrained LLM arrives able to
 	// copy what it has just read; a policy trained from scratch learns it from the
-	// demonstrations, late. 0, the default (docs/RESULTS.md section 1.2 measures 500).
+	// demonstrations, late. 0 in DefaultSFTConfig, for a pretrained policy; the generated
+	// world's DefaultConfig sets 500.
 	CopySteps int
 	// CopyNumbers makes the copy steps' rows numbers to recall by their keys (numberCopyBatch)
 	// instead of spans cued by their first token: a year's first digit begins every year of
@@ -77,7 +78,7 @@ type SFTConfig struct {
 	CopyBoth bool
 	// CopyEvery, above 0, keeps the copy rows going after the copy steps: one more copy step
 	// after every CopyEvery demonstration steps, so that what the copy steps taught is kept
-	// while the demonstrations are learnt.
+	// while the demonstrations are learnt. 0 in DefaultSFTConfig; DefaultConfig sets 8.
 	CopyEvery int
 	// CopyLR is the copy steps' learning rate, constant after WarmupSteps; lower than the
 	// demonstrations' because at 2e-3 the copy loss of some seeds stays at chance.
@@ -93,7 +94,7 @@ type SFTConfig struct {
 // names out of the passages (Config.Worlds); what the base reads bounds what RL can reach,
 // and a shorter warm start stops before that fall. WeightDecay is PyTorch's AdamW default,
 // 0.01: 0.1 raised the unseen gain on the avx2 kernels and lowered it on avx512
-// (docs/RESULTS.md section 1.1, with the other measurements).
+// (docs/RESULTS.md section 1.2, with the other measurements).
 func DefaultSFTConfig() SFTConfig {
 	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, NameWeight: 1, CopyLR: 1e-3}
 }

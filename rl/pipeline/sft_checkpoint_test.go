@@ -18,16 +18,19 @@ import (
 // data order matters), resumes each time from the checkpoint into a differently initialised
 // policy, and checks that every later step's metrics and the final parameters equal the
 // uninterrupted run's bit for bit; then the same with two copy steps first, interrupted
-// within them, at their end, after, and past the demonstration steps' own count.
+// within them, at their end, after, and past the demonstration steps' own count; and with a
+// copy step after every demonstration step as well (the default's layout, CopyEvery),
+// interrupted after a copy step among the demonstrations and after a demonstration step.
 func TestSFTInterruptResume(t *testing.T) {
-	t.Run("demonstrations", func(t *testing.T) { testSFTInterruptResume(t, 0, []int{1, 3, 4, 6}) })
-	t.Run("copy steps first", func(t *testing.T) { testSFTInterruptResume(t, 2, []int{1, 2, 4, 8}) })
+	t.Run("demonstrations", func(t *testing.T) { testSFTInterruptResume(t, 0, 0, []int{1, 3, 4, 6}) })
+	t.Run("copy steps first", func(t *testing.T) { testSFTInterruptResume(t, 2, 0, []int{1, 2, 4, 8}) })
+	t.Run("copy rows among the demonstrations", func(t *testing.T) { testSFTInterruptResume(t, 2, 1, []int{2, 3, 4, 9, 14}) })
 }
 
-func testSFTInterruptResume(t *testing.T, copySteps int, stops []int) {
+func testSFTInterruptResume(t *testing.T, copySteps, copyEvery int, stops []int) {
 	cfg := tinyConfig(t)
 	cfg.SFT.Steps = 7 // 12 demonstrations in batches of 4: passes start at steps 0, 3 and 6
-	cfg.SFT.CopySteps = copySteps
+	cfg.SFT.CopySteps, cfg.SFT.CopyEvery = copySteps, copyEvery
 	s, err := Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +48,8 @@ func testSFTInterruptResume(t *testing.T, copySteps int, stops []int) {
 		t.Fatal(err)
 	}
 	for i, m := range want {
-		if phase := map[bool]string{true: PhaseCopy, false: "sft"}[i < copySteps]; m.Phase != phase {
+		copyStep, _ := cfg.SFT.stepKind(i)
+		if phase := map[bool]string{true: PhaseCopy, false: "sft"}[copyStep]; m.Phase != phase {
 			t.Errorf("step %d: phase %q, want %q", m.Step, m.Phase, phase)
 		}
 	}
@@ -95,7 +99,7 @@ func testSFTInterruptResume(t *testing.T, copySteps int, stops []int) {
 // checkpoint of other settings is refused, and that RemoveSFTCheckpoints clears them.
 func TestSFTCheckpointEvery(t *testing.T) {
 	cfg := tinyConfig(t)
-	cfg.SFT.Steps = 5
+	cfg.SFT.Steps, cfg.SFT.CopySteps, cfg.SFT.CopyEvery = 5, 0, 0 // five steps, checkpoints after 2 and 4
 	s, p := tinySetupPolicy(t, cfg)
 	dir := t.TempDir()
 	var saved []string

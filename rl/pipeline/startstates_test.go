@@ -15,6 +15,7 @@ import (
 func TestStartStates(t *testing.T) {
 	cfg := tinyCalcConfig(t)
 	cfg.RL.MaxLen = 1000
+	cfg.StartStates = 0
 	base, err := Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
