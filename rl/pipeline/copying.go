@@ -385,9 +385,9 @@ type AnswerSources struct {
 }
 
 // AnswerSourcesOf classifies the final answers of episodes encoded with tok. An episode with no
-// <answer> in its last turn (cut by a limit) counts in Episodes only; the text compared is the
-// answer's, exactly (case and spaces trimmed at its ends), against everything decoded before
-// its <answer> tag.
+// <answer> in its last turn (cut by a limit), or whose answer is yes or no as EM normalises it
+// (qa.NormalizeAnswer), counts in Episodes only; the text compared is the answer's, exactly
+// (spaces trimmed at its ends), against everything decoded before its <answer> tag.
 func AnswerSourcesOf(episodes []*mdp.Trajectory, tok *tokenizer.Tokenizer) AnswerSources {
 	var a AnswerSources
 	for _, d := range episodes {
@@ -397,7 +397,7 @@ func AnswerSourcesOf(episodes []*mdp.Trajectory, tok *tokenizer.Tokenizer) Answe
 		}
 		last := tok.Decode(d.Turns[len(d.Turns)-1].Action)
 		answer, _ := qa.CheckAnswerTurn(last, false)
-		if answer == "" || strings.EqualFold(answer, "yes") || strings.EqualFold(answer, "no") {
+		if n := qa.NormalizeAnswer(answer); n == "" || n == "yes" || n == "no" {
 			continue
 		}
 		a.Names++

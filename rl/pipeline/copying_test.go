@@ -193,8 +193,7 @@ func TestCopiedNameTokens(t *testing.T) {
 // noted in the final thought only, one the question names, one invented, a yes and a cut
 // episode with no answer.
 func TestAnswerSourcesOf(t *testing.T) {
-	s, _ := tinySetupPolicy(t, tinyConfig(t))
-	tok := s.Tokenizer
+	tok := transcriptTokenizer(t) // byte-level: any text round-trips
 	episode := func(prompt string, turns ...string) *mdp.Trajectory {
 		d := &mdp.Trajectory{Prompt: tok.Encode(prompt)}
 		for i := 0; i < len(turns); i += 2 {
@@ -224,6 +223,11 @@ func TestAnswerSourcesOf(t *testing.T) {
 	only := episode(twoHop, "<think>done</think>\n<answer>Rol Fak</answer>")
 	if got := AnswerSourcesOf([]*mdp.Trajectory{only}, tok); got.Invented != 1 {
 		t.Errorf("a name written only in the answer: %+v, want it invented", got)
+	}
+	// Yes and no are told as EM tells them, after normalisation: "No." is not a name.
+	no := episode("Question: Is Kiro older than Luma Bank?", "<think>done</think>\n<answer>No.</answer>")
+	if got := AnswerSourcesOf([]*mdp.Trajectory{no}, tok); got.Names != 0 {
+		t.Errorf("the answer No.: %+v, want no name", got)
 	}
 }
 
