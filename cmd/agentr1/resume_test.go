@@ -273,7 +273,11 @@ func TestInterruptDuringSFT(t *testing.T) {
 	}
 	// The warm start's steps, demonstration and copy steps both: its checkpoints count them all.
 	sftPhases := []string{"sft", pipeline.PhaseCopy}
-	total := 2 + 150 + 150/2 // tinyRunArgs' copy steps first, then one after every two demonstration steps
+	cfg, err := loadRunConfig(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := cfg.SFT.TotalSteps()
 	wantSFT := stepRecords(t, filepath.Join(whole, "metrics.jsonl"), sftPhases...)
 	if len(wantSFT) != total {
 		t.Fatalf("uninterrupted run logged %d SFT steps, want %d", len(wantSFT), total)
