@@ -86,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printHelp(stderr)
 		return 2
 	}
-	stop, err := startCPUProfile(os.Getenv(cpuProfileEnv))
+	stop, err := startProfiles()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentr1 %s: %v\n", name, err)
 		return 1
