@@ -30,7 +30,7 @@ func init() {
 			"  often it calls the calculator, on the right expression, on one number twice, or answers\n" +
 			"  instead (pipeline.MeasureCalcTurn). Last it answers the run's held-out and unseen questions greedily\n" +
 			"  and says where each name it answers with stands before the answer: in the question, in what the\n" +
-			"  episode read or noted, or nowhere (invented; pipeline.MeasureAnswerSources).",
+			"  episode read or noted, or nowhere (invented; pipeline.AnswerSourcesOf).",
 	}
 	var a copyingArgs
 	c.flags = func(fs *flag.FlagSet) { copyingFlags(fs, &a) }

@@ -197,3 +197,30 @@ func TestCheckpointQuiet(t *testing.T) {
 		t.Errorf("a checkpoint printed %q on stdout and %q on stderr", stdout.String(), stderr.String())
 	}
 }
+
+// TestPrintAnswerSources: the summary counts each set's name answers found earlier in their
+// episodes before and after RL, and repeats the warning of a broken warm start only when the
+// starting policy invents most of them on every set.
+func TestPrintAnswerSources(t *testing.T) {
+	eval := func(name string, names, invented int) *pipeline.EvalMetrics {
+		return &pipeline.EvalMetrics{Name: name, Answers: &pipeline.AnswerSources{Episodes: 100, Names: names, Read: names - invented, Invented: invented}}
+	}
+	ev := &evalFile{Sets: map[string]*setEval{
+		"heldout": {BeforeRL: eval("sft/heldout", 89, 71), AfterRL: eval("rl/heldout", 88, 20)},
+		"unseen":  {BeforeRL: eval("sft/unseen", 87, 78), AfterRL: nil},
+	}}
+	var buf bytes.Buffer
+	printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base")
+	out := buf.String()
+	for _, want := range []string{"SFT base -> after RL", "heldout 18 of 89 -> 68 of 88", "unseen 9 of 87 -> n/a", "warning: ", "71 of 89 on heldout", "78 of 87 on unseen"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	ev.Sets["unseen"].BeforeRL = eval("sft/unseen", 87, 8)
+	buf.Reset()
+	printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base")
+	if strings.Contains(buf.String(), "warning") {
+		t.Errorf("a warm start that reads on one set is warned of:\n%s", buf.String())
+	}
+}

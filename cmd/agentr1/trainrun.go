@@ -230,6 +230,35 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 	return r.logErr
 }
 
+// printAnswerSources writes where the name answers of the policy before and after RL stand
+// in their episodes, on each set: read (or named by the question) rather than invented. A
+// starting policy that invents most of them is a broken warm start (pipeline.BrokenWarmStart),
+// which the summary repeats, since it explains a small gain.
+func printAnswerSources(w io.Writer, sets []string, ev *evalFile, before string) {
+	count := func(m *pipeline.EvalMetrics) string {
+		if m == nil || m.Answers == nil {
+			return "n/a"
+		}
+		a := m.Answers
+		return fmt.Sprintf("%d of %d", a.Names-a.Invented, a.Names)
+	}
+	var cells []string
+	var starts []*pipeline.EvalMetrics
+	for _, s := range sets {
+		e := ev.Sets[s]
+		cells = append(cells, fmt.Sprintf("%s %s -> %s", s, count(e.BeforeRL), count(e.AfterRL)))
+		if e.BeforeRL != nil {
+			starts = append(starts, e.BeforeRL)
+		}
+	}
+	fmt.Fprintf(w, "name answers found earlier in their episodes, not invented (%s -> after RL): %s\n", before, strings.Join(cells, ", "))
+	if len(starts) == len(sets) {
+		if msg := pipeline.BrokenWarmStart(starts); msg != "" {
+			fmt.Fprintf(w, "warning: %s\n", msg)
+		}
+	}
+}
+
 // printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
 // after it and of each baseline; on the generated world, the gains beside the default run's
 // seed-to-seed spread; then where the time went and where the report and the files are.
@@ -282,6 +311,7 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 		}
 		fmt.Fprintln(w)
 		printGains(w, sets, gains, r.args.cfg, ev.Kernels)
+		printAnswerSources(w, sets, ev, before)
 	}
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {

@@ -13,6 +13,7 @@ import (
 	"agentr1/env/world"
 	"agentr1/mdp"
 	"agentr1/model"
+	"agentr1/rl/rollout"
 	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
@@ -295,7 +296,7 @@ type CopyingReport struct {
 	// has no calculator.
 	CalcTurn CalcTurnStats
 	// Answers are where the policy's greedy answers come from on each evaluation set
-	// (MeasureAnswerSources), by the set's name ("heldout", "unseen").
+	// (EvalMetrics.Answers), by the set's name ("heldout", "unseen").
 	Answers map[string]AnswerSources
 }
 
@@ -305,7 +306,7 @@ const CalcTurnSamples = 8
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
 // policy of modelDir and measures its copying (MeasureCopying) and its calculating turn
 // (MeasureCalcTurn) on the first n demonstrations (all when n <= 0), then where its answers
-// come from on the run's evaluation sets (MeasureAnswerSources). With unseen, the
+// come from on the run's evaluation sets (EvalMetrics.Answers). With unseen, the
 // demonstrations are the scripted agent's on the evaluation world's questions instead (its
 // habits and seed as in the run), whose names and numbers the policy never saw: there a name
 // it writes is read, not recalled. A policy folder whose tokenizer is not the run's is
@@ -346,9 +347,11 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unsee
 	ec.Workers = cfg.Workers
 	r.Answers = map[string]AnswerSources{}
 	for _, set := range setup.EvalSets {
-		if r.Answers[set.Name], err = MeasureAnswerSources(ctx, policy, setup, set, ec); err != nil {
+		m, _, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, set.Problems, ec, "answer sources/"+set.Name)
+		if err != nil {
 			return r, err
 		}
+		r.Answers[set.Name] = *m.Answers
 	}
 	return r, nil
 }
@@ -377,18 +380,27 @@ func unseenDemos(ctx context.Context, setup *Setup, n int) ([]*mdp.Trajectory, [
 // in the episode. Teacher forcing (MeasureCopying) cannot see this: it shows the policy the
 // demonstrated note, where free-running the policy must write and then copy its own.
 type AnswerSources struct {
-	Episodes   int // episodes run
-	Names      int // of them, ended with an answer other than yes or no
-	InQuestion int // of Names: the answer stands in the prompt (a comparison names its candidates)
-	Read       int // of Names: not in the prompt but in a tool response or a thought before the answer
-	Invented   int // of Names: nowhere earlier in the episode
+	Episodes   int `json:"episodes"`    // episodes run
+	Names      int `json:"names"`       // of them, ended with an answer other than yes or no
+	InQuestion int `json:"in_question"` // of Names: the answer stands in the prompt (a comparison names its candidates)
+	Read       int `json:"read"`        // of Names: not in the prompt but in a tool response or a thought before the answer
+	Invented   int `json:"invented"`    // of Names: nowhere earlier in the episode
+}
+
+// InventedShare is the share of the name answers written nowhere earlier in their episodes
+// (0 with no name answer).
+func (a AnswerSources) InventedShare() float64 {
+	if a.Names == 0 {
+		return 0
+	}
+	return float64(a.Invented) / float64(a.Names)
 }
 
 // AnswerSourcesOf classifies the final answers of episodes encoded with tok. An episode with no
 // <answer> in its last turn (cut by a limit), or whose answer is yes or no as EM normalises it
 // (qa.NormalizeAnswer), counts in Episodes only; the text compared is the answer's, exactly
 // (spaces trimmed at its ends), against everything decoded before its <answer> tag.
-func AnswerSourcesOf(episodes []*mdp.Trajectory, tok *tokenizer.Tokenizer) AnswerSources {
+func AnswerSourcesOf(episodes []*mdp.Trajectory, tok rollout.Encoder) AnswerSources {
 	var a AnswerSources
 	for _, d := range episodes {
 		a.Episodes++
@@ -417,18 +429,4 @@ func AnswerSourcesOf(episodes []*mdp.Trajectory, tok *tokenizer.Tokenizer) Answe
 		}
 	}
 	return a
-}
-
-// MeasureAnswerSources evaluates policy greedily on every problem of set, as the run's
-// evaluations do (ec), and classifies its answers (AnswerSourcesOf).
-func MeasureAnswerSources(ctx context.Context, policy *model.Model, setup *Setup, set EvalSet, ec EvalConfig) (AnswerSources, error) {
-	_, results, err := Evaluate(ctx, policy, setup.Tokenizer, setup.Specials, set.Problems, ec, "answer sources/"+set.Name)
-	if err != nil {
-		return AnswerSources{}, err
-	}
-	episodes := make([]*mdp.Trajectory, len(results))
-	for i, r := range results {
-		episodes[i] = &r.Trajectory
-	}
-	return AnswerSourcesOf(episodes, setup.Tokenizer), nil
 }

@@ -216,8 +216,12 @@ func TestAnswerSourcesOf(t *testing.T) {
 		episode(twoHop, search, "Luma Bank was founded by Nipus Zabis.", "<think>The founder"),
 	}
 	want := AnswerSources{Episodes: 6, Names: 4, InQuestion: 1, Read: 2, Invented: 1}
-	if got := AnswerSourcesOf(episodes, tok); got != want {
+	got := AnswerSourcesOf(episodes, tok)
+	if got != want {
 		t.Errorf("AnswerSourcesOf = %+v, want %+v", got, want)
+	}
+	if s := got.InventedShare(); s != 0.25 {
+		t.Errorf("InventedShare = %g, want 1 of 4", s)
 	}
 	// The answer tag itself is not a source: the name written only there is invented.
 	only := episode(twoHop, "<think>done</think>\n<answer>Rol Fak</answer>")
@@ -231,18 +235,63 @@ func TestAnswerSourcesOf(t *testing.T) {
 	}
 }
 
-// TestMeasureAnswerSources runs a tiny policy on its run's evaluation sets: every episode is
-// counted once and every name answer has one source.
-func TestMeasureAnswerSources(t *testing.T) {
+// TestBrokenWarmStart checks the warning on a starting policy's evaluations: given when most
+// name answers are invented on every set, with the counts, and not when one set reads, when a
+// set has no name answers or when the sources are missing.
+func TestBrokenWarmStart(t *testing.T) {
+	eval := func(name string, names, invented int) *EvalMetrics {
+		return &EvalMetrics{Name: name, Answers: &AnswerSources{Episodes: 100, Names: names, Read: names - invented, Invented: invented}}
+	}
+	broken := []*EvalMetrics{eval("sft/heldout", 89, 71), eval("sft/unseen", 87, 78)}
+	msg := BrokenWarmStart(broken)
+	for _, want := range []string{"71 of 89 on heldout", "78 of 87 on unseen", "RESULTS.md"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("warning %q does not say %q", msg, want)
+		}
+	}
+	for name, evals := range map[string][]*EvalMetrics{
+		"sound":             {eval("sft/heldout", 89, 3), eval("sft/unseen", 87, 8)},
+		"one set reads":     {eval("sft/heldout", 89, 12), eval("sft/unseen", 87, 78)},
+		"exactly half":      {eval("sft/heldout", 80, 40), eval("sft/unseen", 80, 40)},
+		"no name answers":   {eval("sft/heldout", 0, 0), eval("sft/unseen", 87, 78)},
+		"no answer sources": {{Name: "sft/heldout"}, eval("sft/unseen", 87, 78)},
+		"no evaluations":    nil,
+	} {
+		if msg := BrokenWarmStart(evals); msg != "" {
+			t.Errorf("%s: warning %q, want none", name, msg)
+		}
+	}
+}
+
+// TestEvaluateAnswerSources runs a tiny policy on its run's evaluation sets: Evaluate counts
+// every episode once in the answer sources, gives every name answer one source, and counts
+// what AnswerSourcesOf counts of the episodes it returns.
+func TestEvaluateAnswerSources(t *testing.T) {
 	cfg := tinyConfig(t)
 	s, p := tinySetupPolicy(t, cfg)
 	for _, set := range s.EvalSets {
-		got, err := MeasureAnswerSources(context.Background(), p, s, set, EvalConfigFrom(cfg.RL, cfg.EvalBatch))
+		m, results, err := Evaluate(context.Background(), p, s.Tokenizer, s.Specials, set.Problems, EvalConfigFrom(cfg.RL, cfg.EvalBatch), "eval/"+set.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := m.Answers
+		if got == nil {
+			t.Fatalf("%s: no answer sources", set.Name)
+		}
 		if got.Episodes != len(set.Problems) || got.Names > got.Episodes || got.InQuestion+got.Read+got.Invented != got.Names {
-			t.Errorf("%s: %+v over %d problems", set.Name, got, len(set.Problems))
+			t.Errorf("%s: %+v over %d problems", set.Name, *got, len(set.Problems))
+		}
+		episodes := make([]*mdp.Trajectory, len(results))
+		for i, r := range results {
+			episodes[i] = &r.Trajectory
+		}
+		if want := AnswerSourcesOf(episodes, s.Tokenizer); *got != want {
+			t.Errorf("%s: Evaluate's answer sources %+v, AnswerSourcesOf of its episodes %+v", set.Name, *got, want)
+		}
+		for k, g := range m.Groups {
+			if g.Answers != nil {
+				t.Errorf("%s: group %s holds answer sources, want them of the whole set only", set.Name, k)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl/rollout"
 	"agentr1/rl/trainer"
@@ -28,7 +29,8 @@ func EvalConfigFrom(c trainer.RLConfig, batch int) EvalConfig {
 
 // Evaluate rolls out policy greedily once on every problem and reports EM, F1, format-valid
 // rate, mean turns, mean searches and the tool-error rate, overall and by dataset and question
-// type. It returns the rollout results too (in problem order). Greedy decoding makes it deterministic.
+// type, and where its name answers come from (EvalMetrics.Answers). It returns the rollout
+// results too (in problem order). Greedy decoding makes it deterministic.
 func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp trainer.Specials, probs []trainer.Problem, cfg EvalConfig, name string) (*EvalMetrics, []*rollout.Result, error) {
 	if cfg.Batch < 1 {
 		cfg.Batch = 16
@@ -51,7 +53,14 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 		}
 		results = append(results, out...)
 	}
-	return Summarize(name, probs, results), results, nil
+	m := Summarize(name, probs, results)
+	episodes := make([]*mdp.Trajectory, len(results))
+	for i, r := range results {
+		episodes[i] = &r.Trajectory
+	}
+	sources := AnswerSourcesOf(episodes, enc)
+	m.Answers = &sources
+	return m, results, nil
 }
 
 // Summarize computes the evaluation figures of rollout results (results[i] answers probs[i]).

@@ -40,6 +40,10 @@ type EvalMetrics struct {
 	// question type they give, say, how often the calculator is used on numeric questions and
 	// on the others.
 	Tools map[string]*ToolMetrics `json:"tools,omitempty"`
+	// Answers are where the name answers stand earlier in their episodes (Evaluate, of the
+	// whole set; nil in the groups): a policy that reads copies them, one that recites
+	// invents them.
+	Answers *AnswerSources `json:"answer_sources,omitempty"`
 }
 
 // ToolMetrics are one tool's evaluation figures.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"agentr1/internal/atomicfile"
@@ -222,7 +223,41 @@ func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, 
 	if phase == "" {
 		phase = "sft"
 	}
-	return EvaluateSets(ctx, st.Policy, st.Setup, evalCfg, phase, 0, log)
+	evals, err := EvaluateSets(ctx, st.Policy, st.Setup, evalCfg, phase, 0, log)
+	if err == nil && IsWorldData(cfg.Data) {
+		if msg := BrokenWarmStart(evals); msg != "" {
+			log("warn", msg)
+		}
+	}
+	return evals, err
+}
+
+// brokenInventedShare is the share of invented name answers (AnswerSources) above which, on
+// every evaluation set, a starting policy on the generated world counts as a broken warm
+// start. Sound warm starts of the default invent at most 16% of them, broken ones 80% and
+// more, the previous default's bases up to about half on the unseen world and a sixth on the
+// held-out one (docs/RESULTS.md section 1).
+const brokenInventedShare = 0.5
+
+// BrokenWarmStart returns a warning when the starting policy's evaluations show a broken warm
+// start: most of its name answers, on every set, written nowhere earlier in their episodes.
+// Such a policy recites instead of reading, and RL gains little from it. "" otherwise.
+func BrokenWarmStart(evals []*EvalMetrics) string {
+	var sets []string
+	for _, m := range evals {
+		a := m.Answers
+		if a == nil || a.Names == 0 || a.InventedShare() <= brokenInventedShare {
+			return ""
+		}
+		set := m.Name[strings.LastIndex(m.Name, "/")+1:] // "sft/heldout" -> "heldout"
+		sets = append(sets, fmt.Sprintf("%d of %d on %s", a.Invented, a.Names, set))
+	}
+	if len(sets) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the starting policy invents most of its name answers (%s): it writes names it never read, "+
+		"a broken warm start from which RL gains little (docs/RESULTS.md section 1); another seed draws another warm start",
+		strings.Join(sets, ", "))
 }
 
 // newRunTrainer builds the RL trainer of st.Policy on st.Setup.Train, its frozen reference
