@@ -191,6 +191,7 @@ type headline struct {
 	Start     string // the "before" column's head
 	Baselines []string
 	Rows      []headlineRow
+	NamesRead bool // some set has a "names read" row (answersRead)
 }
 
 // headlineRow is one metric of one set.
@@ -220,8 +221,15 @@ func buildHeadline(res *results) *headline {
 				n = formatValue(x)
 			}
 		}
+		span := len(headlineMetrics)
+		systems := append([]*value{s.Before, s.After}, s.Baselines[:]...)
+		read := slices.ContainsFunc(systems, func(m *value) bool { return answersRead(m) != "" })
+		if read {
+			span++
+			h.NamesRead = true
+		}
 		for i, m := range headlineMetrics {
-			r := headlineRow{Set: setLabel(s.Name), About: s.About, N: n, First: i == 0, Span: len(headlineMetrics), Metric: m.Name,
+			r := headlineRow{Set: setLabel(s.Name), About: s.About, N: n, First: i == 0, Span: span, Metric: m.Name,
 				Before: fixed3(s.Before, m.Key), After: fixed3(s.After, m.Key)}
 			r.Gain, r.GainClass = gain(s.Before, s.After, m.Key)
 			for _, b := range s.Baselines {
@@ -229,8 +237,28 @@ func buildHeadline(res *results) *headline {
 			}
 			h.Rows = append(h.Rows, r)
 		}
+		if read {
+			r := headlineRow{Set: setLabel(s.Name), Span: span, Metric: "names read", Before: answersRead(s.Before), After: answersRead(s.After)}
+			for _, b := range s.Baselines {
+				r.Baselines = append(r.Baselines, answersRead(b))
+			}
+			h.Rows = append(h.Rows, r)
+		}
 	}
 	return h
+}
+
+// answersRead prints how many of an evaluation's name answers stand earlier in their episodes
+// (in the question or in what the agent read or noted; the rest it invented), "88 of 89", from
+// eval.json's answer_sources; "" when absent or when no answer was a name.
+func answersRead(m *value) string {
+	a := m.get("answer_sources")
+	names, ok1 := num(a, "names")
+	invented, ok2 := num(a, "invented")
+	if !ok1 || !ok2 || names == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d", int(names-invented), int(names))
 }
 
 // resultCards are the summary cards of the sets: each set's EM gain over the starting policy,

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,6 +99,58 @@ func TestResultsLayouts(t *testing.T) {
 		}
 		if got, want := strings.Join(cs, "; "), "held-out: EM gain over the SFT base=+25 points (EM 0.240 → 0.490); unseen: EM gain over the SFT base=-4 points (EM 0.100 → 0.060)"; got != want {
 			t.Errorf("%s: cards\n got %q\nwant %q", layout.name, got, want)
+		}
+	}
+}
+
+// TestNamesReadRow: where eval.json has answer sources, a set's headline gains a row of the
+// name answers read, for each system that has them (the others, and one with no name answer,
+// blank), and the set's first
+// row spans it; the page explains it. Without them the table is as before.
+func TestNamesReadRow(t *testing.T) {
+	sources := func(names, invented int) string {
+		return fmt.Sprintf(`, "answer_sources": {"episodes": 100, "names": %d, "in_question": 0, "read": %d, "invented": %d}`, names, names-invented, invented)
+	}
+	withSources := strings.Replace(evalNew, `"em": 0.24, "f1": 0.3,`, `"em": 0.24, "f1": 0.3`+sources(89, 71)+`,`, 1)
+	withSources = strings.Replace(withSources, `"em": 0.49, "f1": 0.55,`, `"em": 0.49, "f1": 0.55`+sources(88, 2)+`,`, 1)
+	withSources = strings.Replace(withSources, `"closed_book": {"n": 100, "em": 0.02, "f1": 0.04`, `"closed_book": {"n": 100, "em": 0.02, "f1": 0.04`+sources(90, 85), 1)
+	withSources = strings.Replace(withSources, `"naive_rag": {"n": 100, "em": 0.11, "f1": 0.15`, `"naive_rag": {"n": 100, "em": 0.11, "f1": 0.15`+sources(0, 0), 1)
+	for _, c := range []struct {
+		name, json string
+		rows       []string // the headline's rows of names read
+	}{
+		{"with answer sources", withSources, []string{"held-out,3,names read,18 of 89,86 of 88,,,5 of 90"}},
+		{"without", evalNew, nil},
+	} {
+		v, err := parseValue([]byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		h := buildEval(v).Headline
+		var rows []string
+		for _, r := range h.Rows {
+			if r.First && r.Span != 2+len(c.rows) && r.Set == "held-out" {
+				t.Errorf("%s: the held-out set's first row spans %d rows, want %d", c.name, r.Span, 2+len(c.rows))
+			}
+			if r.Metric == "names read" {
+				rows = append(rows, strings.Join(append([]string{r.Set, fmt.Sprint(r.Span), r.Metric, r.Before, r.After}, r.Baselines...), ","))
+			}
+		}
+		if strings.Join(rows, ";") != strings.Join(c.rows, ";") || h.NamesRead != (len(c.rows) > 0) {
+			t.Errorf("%s: rows of names read %q (NamesRead %v), want %q", c.name, rows, h.NamesRead, c.rows)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, EvalFile), []byte(withSources), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	if err := Render(&page, dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<th class="metric">names read</th><td class="num">18 of 89</td>`, "Names read: of the answers that are names"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
 		}
 	}
 }
