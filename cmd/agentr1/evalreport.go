@@ -65,11 +65,6 @@ var setAbout = map[string]string{
 	"unseen":  "questions about a world never trained on: every name is new, so only search can answer",
 }
 
-// evalSetName is the set part of an evaluation's name "<phase>/<set>".
-func evalSetName(name string) string {
-	return name[strings.LastIndex(name, "/")+1:]
-}
-
 // newEvalFile lays out a run's evaluations as eval.json: before (the starting policy's, named
 // "<start phase>/<set>") and after (the final "rl/<set>") RL, the baselines
 // ("base-tool-call/<set>", "naive-rag/<set>", "closed-book/<set>"), and every other "rl/..."
@@ -77,7 +72,7 @@ func evalSetName(name string) string {
 func newEvalFile(rlSteps int, startingPolicy, kernels string, before, after, baselineEvals, logged []*pipeline.EvalMetrics) *evalFile {
 	ev := &evalFile{RLSteps: rlSteps, StartingPolicy: startingPolicy, Kernels: kernels, Sets: map[string]*setEval{}, DuringRL: []*pipeline.EvalMetrics{}}
 	set := func(m *pipeline.EvalMetrics) *setEval {
-		name := evalSetName(m.Name)
+		name := m.Set()
 		if ev.Sets[name] == nil {
 			ev.Sets[name] = &setEval{About: setAbout[name]}
 		}

@@ -284,17 +284,17 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 	}
 	row("EM (F1)", []string{before, "after RL", "Base Tool Call", "Naive RAG", "closed book"})
 	for _, fin := range res.Final {
-		s := ev.Sets[evalSetName(fin.Name)]
+		s := ev.Sets[fin.Set()]
 		b := s.Baselines
 		var cells []string
 		for _, m := range []*pipeline.EvalMetrics{s.BeforeRL, s.AfterRL, b.BaseToolCall, b.NaiveRAG, b.ClosedBook} {
 			cells = append(cells, cell(m))
 		}
-		row(evalSetName(fin.Name), cells)
+		row(fin.Set(), cells)
 	}
 	if len(r.args.cfg.Tools) > 1 {
 		for _, fin := range res.Final {
-			name := evalSetName(fin.Name)
+			name := fin.Set()
 			printByType(w, name, ev.Sets[name], r.args.cfg.Tools)
 		}
 	}
@@ -302,7 +302,7 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 		var sets []string
 		gains := map[string]float64{}
 		for _, fin := range res.Final {
-			name := evalSetName(fin.Name)
+			name := fin.Set()
 			sets = append(sets, name)
 			gains[name] = math.NaN()
 			if g := ev.Sets[name].EMGain; g != nil {

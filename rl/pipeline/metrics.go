@@ -1,6 +1,10 @@
 package pipeline
 
-import "agentr1/rl/trainer"
+import (
+	"strings"
+
+	"agentr1/rl/trainer"
+)
 
 // PhaseCopy is the phase of the warm start's copy steps (SFTConfig.CopySteps); its
 // demonstration steps are "sft".
@@ -44,6 +48,12 @@ type EvalMetrics struct {
 	// whole set; nil in the groups): a policy that reads copies them, one that recites
 	// invents them.
 	Answers *AnswerSources `json:"answer_sources,omitempty"`
+}
+
+// Set is the evaluation set m measured: its name "<phase>/<set>" (EvaluateSets) after the
+// last slash, "heldout" of "sft/heldout".
+func (m *EvalMetrics) Set() string {
+	return m.Name[strings.LastIndex(m.Name, "/")+1:]
 }
 
 // ToolMetrics are one tool's evaluation figures.

@@ -249,8 +249,7 @@ func BrokenWarmStart(evals []*EvalMetrics) string {
 		if a == nil || a.Names == 0 || a.InventedShare() <= brokenInventedShare {
 			return ""
 		}
-		set := m.Name[strings.LastIndex(m.Name, "/")+1:] // "sft/heldout" -> "heldout"
-		sets = append(sets, fmt.Sprintf("%d of %d on %s", a.Invented, a.Names, set))
+		sets = append(sets, fmt.Sprintf("%d of %d on %s", a.Invented, a.Names, m.Set()))
 	}
 	if len(sets) == 0 {
 		return ""
