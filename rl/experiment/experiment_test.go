@@ -163,6 +163,19 @@ func TestRunInterruptResume(t *testing.T) {
 	if _, err := Open(dir, other); err == nil || !strings.Contains(err.Error(), "another --out") {
 		t.Errorf("Open with another request: %v, want a refusal", err)
 	}
+	// Another worker count is the same experiment, run at another speed: it continues, with
+	// the new count in every unit's settings.
+	fewer, err := NewPlan(Request{Preset: "tiny", Seeds: 1, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = Open(dir, fewer)
+	if err != nil {
+		t.Fatalf("Open with another worker count: %v, want the experiment continued", err)
+	}
+	if p.Request.Workers != 1 || p.SeedConfig(p.Seeds[0]).Workers != 1 {
+		t.Errorf("continued with workers %d (request) and %d (a unit's settings), want 1 and 1", p.Request.Workers, p.SeedConfig(p.Seeds[0]).Workers)
+	}
 }
 
 func TestMeanStd(t *testing.T) {

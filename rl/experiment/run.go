@@ -98,7 +98,9 @@ type Options struct {
 // Open prepares dir for plan p: a new directory gets p's plan.json; a directory holding an
 // experiment continues it with its stored plan (the settings it started with, even if the
 // defaults have changed since) when it was started with the same request, and is refused
-// otherwise. Processes that open one new directory at once write the same plan.json.
+// otherwise. The worker count is not part of the request's identity: it changes only the
+// speed, never the bits, so a process (or a host with other cores) continues the experiment
+// with p's own. Processes that open one new directory at once write the same plan.json.
 func Open(dir string, p *Plan) (*Plan, error) {
 	path := filepath.Join(dir, PlanFile)
 	raw, err := os.ReadFile(path)
@@ -118,13 +120,21 @@ func Open(dir string, p *Plan) (*Plan, error) {
 	if err := json.Unmarshal(raw, &stored); err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", path, err)
 	}
-	if !reflect.DeepEqual(stored.Request, p.Request) {
+	if !sameExperiment(stored.Request, p.Request) {
 		return nil, fmt.Errorf("experiment: %s holds an experiment started with %+v, not %+v: run it again with the same flags to resume, or choose another --out", dir, stored.Request, p.Request)
 	}
 	if err := stored.Validate(); err != nil {
 		return nil, fmt.Errorf("experiment: %s: %w", path, err)
 	}
+	stored.Request.Workers, stored.Config.Workers = p.Request.Workers, p.Config.Workers
 	return &stored, nil
+}
+
+// sameExperiment reports whether requests a and b ask for the same experiment: the same in
+// everything but the worker count.
+func sameExperiment(a, b Request) bool {
+	a.Workers, b.Workers = 0, 0
+	return reflect.DeepEqual(a, b)
 }
 
 // Run works through the plan's units in opt.Dir (prepared by Open), skipping finished ones and
