@@ -40,7 +40,8 @@ type SFTConfig struct {
 	// purpose (a wrong entity searched, a malformed call, a wrong answer): 0 learns the
 	// recoveries that follow a mistake without learning to make it; 1, the default, imitates
 	// the agent, mistakes and all, since 0 measured no better after RL (within one standard
-	// error).
+	// error), and at today's default it mends one seed's warm start and breaks another's
+	// (docs/RESULTS.md section 1).
 	MistakeWeight float64
 	// NumberWeight weights the loss on the agent's number tokens (SFTOptions.NumberTokens: the
 	// digits of a thought, an expression or an answer) against 1 on its other tokens, since
