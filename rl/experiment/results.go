@@ -115,7 +115,7 @@ func (r *runner) collect() (*Results, error) {
 			}
 			row.Runs = append(row.Runs, u)
 			for _, e := range u.Evals {
-				if name := setName(e.Name); !slices.Contains(sets, name) {
+				if name := e.Set(); !slices.Contains(sets, name) {
 					sets = append(sets, name)
 				}
 			}
@@ -272,7 +272,7 @@ func (res *Results) curveMarkdown() string {
 				var xs []float64
 				for _, u := range row.Runs {
 					for _, m := range u.Curve {
-						if m.Step == st && setName(m.Name) == set {
+						if m.Step == st && m.Set() == set {
 							xs = append(xs, float64(m.EM))
 						}
 					}

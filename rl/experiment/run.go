@@ -49,21 +49,11 @@ type UnitResult struct {
 // Eval returns the evaluation of set ("heldout", "unseen"), or nil.
 func (r *UnitResult) Eval(set string) *pipeline.EvalMetrics {
 	for _, m := range r.Evals {
-		if setName(m.Name) == set {
+		if m.Set() == set {
 			return m
 		}
 	}
 	return nil
-}
-
-// setName is the set part of an evaluation name "<phase>/<set>".
-func setName(name string) string {
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '/' {
-			return name[i+1:]
-		}
-	}
-	return name
 }
 
 // Event is what Run and RunUnit report as they go.
