@@ -28,7 +28,9 @@ func init() {
 			"  On a run with the calculator it then lets the policy write the calculating turn itself, from\n" +
 			"  each demonstrated state with both numbers read, greedy and sampled as in RL, and prints how\n" +
 			"  often it calls the calculator, on the right expression, on one number twice, or answers\n" +
-			"  instead (pipeline.MeasureCalcTurn). Last it answers the run's held-out and unseen questions greedily\n" +
+			"  instead (pipeline.MeasureCalcTurn); and the answer turn from each state with the calculator's\n" +
+			"  result read: how often it answers, answers the result, answers an operand, or notes the result\n" +
+			"  in its thought (pipeline.MeasureAnswerTurn). Last it answers the run's held-out and unseen questions greedily\n" +
 			"  and says where each name it answers with stands before the answer: in the question, in what the\n" +
 			"  episode read or noted, or nowhere (invented; pipeline.AnswerSourcesOf).",
 	}
@@ -109,6 +111,16 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 			s    pipeline.CalcShares
 		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
 			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Calls, row.s.Right, row.s.Twice, row.s.Answers)
+		}
+	}
+	if c := r.AnswerTurn; c.States > 0 {
+		fmt.Fprintf(stdout, "answer turn, free-running from the %d demonstrated states with the calculator's result read:\n", c.States)
+		fmt.Fprintf(stdout, "%-28s %7s %9s %7s %7s\n", "", "answers", "result", "operand", "noted")
+		for _, row := range []struct {
+			name string
+			s    pipeline.AnswerShares
+		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
+			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Answers, row.s.Result, row.s.Operand, row.s.Noted)
 		}
 	}
 	for _, set := range []string{"heldout", "unseen"} {

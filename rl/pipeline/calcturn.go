@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"agentr1/env"
 	"agentr1/env/calc"
+	"agentr1/env/qa"
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/tokenizer"
@@ -14,10 +16,11 @@ import (
 
 // A question that needs a calculation is answered in two searches, one calculator call and
 // the answer. Copying (copying.go) is measured teacher-forced, token by token; this file
-// measures the calculating turn free-running: it puts the policy in the state the
-// demonstrations reach with both numbers read and lets it write the next turn, greedy and
-// sampled. RESULTS section 6 uses it to tell a policy that does not calculate from one that
-// calculates with the wrong numbers.
+// measures the calculation's two turns free-running: it puts the policy in the state the
+// demonstrations reach with both numbers read, or with the calculator's result read, and lets
+// it write the next turn, greedy and sampled. RESULTS section 6 uses it to tell a policy that
+// does not calculate from one that calculates with the wrong numbers, and one that answers
+// the result from one that answers an operand.
 
 // CalcState is one demonstrated calculating turn: the episode's tokens before it (the prompt,
 // the searches and what they returned) and the expression the demonstrator computed.
@@ -104,40 +107,184 @@ type CalcTurnStats struct {
 func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []CalcState,
 	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (CalcTurnStats, error) {
 	st := CalcTurnStats{Samples: samples}
-	if len(states) == 0 {
-		return st, nil
+	contexts := make([][]int, len(states))
+	for i, s := range states {
+		contexts[i] = s.Context
 	}
-	// Row 0 is prefilled with the state once and copied to the sampled rows 1..samples.
+	rng := rand.New(rand.NewPCG(seed, 0xca1c))
+	n, err := writeTurns(ctx, policy, contexts, sampler, samples, maxTokens, stop, rng, func(i int, greedy bool, turn []int) {
+		c := &st.Sampled
+		if greedy {
+			c = &st.Greedy
+		}
+		c.count(tok.Decode(turn), states[i].Expression)
+	})
+	st.States = n
+	st.Greedy.share(n)
+	st.Sampled.share(n * samples)
+	return st, err
+}
+
+// writeTurns lets policy write one turn (at most maxTokens tokens, ended by a stop token) from
+// each context, once greedy and then samples times with sampler, and hands each turn to visit
+// with its context's index. Contexts too long for the policy's context with the turn are
+// skipped; it returns how many were written from.
+func writeTurns(ctx context.Context, policy *model.Model, contexts [][]int, sampler model.Sampler,
+	samples, maxTokens int, stop []int, rng *rand.Rand, visit func(i int, greedy bool, turn []int)) (int, error) {
+	if len(contexts) == 0 {
+		return 0, nil
+	}
+	// Row 0 is prefilled with the context once and copied to the sampled rows 1..samples.
 	dec := policy.NewDecoder(1+samples, policy.Config.MaxPositionEmbeddings)
 	sampledRows := make([]int, samples)
 	for i := range sampledRows {
 		sampledRows[i] = 1 + i
 	}
-	rng := rand.New(rand.NewPCG(seed, 0xca1c))
-	for _, s := range states {
+	n := 0
+	for i, c := range contexts {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return n, err
 		}
-		if len(s.Context)+maxTokens > dec.MaxLen() {
+		if len(c)+maxTokens > dec.MaxLen() {
 			continue
 		}
-		st.States++
+		n++
 		dec.Reset(0)
-		dec.Append(0, s.Context)
+		dec.Append(0, c)
 		for _, r := range sampledRows {
 			dec.CopyRow(r, 0)
 		}
 		g := dec.Generate([]int{0}, maxTokens, model.Sampler{Greedy: true}, stop, rng)[0]
-		st.Greedy.count(tok.Decode(g.Tokens), s.Expression)
+		visit(i, true, g.Tokens)
 		if samples > 0 {
 			for _, g := range dec.Generate(sampledRows, maxTokens, sampler, stop, rng) {
-				st.Sampled.count(tok.Decode(g.Tokens), s.Expression)
+				visit(i, false, g.Tokens)
 			}
 		}
 	}
-	st.Greedy.share(st.States)
-	st.Sampled.share(st.States * samples)
-	return st, nil
+	return n, nil
+}
+
+// AnswerState is one demonstrated answer turn after a calculation: the episode's tokens before
+// it (the searches, the calculator's call and its result) and the numbers of that calculation.
+type AnswerState struct {
+	Context  []int     // token ids of the episode up to the answer turn
+	Result   string    // the calculator's result, which the demonstrator answered ("433")
+	Operands [2]string // the calculation's two numbers ("1838", "1405")
+}
+
+// AnswerStates finds each demonstration that ends with a calculation and the answer of its
+// result, and returns the state before the answer turn. Demonstrations whose calculating or
+// answer turn is a mistake (a wrong expression, a wrong answer on purpose) are left out, so
+// every Result is the right answer. mistakes may be nil (no turn is a mistake).
+func AnswerStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool) []AnswerState {
+	var states []AnswerState
+	for i, d := range demos {
+		k := len(d.Turns) - 1 // the answer turn
+		if k < 1 || (i < len(mistakes) && k < len(mistakes[i]) && (mistakes[i][k] || mistakes[i][k-1])) {
+			continue
+		}
+		expr, ok := calculatorCallIn(tok.Decode(d.Turns[k-1].Action))
+		if !ok {
+			continue
+		}
+		x, y, ok := operandsOf(expr)
+		answer, _ := qa.CheckAnswerTurn(tok.Decode(d.Turns[k].Action), false)
+		if !ok || answer == "" {
+			continue
+		}
+		states = append(states, AnswerState{Context: d.Before(k), Result: answer, Operands: [2]string{x, y}})
+	}
+	return states
+}
+
+// AnswerShares is what a policy writes in the answer turns after a calculation: the share of
+// turns that answer, that answer the calculation's result, that answer one of its operands
+// instead, and whose thought before the answer holds the result.
+type AnswerShares struct {
+	Answers, Result, Operand, Noted float64 // shares of the turns, in [0, 1], in the order above
+}
+
+// count tallies one turn against state s. Answers are compared as numbers, as the numeric
+// questions' exact match compares them (qa.NumericMatch).
+func (c *AnswerShares) count(turn string, s AnswerState) {
+	think, _, _ := strings.Cut(turn, "</think>")
+	if slices.Contains(numberWords(think), s.Result) {
+		c.Noted++
+	}
+	if !strings.Contains(turn, "<answer>") {
+		return
+	}
+	c.Answers++
+	answer, _ := qa.CheckAnswerTurn(turn, false)
+	switch {
+	case qa.NumericMatch(answer, []string{s.Result}) == 1:
+		c.Result++
+	case qa.NumericMatch(answer, s.Operands[:]) == 1:
+		c.Operand++
+	}
+}
+
+// share turns the tallies over n turns into shares.
+func (c *AnswerShares) share(n int) {
+	if n > 0 {
+		c.Answers, c.Result, c.Operand, c.Noted = c.Answers/float64(n), c.Result/float64(n), c.Operand/float64(n), c.Noted/float64(n)
+	}
+}
+
+// AnswerTurnStats is what a policy writes in the answer turn's states, greedy and sampled.
+type AnswerTurnStats struct {
+	States          int          // states measured
+	Samples         int          // sampled turns per state
+	Greedy, Sampled AnswerShares // the shares of the greedy turns and of the sampled ones
+}
+
+// MeasureAnswerTurn lets policy write the answer turn from each state, as MeasureCalcTurn
+// writes the calculating turn, and returns the shares: whether the policy answers the
+// result it was just given, or an operand, and whether its thought restates the result.
+func MeasureAnswerTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []AnswerState,
+	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (AnswerTurnStats, error) {
+	st := AnswerTurnStats{Samples: samples}
+	contexts := make([][]int, len(states))
+	for i, s := range states {
+		contexts[i] = s.Context
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xa45e))
+	n, err := writeTurns(ctx, policy, contexts, sampler, samples, maxTokens, stop, rng, func(i int, greedy bool, turn []int) {
+		c := &st.Sampled
+		if greedy {
+			c = &st.Greedy
+		}
+		c.count(tok.Decode(turn), states[i])
+	})
+	st.States = n
+	st.Greedy.share(n)
+	st.Sampled.share(n * samples)
+	return st, err
+}
+
+// operandsOf splits "x - y" or "x + y" into its two numbers.
+func operandsOf(expr string) (x, y string, ok bool) {
+	for _, op := range []string{" - ", " + "} {
+		if x, y, ok := strings.Cut(expr, op); ok {
+			x, y = strings.TrimSpace(x), strings.TrimSpace(y)
+			return x, y, x != "" && y != ""
+		}
+	}
+	return "", "", false
+}
+
+// numberWords returns the numbers written in text, without thousands commas or a sentence's
+// full stop ("1,838 is 433." reads "1838" and "433").
+func numberWords(text string) []string {
+	words := strings.FieldsFunc(strings.ReplaceAll(text, ",", ""), func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	out := words[:0]
+	for _, w := range words {
+		if w = strings.Trim(w, "."); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // calculatorCallIn returns the expression of the first well-formed calculator call of turn
@@ -155,11 +302,6 @@ func calculatorCallIn(turn string) (string, bool) {
 // oneNumberTwice reports whether expr applies + or - to one number and itself ("1875 - 1875"),
 // what a policy writes when it copies the number it read last into both operands.
 func oneNumberTwice(expr string) bool {
-	for _, op := range []string{" - ", " + "} {
-		if x, y, ok := strings.Cut(expr, op); ok {
-			x, y = strings.TrimSpace(x), strings.TrimSpace(y)
-			return x != "" && x == y
-		}
-	}
-	return false
+	x, y, ok := operandsOf(expr)
+	return ok && x == y
 }

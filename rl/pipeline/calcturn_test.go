@@ -81,3 +81,78 @@ func TestOneNumberTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerStates finds the state before each demonstrated answer of a calculation's result:
+// the context ends with the calculator's response, which holds the result, and the operands are
+// the calculation's; a demonstration whose answer is a mistake is left out. A tiny untrained
+// policy's shares are shares.
+func TestAnswerStates(t *testing.T) {
+	cfg := tinyCalcConfig(t)
+	cfg.Demos = 40
+	s, p := tinySetupPolicy(t, cfg)
+	tok := s.Tokenizer
+	states := AnswerStates(tok, s.Demos, s.DemoMistakes)
+	if len(states) == 0 {
+		t.Fatal("no answer states after a calculation in 40 demonstrations of a world half numeric")
+	}
+	for _, st := range states {
+		text := tok.Decode(st.Context)
+		last := text[strings.LastIndex(text, "<tool_response>"):]
+		if !strings.Contains(last, st.Result) || !strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(text, "<|im_start|>assistant\n")), "</tool_response><|im_end|>") &&
+			!strings.HasSuffix(text, "</tool_response>") {
+			t.Errorf("context does not end with the calculator's response of %q: ...%q", st.Result, text[max(0, len(text)-120):])
+		}
+		call := text[strings.LastIndex(text, calculatorCall):]
+		if !strings.Contains(call, st.Operands[0]) || !strings.Contains(call, st.Operands[1]) {
+			t.Errorf("operands %q not in the last calculator call %q", st.Operands, call)
+		}
+	}
+	all := make([][]bool, len(s.DemoMistakes))
+	for i, m := range s.DemoMistakes {
+		all[i] = make([]bool, len(m))
+		for k := range all[i] {
+			all[i][k] = true
+		}
+	}
+	if n := len(AnswerStates(tok, s.Demos, all)); n != 0 {
+		t.Errorf("%d states from demonstrations whose every turn is a mistake", n)
+	}
+
+	stop := []int{s.Specials.ToolEnd, s.Specials.ImEnd}
+	st, err := MeasureAnswerTurn(context.Background(), p, tok, states, model.Sampler{Temperature: 1}, 2, 8, stop, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.States != len(states) || st.Samples != 2 {
+		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
+	}
+	for _, v := range []float64{st.Greedy.Answers, st.Greedy.Result, st.Greedy.Operand, st.Greedy.Noted,
+		st.Sampled.Answers, st.Sampled.Result, st.Sampled.Operand, st.Sampled.Noted} {
+		if v < 0 || v > 1 {
+			t.Errorf("share %v out of [0, 1]: %+v", v, st)
+		}
+	}
+}
+
+// TestAnswerSharesCount sorts answer turns after the calculation "1838 - 1405" (433): the
+// result, an operand, another number, and a turn that calls a tool instead.
+func TestAnswerSharesCount(t *testing.T) {
+	s := AnswerState{Result: "433", Operands: [2]string{"1838", "1405"}}
+	for _, c := range []struct {
+		turn string
+		want AnswerShares
+	}{
+		{"<think>Derol was founded in 1405. 1838 - 1405 is 433.</think>\n<answer>433</answer>", AnswerShares{1, 1, 0, 1}},
+		{"<think>Derol was founded in 1405. Buni Kusi was born in 1838.</think>\n<answer>1838</answer>", AnswerShares{1, 0, 1, 0}},
+		{"<think>It is 4,330.</think>\n<answer>433 years</answer>", AnswerShares{1, 1, 0, 0}},
+		{"<think>I need 1838 - 1405.</think>\n<answer>1,405</answer>", AnswerShares{1, 0, 1, 0}},
+		{"<think>433 is the difference.</think>\n<answer>434</answer>", AnswerShares{1, 0, 0, 1}},
+		{"<think>I need 1838 - 1405.</think>\n<tool_call>\n{\"name\": \"calculator\"}\n</tool_call>", AnswerShares{}},
+	} {
+		var got AnswerShares
+		got.count(c.turn, s)
+		if got != c.want {
+			t.Errorf("%q: %+v, want %+v", c.turn, got, c.want)
+		}
+	}
+}

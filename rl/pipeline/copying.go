@@ -295,6 +295,9 @@ type CopyingReport struct {
 	// (the run's temperature and filters, CalcTurnSamples per state); zero when the run
 	// has no calculator.
 	CalcTurn CalcTurnStats
+	// AnswerTurn is the free-running answer turn after a calculation (MeasureAnswerTurn),
+	// from every demonstrated answer of a calculator's result, sampled as CalcTurn is.
+	AnswerTurn AnswerTurnStats
 	// Answers are where the policy's greedy answers come from on each evaluation set
 	// (EvalMetrics.Answers), by the set's name ("heldout", "unseen").
 	Answers map[string]AnswerSources
@@ -304,8 +307,8 @@ type CopyingReport struct {
 const CalcTurnSamples = 8
 
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
-// policy of modelDir and measures its copying (MeasureCopying) and its calculating turn
-// (MeasureCalcTurn) on the first n demonstrations (all when n <= 0), then where its answers
+// policy of modelDir and measures its copying (MeasureCopying), its calculating turn
+// (MeasureCalcTurn) and its answer turn after a calculation (MeasureAnswerTurn) on the first n demonstrations (all when n <= 0), then where its answers
 // come from on the run's evaluation sets (EvalMetrics.Answers). With unseen, the
 // demonstrations are the scripted agent's on the evaluation world's questions instead (its
 // habits and seed as in the run), whose names and numbers the policy never saw: there a name
@@ -339,6 +342,11 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unsee
 	sampler := model.Sampler{Temperature: rl.Temperature, TopP: rl.TopP, TopK: rl.TopK}
 	stop := []int{setup.Specials.ToolEnd, setup.Specials.ImEnd}
 	r.CalcTurn, err = MeasureCalcTurn(ctx, policy, setup.Tokenizer, CalcStates(setup.Tokenizer, demos, mistakes),
+		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
+	if err != nil {
+		return r, err
+	}
+	r.AnswerTurn, err = MeasureAnswerTurn(ctx, policy, setup.Tokenizer, AnswerStates(setup.Tokenizer, demos, mistakes),
 		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
 	if err != nil {
 		return r, err
