@@ -20,6 +20,7 @@ func init() {
 		usage: "agentr1 copying --world-run RUN [--model DIR] [--n N] [--unseen]\n" +
 			"  e.g. agentr1 copying --world-run runs/X                          (RUN/sft-base on the first 600 demonstrations)\n" +
 			"       agentr1 copying --world-run runs/X --model runs/X/final --n 100\n" +
+			"       agentr1 copying --world-run runs/X --model runs/X/checkpoints/step-000060.ckpt   (the policy at RL step 60)\n" +
 			"       agentr1 copying --world-run runs/X --unseen                 (on the evaluation world: read, not recalled)\n" +
 			"  For every token of a thought that copies a name or a number out of the tool response just\n" +
 			"  read, it prints the probability the policy gives it and how often it is the policy's most\n" +
@@ -62,7 +63,7 @@ type copyingArgs struct {
 
 func copyingFlags(fs *flag.FlagSet, a *copyingArgs) {
 	fs.StringVar(&a.worldRun, "world-run", "", "run DIR of agentr1 train on the generated world, whose demonstrations are rebuilt from its config.json")
-	fs.StringVar(&a.model, "model", "", "policy folder to measure (default RUN/sft-base, the warm start the demonstrations trained)")
+	fs.StringVar(&a.model, "model", "", "policy folder to measure (default RUN/sft-base, the warm start the demonstrations trained), or a checkpoint file of the run (RUN/checkpoints/step-N.ckpt: the policy at that step)")
 	fs.IntVar(&a.n, "n", 600, "measure on the first N demonstrations (0: all)")
 	fs.BoolVar(&a.unseen, "unseen", false, "measure on the scripted agent's demonstrations of the evaluation world's questions, whose names and numbers the policy never saw, instead of the run's own")
 }

@@ -19,6 +19,8 @@ import (
 
 	"agentr1/env"
 	"agentr1/env/search"
+	"agentr1/model"
+	"agentr1/rl/trainer"
 )
 
 // helpExample is one example command line of a command's help.
@@ -144,6 +146,7 @@ func TestHelpExamples(t *testing.T) {
 	if err := os.Symlink(filepath.Join(worldRun, "final"), filepath.Join(worldRun, "sft-base")); err != nil {
 		t.Fatal(err)
 	}
+	writePolicyCheckpoint(t, filepath.Join(worldRun, "final"), filepath.Join(worldRun, "checkpoints", "step-000060.ckpt"))
 	if err := os.Symlink(worldRun, filepath.Join(work, "runs", "X")); err != nil {
 		t.Fatal(err)
 	}
@@ -302,5 +305,22 @@ func runServeExample(t *testing.T, c *command, args []string) {
 	}
 	if bad := notInfo(logged.String()); bad != "" {
 		t.Errorf("serve example %q wrote on stderr:\n%s", args, bad)
+	}
+}
+
+// writePolicyCheckpoint writes the policy folder dir's parameters as a run's checkpoint file at
+// path, as a run saves its policy at a step.
+func writePolicyCheckpoint(t *testing.T, dir, path string) {
+	t.Helper()
+	m, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &trainer.CheckpointFile{Step: 60, Tensors: trainer.AppendParams(nil, "policy/", m.Params)}
+	if err := trainer.WriteCheckpointFile(path, f); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"agentr1/mdp"
 	"agentr1/model"
 	"agentr1/rl/rollout"
+	"agentr1/rl/trainer"
 	"agentr1/tensor"
 	"agentr1/tokenizer"
 )
@@ -312,15 +313,15 @@ const CalcTurnSamples = 8
 // come from on the run's evaluation sets (EvalMetrics.Answers). With unseen, the
 // demonstrations are the scripted agent's on the evaluation world's questions instead (its
 // habits and seed as in the run), whose names and numbers the policy never saw: there a name
-// it writes is read, not recalled. A policy folder whose tokenizer is not the run's is
-// refused.
+// it writes is read, not recalled. modelDir may also be one of the run's checkpoint files
+// (policyOfRun). A policy folder whose tokenizer is not the run's is refused.
 func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unseen bool) (CopyingReport, error) {
 	var r CopyingReport
 	setup, err := Prepare(ctx, cfg)
 	if err != nil {
 		return r, err
 	}
-	policy, err := loadPolicyOf(modelDir, setup.Tokenizer)
+	policy, err := policyOfRun(cfg, setup, modelDir)
 	if err != nil {
 		return r, err
 	}
@@ -362,6 +363,29 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unsee
 		r.Answers[set.Name] = *m.Answers
 	}
 	return r, nil
+}
+
+// policyOfRun loads the policy at path for the run of cfg: a policy folder (loadPolicyOf), or
+// a checkpoint file the run wrote (RUN/checkpoints/step-N.ckpt, of SFT or of RL), whose
+// policy parameters are read into the run's own architecture, so that a run's policy can be
+// measured as it was at any saved step.
+func policyOfRun(cfg Config, setup *Setup, path string) (*model.Model, error) {
+	if !strings.HasSuffix(path, ".ckpt") {
+		return loadPolicyOf(path, setup.Tokenizer)
+	}
+	f, err := trainer.ReadCheckpointFile(path)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := NewPolicy(cfg.Model, setup.Tokenizer, 2*MaxRow(cfg, setup), cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := trainer.LoadParams(f, path, "policy/", policy.Params); err != nil {
+		return nil, fmt.Errorf("%w (a checkpoint of another run's settings?)", err)
+	}
+	policy.MarkWeightsChanged()
+	return policy, nil
 }
 
 // unseenDemos plays the scripted agent, with the run's habits and seed, on the first n of the

@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"agentr1/mdp"
+	"agentr1/rl/trainer"
 )
 
 // TestCopyKinds classifies the pieces of one thought after a tool response: the digits of a
@@ -293,5 +295,40 @@ func TestEvaluateAnswerSources(t *testing.T) {
 				t.Errorf("%s: group %s holds answer sources, want them of the whole set only", set.Name, k)
 			}
 		}
+	}
+}
+
+// TestPolicyOfRunCheckpoint reads a run's checkpoint file as a policy: the parameters are the
+// checkpoint's, and a checkpoint without the policy's tensors is an error naming the file.
+func TestPolicyOfRunCheckpoint(t *testing.T) {
+	cfg := tinyConfig(t)
+	s, p := tinySetupPolicy(t, cfg)
+	for _, q := range p.Params {
+		for i := range q.Data {
+			q.Data[i] += 0.25 // away from the initial weights the loader builds first
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "step-000005.ckpt")
+	f := &trainer.CheckpointFile{Step: 5, Tensors: trainer.AppendParams(nil, "policy/", p.Params)}
+	if err := trainer.WriteCheckpointFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := policyOfRun(cfg, s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range got.Params {
+		if !slices.Equal(q.Data, p.Params[i].Data) {
+			t.Fatalf("parameter %s differs from the checkpoint's", q.Name)
+		}
+	}
+	other := filepath.Join(dir, "critic.ckpt")
+	f = &trainer.CheckpointFile{Step: 5, Tensors: trainer.AppendParams(nil, "critic/", p.Params)}
+	if err := trainer.WriteCheckpointFile(other, f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policyOfRun(cfg, s, other); err == nil || !strings.Contains(err.Error(), other) {
+		t.Errorf("a checkpoint without policy tensors: %v, want an error naming %s", err, other)
 	}
 }
