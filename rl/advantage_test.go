@@ -196,6 +196,7 @@ func estimators() []estimator {
 		{"grpo-vectorized", true, func(r, _, m Matrix, idx []int) (Matrix, error) {
 			return ok(GRPOVectorizedAdvantage(r, m, idx, 1e-6, true))
 		}},
+		{"grpo-process", true, func(r, _, m Matrix, idx []int) (Matrix, error) { return ok(GRPOProcessAdvantage(r, m, idx, 1e-6)) }},
 		{"grpo-passk", true, func(r, _, m Matrix, idx []int) (Matrix, error) { return GRPOPassKAdvantage(r, m, idx, 1e-6, true) }},
 		{"rloo", true, func(r, _, m Matrix, idx []int) (Matrix, error) { return ok(RLOOAdvantage(r, m, idx)) }},
 		{"rloo-vectorized", true, func(r, _, m Matrix, idx []int) (Matrix, error) { return ok(RLOOVectorizedAdvantage(r, m, idx)) }},

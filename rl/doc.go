@@ -3,12 +3,13 @@
 // aggregation. It reproduces verl (volcengine/verl, commit b178a3cd, trainer/ppo/core_algos.py and
 // utils/torch_functional.py), the engine Agent-R1 builds on, case by case: every function of
 // testdata/golden/verl/core_algos.json is registered under verl's name by package golden/verl,
-// which keeps that glue out of this package.
+// which keeps that glue out of this package. One estimator verl does not ship,
+// GRPOProcessAdvantage (DeepSeekMath's process supervision), is checked by hand instead.
 //
 // # What the trainer runs
 //
 // Package rl/trainer calls the advantage estimators (GAE, GRPOAdvantage, GRPOPassKAdvantage,
-// OPOAdvantage, GPGAdvantage, ReinforcePlusPlus, ReinforcePPBaselineAdvantage, RLOOAdvantage,
+// GRPOProcessAdvantage, OPOAdvantage, GPGAdvantage, ReinforcePlusPlus, ReinforcePPBaselineAdvantage, RLOOAdvantage,
 // ReMaxAdvantage), KLPenalty and KLLoss, the policy losses (PPOClipLoss, GSPOLoss, GPGLoss),
 // AggLoss, ClippedValueLoss, ApproxKL, ExplainedVariance and the masked statistics. The other
 // exported functions run only in the golden cases (package golden/verl) or in tests, and the doc

@@ -366,6 +366,9 @@ func (x *explainer) advantageFormula() string {
 			"  A_raw = delta + gamma lambda A_raw(next), R = A_raw + V; A is A_raw whitened over the batch's agent tokens (verl)", c.Gamma, c.Lambda)
 	case trainer.RLOO:
 		return "RLOO, A = r - the mean reward of the group's other trajectories, on every agent token"
+	case trainer.GRPOProcess:
+		return fmt.Sprintf("GRPO with process supervision: each turn's reward r normalised as (r - mean) / (std + %g) over every turn of the group,\n"+
+			"  A on a turn's tokens = the sum of the normalised rewards of that turn and the turns after it", c.AdvantageEps)
 	}
 	return string(c.Algorithm) + " (see rl/trainer/step.go, Trainer.advantages)"
 }

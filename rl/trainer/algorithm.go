@@ -10,7 +10,8 @@ import (
 type Algorithm string
 
 // The algorithms of Agent-R1's Table 1, plus the other advantage estimators and policy losses
-// verl ships: Dr.GRPO, ReMax, GSPO, OPO, GPG and GRPO with pass@k advantages.
+// verl ships: Dr.GRPO, ReMax, GSPO, OPO, GPG and GRPO with pass@k advantages; and GRPO with
+// DeepSeekMath's process supervision, which verl does not ship.
 const (
 	PPO             Algorithm = "ppo"                  // GAE with a learned critic (Schulman et al. 2017)
 	GRPO            Algorithm = "grpo"                 // group-normalised outcome (Shao et al. 2024)
@@ -23,10 +24,11 @@ const (
 	OPO             Algorithm = "opo"                  // length-weighted group-mean baseline (Hao et al. 2025)
 	GPG             Algorithm = "gpg"                  // rescaled group baseline, plain policy gradient without ratio (Chu et al. 2025)
 	GRPOPassK       Algorithm = "grpo-passk"           // pass@k: only a group's best response learns (Chen et al. 2025)
+	GRPOProcess     Algorithm = "grpo-process"         // each turn credited with the group-normalised rewards from it on (Shao et al. 2024, §4.1.3)
 )
 
 // Algorithms lists every algorithm: the paper's table first, then verl's other objectives.
-var Algorithms = []Algorithm{PPO, GRPO, DrGRPO, ReinforcePP, ReinforcePPBase, RLOO, ReMax, GSPO, OPO, GPG, GRPOPassK}
+var Algorithms = []Algorithm{PPO, GRPO, DrGRPO, ReinforcePP, ReinforcePPBase, RLOO, ReMax, GSPO, OPO, GPG, GRPOPassK, GRPOProcess}
 
 // AlgorithmNames returns the names of Algorithms, in their order, separated by commas: the
 // choices an error or a flag's help lists.
@@ -78,7 +80,7 @@ func (a Algorithm) NeedsCritic() bool { return a == PPO }
 // group size above 1 to learn anything).
 func (a Algorithm) GroupBased() bool {
 	switch a {
-	case GRPO, DrGRPO, ReinforcePPBase, RLOO, GSPO, OPO, GPG, GRPOPassK:
+	case GRPO, DrGRPO, ReinforcePPBase, RLOO, GSPO, OPO, GPG, GRPOPassK, GRPOProcess:
 		return true
 	}
 	return false

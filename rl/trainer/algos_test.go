@@ -12,13 +12,14 @@ import (
 	"agentr1/rl"
 )
 
-// TestVerlObjectivesWired runs a traced step of each algorithm verl adds to the paper's table,
+// TestVerlObjectivesWired runs a traced step of each algorithm verl adds to the paper's table
+// (and of GRPO with process supervision),
 // with no entropy bonus and no KL, and checks that the step computed the advantages with the
 // algorithm's rl function and every mini-batch's loss with its policy loss (GSPO's sequence
 // ratio, GPG's ratio-free gradient, PPO's clip for the others) on the mini-batch's own
 // denominators, and that this gradient alone moved the policy.
 func TestVerlObjectivesWired(t *testing.T) {
-	for _, algo := range []Algorithm{GSPO, OPO, GPG, GRPOPassK} {
+	for _, algo := range []Algorithm{GSPO, OPO, GPG, GRPOPassK, GRPOProcess} {
 		t.Run(string(algo), func(t *testing.T) {
 			cfg := tinyRLConfig(algo)
 			cfg.EntropyCoef, cfg.KLCoef = 0, 0
@@ -49,6 +50,8 @@ func TestVerlObjectivesWired(t *testing.T) {
 				if want, err = rl.GRPOPassKAdvantage(rewards, advMask, groups, cfg.AdvantageEps, cfg.NormByStd); err != nil {
 					t.Fatal(err)
 				}
+			case GRPOProcess:
+				want = rl.GRPOProcessAdvantage(rewards, advMask, groups, cfg.AdvantageEps)
 			}
 			if !slices.Equal(sb.Advantages, want.Data) {
 				t.Fatalf("advantages %v, rl gives %v", sb.Advantages, want.Data)

@@ -12,7 +12,7 @@ import (
 // values (docs/PAPER.md §6) are quoted where ours differ, and docs/RESULTS.md holds the runs
 // that chose ours.
 type RLConfig struct {
-	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk
+	Algorithm Algorithm // ppo, grpo, drgrpo, reinforce++, reinforce++-baseline, rloo, remax, gspo, opo, gpg, grpo-passk, grpo-process
 	// Steps is the number of RL steps (one rollout + update each). The default 240 (about 8
 	// minutes of GRPO on 2 cores): after 40 steps the policy searches every hop in the world
 	// it trained on, but reads the names of a world it never saw no better than its warm start

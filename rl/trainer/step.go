@@ -320,6 +320,9 @@ func (t *Trainer) advantages(d *stepData, groups []int, baselines []float64) (ad
 	case GRPOPassK:
 		a, err := rl.GRPOPassKAdvantage(r, mask, groups, c.AdvantageEps, c.NormByStd)
 		return a, a, err
+	case GRPOProcess:
+		a := rl.GRPOProcessAdvantage(r, mask, groups, c.AdvantageEps)
+		return a, a, nil
 	case OPO:
 		a := rl.OPOAdvantage(r, mask, groups)
 		return a, a, nil
