@@ -309,8 +309,9 @@ const CalcTurnSamples = 8
 
 // CopyingOfRun prepares the run of cfg (its worlds, tokenizer and demonstrations), loads the
 // policy of modelDir and measures its copying (MeasureCopying), its calculating turn
-// (MeasureCalcTurn) and its answer turn after a calculation (MeasureAnswerTurn) on the first n demonstrations (all when n <= 0), then where its answers
-// come from on the run's evaluation sets (EvalMetrics.Answers). With unseen, the
+// (MeasureCalcTurn) and its answer turn after a calculation (MeasureAnswerTurn) on the first
+// n demonstrations (all when n <= 0), then where its answers come from on the run's
+// evaluation sets (EvalMetrics.Answers). With unseen, the
 // demonstrations are the scripted agent's on the evaluation world's questions instead (its
 // habits and seed as in the run), whose names and numbers the policy never saw: there a name
 // it writes is read, not recalled. modelDir may also be one of the run's checkpoint files
