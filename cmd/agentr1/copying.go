@@ -105,24 +105,16 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "output rows, mean cosine within a group: digits %.3f (%d tokens), name first pieces %.3f (%d tokens)\n",
 		r.Similarity.Digits, r.Similarity.NDigits, r.Similarity.NameStarts, r.Similarity.NNames)
 	if c := r.CalcTurn; c.States > 0 {
-		fmt.Fprintf(stdout, "calculating turn, free-running from the %d demonstrated states with both numbers read:\n", c.States)
-		fmt.Fprintf(stdout, "%-28s %7s %9s %7s %7s\n", "", "calls", "right", "twice", "answers")
-		for _, row := range []struct {
-			name string
-			s    pipeline.CalcShares
-		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
-			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Calls, row.s.Right, row.s.Twice, row.s.Answers)
-		}
+		turnTable(stdout, fmt.Sprintf("calculating turn, free-running from the %d demonstrated states with both numbers read:", c.States),
+			[4]string{"calls", "right", "twice", "answers"}, c.Samples,
+			[4]float64{c.Greedy.Calls, c.Greedy.Right, c.Greedy.Twice, c.Greedy.Answers},
+			[4]float64{c.Sampled.Calls, c.Sampled.Right, c.Sampled.Twice, c.Sampled.Answers})
 	}
 	if c := r.AnswerTurn; c.States > 0 {
-		fmt.Fprintf(stdout, "answer turn, free-running from the %d demonstrated states with the calculator's result read:\n", c.States)
-		fmt.Fprintf(stdout, "%-28s %7s %9s %7s %7s\n", "", "answers", "result", "operand", "noted")
-		for _, row := range []struct {
-			name string
-			s    pipeline.AnswerShares
-		}{{"greedy", c.Greedy}, {fmt.Sprintf("sampled (%d per state)", c.Samples), c.Sampled}} {
-			fmt.Fprintf(stdout, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.s.Answers, row.s.Result, row.s.Operand, row.s.Noted)
-		}
+		turnTable(stdout, fmt.Sprintf("answer turn, free-running from the %d demonstrated states with the calculator's result read:", c.States),
+			[4]string{"answers", "result", "operand", "noted"}, c.Samples,
+			[4]float64{c.Greedy.Answers, c.Greedy.Result, c.Greedy.Operand, c.Greedy.Noted},
+			[4]float64{c.Sampled.Answers, c.Sampled.Result, c.Sampled.Operand, c.Sampled.Noted})
 	}
 	for _, set := range []string{"heldout", "unseen"} {
 		s, ok := r.Answers[set]
@@ -133,4 +125,16 @@ func runCopying(ctx context.Context, a copyingArgs, stdout io.Writer) error {
 			s.Episodes, set, s.Names, s.InQuestion, s.Read, s.Invented)
 	}
 	return nil
+}
+
+// turnTable prints a free-running turn's four shares, greedy and sampled, under their names.
+func turnTable(w io.Writer, title string, cols [4]string, samples int, greedy, sampled [4]float64) {
+	fmt.Fprintln(w, title)
+	fmt.Fprintf(w, "%-28s %7s %9s %7s %7s\n", "", cols[0], cols[1], cols[2], cols[3])
+	for _, row := range []struct {
+		name string
+		v    [4]float64
+	}{{"greedy", greedy}, {fmt.Sprintf("sampled (%d per state)", samples), sampled}} {
+		fmt.Fprintf(w, "%-28s %7.3f %9.3f %7.3f %7.3f\n", row.name, row.v[0], row.v[1], row.v[2], row.v[3])
+	}
 }

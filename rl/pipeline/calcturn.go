@@ -91,12 +91,16 @@ func (c *CalcShares) share(n int) {
 	}
 }
 
-// CalcTurnStats is what a policy writes in the calculating turn's states, greedy and sampled.
-type CalcTurnStats struct {
-	States          int        // states measured
-	Samples         int        // sampled turns per state
-	Greedy, Sampled CalcShares // the shares of the greedy turns and of the sampled ones
+// TurnStats is what a policy writes in a measure's states, greedy and sampled: S holds the
+// measure's shares (CalcShares, AnswerShares).
+type TurnStats[S any] struct {
+	States          int // states measured
+	Samples         int // sampled turns per state
+	Greedy, Sampled S   // the shares of the greedy turns and of the sampled ones
 }
+
+// CalcTurnStats is what a policy writes in the calculating turn's states.
+type CalcTurnStats = TurnStats[CalcShares]
 
 // MeasureCalcTurn lets policy write one turn (at most maxTokens tokens, ended by a stop token)
 // from each state, once greedy and samples times with sampler, drawing from a generator
@@ -106,33 +110,31 @@ type CalcTurnStats struct {
 // turn are left out (not counted in States).
 func MeasureCalcTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []CalcState,
 	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (CalcTurnStats, error) {
-	st := CalcTurnStats{Samples: samples}
 	contexts := make([][]int, len(states))
 	for i, s := range states {
 		contexts[i] = s.Context
 	}
-	rng := rand.New(rand.NewPCG(seed, 0xca1c))
-	n, err := writeTurns(ctx, policy, contexts, sampler, samples, maxTokens, stop, rng, func(i int, greedy bool, turn []int) {
-		c := &st.Sampled
-		if greedy {
-			c = &st.Greedy
-		}
-		c.count(tok.Decode(turn), states[i].Expression)
-	})
-	st.States = n
-	st.Greedy.share(n)
-	st.Sampled.share(n * samples)
-	return st, err
+	return measureTurns(ctx, policy, tok, contexts, sampler, samples, maxTokens, stop,
+		rand.New(rand.NewPCG(seed, 0xca1c)), func(c *CalcShares, i int, turn string) { c.count(turn, states[i].Expression) })
 }
 
-// writeTurns lets policy write one turn (at most maxTokens tokens, ended by a stop token) from
-// each context, once greedy and then samples times with sampler, and hands each turn to visit
-// with its context's index. Contexts too long for the policy's context with the turn are
-// skipped; it returns how many were written from.
-func writeTurns(ctx context.Context, policy *model.Model, contexts [][]int, sampler model.Sampler,
-	samples, maxTokens int, stop []int, rng *rand.Rand, visit func(i int, greedy bool, turn []int)) (int, error) {
+// measureTurns lets policy write one turn (at most maxTokens tokens, ended by a stop token)
+// from each context, once greedy and then samples times with sampler, and tallies each decoded
+// turn with count into the greedy or the sampled shares, which it then turns into shares of
+// the turns written. Contexts too long for the policy's context with the turn are skipped, and
+// not counted in States.
+func measureTurns[S any, P interface {
+	*S
+	share(n int)
+}](ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, contexts [][]int, sampler model.Sampler,
+	samples, maxTokens int, stop []int, rng *rand.Rand, count func(s P, i int, turn string)) (st TurnStats[S], err error) {
+	st.Samples = samples
+	defer func() {
+		P(&st.Greedy).share(st.States)
+		P(&st.Sampled).share(st.States * samples)
+	}()
 	if len(contexts) == 0 {
-		return 0, nil
+		return st, nil
 	}
 	// Row 0 is prefilled with the context once and copied to the sampled rows 1..samples.
 	dec := policy.NewDecoder(1+samples, policy.Config.MaxPositionEmbeddings)
@@ -140,29 +142,28 @@ func writeTurns(ctx context.Context, policy *model.Model, contexts [][]int, samp
 	for i := range sampledRows {
 		sampledRows[i] = 1 + i
 	}
-	n := 0
 	for i, c := range contexts {
 		if err := ctx.Err(); err != nil {
-			return n, err
+			return st, err
 		}
 		if len(c)+maxTokens > dec.MaxLen() {
 			continue
 		}
-		n++
+		st.States++
 		dec.Reset(0)
 		dec.Append(0, c)
 		for _, r := range sampledRows {
 			dec.CopyRow(r, 0)
 		}
 		g := dec.Generate([]int{0}, maxTokens, model.Sampler{Greedy: true}, stop, rng)[0]
-		visit(i, true, g.Tokens)
+		count(&st.Greedy, i, tok.Decode(g.Tokens))
 		if samples > 0 {
 			for _, g := range dec.Generate(sampledRows, maxTokens, sampler, stop, rng) {
-				visit(i, false, g.Tokens)
+				count(&st.Sampled, i, tok.Decode(g.Tokens))
 			}
 		}
 	}
-	return n, nil
+	return st, nil
 }
 
 // AnswerState is one demonstrated answer turn after a calculation: the episode's tokens before
@@ -232,35 +233,20 @@ func (c *AnswerShares) share(n int) {
 	}
 }
 
-// AnswerTurnStats is what a policy writes in the answer turn's states, greedy and sampled.
-type AnswerTurnStats struct {
-	States          int          // states measured
-	Samples         int          // sampled turns per state
-	Greedy, Sampled AnswerShares // the shares of the greedy turns and of the sampled ones
-}
+// AnswerTurnStats is what a policy writes in the answer turn's states.
+type AnswerTurnStats = TurnStats[AnswerShares]
 
 // MeasureAnswerTurn lets policy write the answer turn from each state, as MeasureCalcTurn
 // writes the calculating turn, and returns the shares: whether the policy answers the
 // result it was just given, or an operand, and whether its thought restates the result.
 func MeasureAnswerTurn(ctx context.Context, policy *model.Model, tok *tokenizer.Tokenizer, states []AnswerState,
 	sampler model.Sampler, samples, maxTokens int, stop []int, seed uint64) (AnswerTurnStats, error) {
-	st := AnswerTurnStats{Samples: samples}
 	contexts := make([][]int, len(states))
 	for i, s := range states {
 		contexts[i] = s.Context
 	}
-	rng := rand.New(rand.NewPCG(seed, 0xa45e))
-	n, err := writeTurns(ctx, policy, contexts, sampler, samples, maxTokens, stop, rng, func(i int, greedy bool, turn []int) {
-		c := &st.Sampled
-		if greedy {
-			c = &st.Greedy
-		}
-		c.count(tok.Decode(turn), states[i])
-	})
-	st.States = n
-	st.Greedy.share(n)
-	st.Sampled.share(n * samples)
-	return st, err
+	return measureTurns(ctx, policy, tok, contexts, sampler, samples, maxTokens, stop,
+		rand.New(rand.NewPCG(seed, 0xa45e)), func(c *AnswerShares, i int, turn string) { c.count(turn, states[i]) })
 }
 
 // operandsOf splits "x - y" or "x + y" into its two numbers.

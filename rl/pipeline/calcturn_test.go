@@ -36,14 +36,7 @@ func TestCalcStates(t *testing.T) {
 		}
 	}
 	// Marking every turn a mistake leaves no state.
-	all := make([][]bool, len(s.DemoMistakes))
-	for i, m := range s.DemoMistakes {
-		all[i] = make([]bool, len(m))
-		for k := range all[i] {
-			all[i][k] = true
-		}
-	}
-	if n := len(CalcStates(tok, s.Demos, all)); n != 0 {
+	if n := len(CalcStates(tok, s.Demos, allMistakes(s.DemoMistakes))); n != 0 {
 		t.Errorf("%d states from demonstrations whose every turn is a mistake", n)
 	}
 
@@ -57,12 +50,8 @@ func TestCalcStates(t *testing.T) {
 	if st.States != len(states) || st.Samples != 2 {
 		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
 	}
-	for _, v := range []float64{st.Greedy.Calls, st.Greedy.Right, st.Greedy.Twice, st.Greedy.Answers,
-		st.Sampled.Calls, st.Sampled.Right, st.Sampled.Twice, st.Sampled.Answers} {
-		if v < 0 || v > 1 {
-			t.Errorf("share %v out of [0, 1]: %+v", v, st)
-		}
-	}
+	checkShares(t, st, st.Greedy.Calls, st.Greedy.Right, st.Greedy.Twice, st.Greedy.Answers,
+		st.Sampled.Calls, st.Sampled.Right, st.Sampled.Twice, st.Sampled.Answers)
 	long := []CalcState{{Context: make([]int, p.Config.MaxPositionEmbeddings), Expression: "1 + 2"}}
 	if st, _ := MeasureCalcTurn(context.Background(), p, tok, long, model.Sampler{Temperature: 1}, 2, 8, stop, 1); st.States != 0 {
 		t.Errorf("a state filling the context was measured: %+v", st)
@@ -107,14 +96,7 @@ func TestAnswerStates(t *testing.T) {
 			t.Errorf("operands %q not in the last calculator call %q", st.Operands, call)
 		}
 	}
-	all := make([][]bool, len(s.DemoMistakes))
-	for i, m := range s.DemoMistakes {
-		all[i] = make([]bool, len(m))
-		for k := range all[i] {
-			all[i][k] = true
-		}
-	}
-	if n := len(AnswerStates(tok, s.Demos, all)); n != 0 {
+	if n := len(AnswerStates(tok, s.Demos, allMistakes(s.DemoMistakes))); n != 0 {
 		t.Errorf("%d states from demonstrations whose every turn is a mistake", n)
 	}
 
@@ -126,12 +108,8 @@ func TestAnswerStates(t *testing.T) {
 	if st.States != len(states) || st.Samples != 2 {
 		t.Errorf("measured %d states x %d samples, want %d x 2", st.States, st.Samples, len(states))
 	}
-	for _, v := range []float64{st.Greedy.Answers, st.Greedy.Result, st.Greedy.Operand, st.Greedy.Noted,
-		st.Sampled.Answers, st.Sampled.Result, st.Sampled.Operand, st.Sampled.Noted} {
-		if v < 0 || v > 1 {
-			t.Errorf("share %v out of [0, 1]: %+v", v, st)
-		}
-	}
+	checkShares(t, st, st.Greedy.Answers, st.Greedy.Result, st.Greedy.Operand, st.Greedy.Noted,
+		st.Sampled.Answers, st.Sampled.Result, st.Sampled.Operand, st.Sampled.Noted)
 }
 
 // TestAnswerSharesCount sorts answer turns after the calculation "1838 - 1405" (433): the
@@ -153,6 +131,28 @@ func TestAnswerSharesCount(t *testing.T) {
 		got.count(c.turn, s)
 		if got != c.want {
 			t.Errorf("%q: %+v, want %+v", c.turn, got, c.want)
+		}
+	}
+}
+
+// allMistakes marks every turn of demonstrations shaped as mistakes a mistake.
+func allMistakes(mistakes [][]bool) [][]bool {
+	all := make([][]bool, len(mistakes))
+	for i, m := range mistakes {
+		all[i] = make([]bool, len(m))
+		for k := range all[i] {
+			all[i][k] = true
+		}
+	}
+	return all
+}
+
+// checkShares fails the test for any share outside [0, 1], printing the stats st.
+func checkShares(t *testing.T, st any, shares ...float64) {
+	t.Helper()
+	for _, v := range shares {
+		if v < 0 || v > 1 {
+			t.Errorf("share %v out of [0, 1]: %+v", v, st)
 		}
 	}
 }
