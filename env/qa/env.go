@@ -209,6 +209,10 @@ func (e *Env) processReward(rec *env.CallRecord) float64 {
 // number is a decimal number as an expression writes one.
 var number = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
+// Numbers returns the decimal numbers written in text, in order ("1838 - 1405 is 433." holds
+// "1838", "1405" and "433"); a comma splits a number, as in an expression.
+func Numbers(text string) []string { return number.FindAllString(text, -1) }
+
 // operandShare is the share of operands (numbers as a passage states them) that expr writes,
 // compared as numbers by the rule a numeric answer is (NumericMatch: "1609.0" holds 1609); 0
 // without operands.
@@ -216,7 +220,7 @@ func operandShare(expr string, operands []string) float64 {
 	if len(operands) == 0 {
 		return 0
 	}
-	written := number.FindAllString(expr, -1)
+	written := Numbers(expr)
 	held := 0.0
 	for _, o := range operands {
 		held += NumericMatch(o, written)

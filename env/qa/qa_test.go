@@ -3,6 +3,7 @@ package qa
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -377,6 +378,21 @@ func TestNumericMatch(t *testing.T) {
 	} {
 		if got := NumericMatch(c.pred, c.gold); got != c.want {
 			t.Errorf("NumericMatch(%q, %q) = %v, want %v", c.pred, c.gold, got, c.want)
+		}
+	}
+}
+
+// TestNumbers finds the decimal numbers of a text in order, a sentence's full stop and words
+// apart, and a comma splitting a number.
+func TestNumbers(t *testing.T) {
+	for text, want := range map[string][]string{
+		"1838 - 1405 is 433.":   {"1838", "1405", "433"},
+		"It is 4,330 or 12.5.":  {"4", "330", "12.5"},
+		"No number here":        nil,
+		"r2d2 rose 0.75 points": {"2", "2", "0.75"},
+	} {
+		if got := Numbers(text); !slices.Equal(got, want) {
+			t.Errorf("Numbers(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

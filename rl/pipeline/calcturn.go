@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"agentr1/env"
@@ -206,11 +205,11 @@ type AnswerShares struct {
 	Answers, Result, Operand, Noted float64 // shares of the turns, in [0, 1], in the order above
 }
 
-// count tallies one turn against state s. Answers are compared as numbers, as the numeric
-// questions' exact match compares them (qa.NumericMatch).
+// count tallies one turn against state s. Answers, and the numbers of the thought, are
+// compared as numbers, as the numeric questions' exact match compares them (qa.NumericMatch).
 func (c *AnswerShares) count(turn string, s AnswerState) {
 	think, _, _ := strings.Cut(turn, "</think>")
-	if slices.Contains(numberWords(think), s.Result) {
+	if qa.NumericMatch(s.Result, qa.Numbers(think)) == 1 {
 		c.Noted++
 	}
 	if !strings.Contains(turn, "<answer>") {
@@ -258,19 +257,6 @@ func operandsOf(expr string) (x, y string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// numberWords returns the numbers written in text, without thousands commas or a sentence's
-// full stop ("1,838 is 433." reads "1838" and "433").
-func numberWords(text string) []string {
-	words := strings.FieldsFunc(strings.ReplaceAll(text, ",", ""), func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	out := words[:0]
-	for _, w := range words {
-		if w = strings.Trim(w, "."); w != "" {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // calculatorCallIn returns the expression of the first well-formed calculator call of turn
