@@ -179,11 +179,12 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	if err := applyOverrides(p, overrides); err != nil {
 		return nil, nil, err
 	}
-	// As train: runs offered the calculator get numeric questions unless the shares are given.
-	given := func(name string) bool {
-		return slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+name+"=") })
+	// As train: runs offered the calculator get the calculator task's settings unless given.
+	// Each method names its own algorithm, so the task's is not taken.
+	given := func(field string) bool {
+		return slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+fieldFlagName(field)+"=") })
 	}
-	p.Config.NumericForCalculator(given("train-world.numeric"), given("eval-world.numeric"))
+	p.Config.ForCalculator(given)
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -34,9 +34,10 @@ func init() {
 			"       agentr1 train --data hotpotqa --model ~/models/Qwen2.5-0.5B-Instruct --held-out 50 \\\n" +
 			"             --rl.steps 20 --rl.prompts 2 --rl.n 4   (RL on real questions, BM25 over the mhqa corpus)\n" +
 			"       agentr1 train --log-format json 2>log.jsonl   (log lines as JSON; progress stays on stdout)\n" +
+			"  The calculator task takes, unless given, " + calculatorTaskFlags() + ".\n" +
 			"  With --data other than world, --model is required: the run skips the generated world and SFT,\n" +
 			"  trains the pretrained policy by RL on the set's questions and evaluates it on the last --held-out of them.\n" +
-			"  Such a run takes, unless given, " + pretrainedFlags() + ":\n" +
+			"  Such a run takes, unless given, " + settingFlags(pipeline.Pretrained) + ":\n" +
 			"  the defaults listed below are tuned for the ~1M-parameter policy of the generated world.",
 		flags:      func(fs *flag.FlagSet) { declareTrainFlags(fs, new(trainArgs)) },
 		flagGroup:  func(name string) string { return trainFlagDocs[name].group },
@@ -58,8 +59,9 @@ type trainArgs struct {
 	resume    string
 	steps     int
 	logFormat string
-	// pretrained holds the settings ForPretrained gave a run on real questions, for the log.
-	pretrained []string
+	// pretrained holds the settings ForPretrained gave a run on real questions, and task those
+	// the calculator task gave a run offered the calculator, for the log.
+	pretrained, task []string
 }
 
 // The fewest steps between periodic checkpoints when --checkpoint-every or
@@ -132,9 +134,9 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	if err := checkTrainData(a); err != nil {
 		return nil, err
 	}
-	// A run offered the calculator gets the questions that need it, in each world whose numeric
-	// share neither a flag nor the --config file gives; a resumed run keeps the shares its
-	// config.json recorded.
+	// A run offered the calculator gets the calculator task's settings (the questions that
+	// need it, its rewards and start states) wherever neither a flag nor the --config file
+	// gives them; a resumed run keeps the settings its config.json recorded.
 	//
 	// A run on real questions trains a pretrained checkpoint: it takes the paper's learning
 	// rates and room for real passages (pipeline.Pretrained) wherever neither a flag nor the
@@ -143,7 +145,16 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 		return set[fieldFlagName(field)] || a.config != "" && configFileSets(a.config, field)
 	}
 	if a.resume == "" && pipeline.IsWorldData(a.cfg.Data) {
-		a.cfg.NumericForCalculator(given("TrainWorld.Numeric"), given("EvalWorld.Numeric"))
+		// The task's algorithm comes with its defaults (trainer.DefaultRLConfig) before the
+		// --config file and the flags, as a named --algo's do: parse again with it named.
+		if a.cfg.OffersCalculator() && !set["algo"] && !given("RL.Algorithm") {
+			b, err := parseTrainArgs(append([]string{"--algo", string(pipeline.CalculatorAlgorithm)}, args...), stderr)
+			if err == nil {
+				b.task = append([]string{"RL.Algorithm=" + string(pipeline.CalculatorAlgorithm)}, b.task...)
+			}
+			return b, err
+		}
+		a.task = a.cfg.ForCalculator(given)
 	}
 	if a.resume == "" {
 		a.pretrained = a.cfg.ForPretrained(given)
@@ -219,6 +230,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var res *pipeline.Result
 	if pipeline.IsWorldData(a.cfg.Data) {
 		fmt.Fprintf(stdout, "agentr1 train: %s on the generated world, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.Seed, a.out)
+		if len(a.task) > 0 {
+			fmt.Fprintf(stdout, "settings of the calculator task (a flag overrides each): %s\n", strings.Join(a.task, ", "))
+		}
 		res, err = pipeline.Run(ctx, a.cfg, a.resume != "", run.log)
 	} else {
 		fmt.Fprintf(stdout, "agentr1 train: %s on %s from %s, %d RL steps, seed %d -> %s\n", a.cfg.RL.Algorithm, a.cfg.Data, a.cfg.InitModel, a.cfg.RL.Steps, a.cfg.Seed, a.out)
@@ -241,10 +255,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// pretrainedFlags lists pipeline.Pretrained as the flags that set each ("--rl.lr 1e-06, ...").
-func pretrainedFlags() string {
+// settingFlags lists settings as the flags that set each ("--rl.lr 1e-06, ...").
+func settingFlags(settings []pipeline.Setting) string {
 	var fl []string
-	for _, p := range pipeline.Pretrained {
+	for _, p := range settings {
 		if b, ok := p.Value.(bool); ok {
 			fl = append(fl, fmt.Sprintf("--%s=%v", fieldFlagName(p.Field), b))
 		} else {
@@ -252,6 +266,11 @@ func pretrainedFlags() string {
 		}
 	}
 	return strings.Join(fl, ", ")
+}
+
+// calculatorTaskFlags lists the calculator task's algorithm and settings as flags.
+func calculatorTaskFlags() string {
+	return "--algo " + string(pipeline.CalculatorAlgorithm) + ", " + settingFlags(pipeline.CalculatorTask)
 }
 
 // checkTrainData checks --data, --model and --corpus and records them in the run's settings.

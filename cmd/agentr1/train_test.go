@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,35 +76,71 @@ func TestTrainSettingsLayering(t *testing.T) {
 	}
 }
 
-// TestTrainCalculatorNumeric checks that --tools with the calculator switches on numeric
-// questions in each world whose share no flag and no --config file gives, that search alone
-// (the default) leaves them off, and that a resumed run keeps the shares it recorded.
-func TestTrainCalculatorNumeric(t *testing.T) {
+// TestTrainCalculatorTask checks that --tools with the calculator (by flag or --config file)
+// gives the run the calculator task's settings and algorithm wherever no flag and no --config
+// file gives them, that search alone (the default) keeps the default run's, and that a resumed
+// run keeps the settings it recorded.
+func TestTrainCalculatorTask(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "c.json")
-	os.WriteFile(cfgPath, []byte(`{"TrainWorld": {"numeric": 0}}`), 0o644)
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	noTrainShare := write("c.json", `{"TrainWorld": {"numeric": 0}}`)
+	grpoFile := write("grpo.json", `{"RL": {"Algorithm": "grpo"}}`)
+	calcFile := write("calc.json", `{"Tools": "search,calculator"}`)
 	share := pipeline.NumericShare
+	grpo, rpp := trainer.DefaultRLConfig(trainer.GRPO), trainer.DefaultRLConfig(pipeline.CalculatorAlgorithm)
+	type want struct {
+		algo               trainer.Algorithm
+		prompts, n         int
+		train, eval        float64 // numeric shares
+		operand, startsAns float64
+	}
+	search := want{trainer.GRPO, grpo.Prompts, grpo.N, 0, 0, 0, 0}
+	task := want{rpp.Algorithm, rpp.Prompts, rpp.N, share, share, 0.2, 0.5}
+	with := func(w want, f func(*want)) want { f(&w); return w }
 	for _, c := range []struct {
-		args        []string
-		train, eval float64
+		args []string
+		want want
 	}{
-		{nil, 0, 0},
-		{[]string{"--tools", "search"}, 0, 0},
-		{[]string{"--tools", "search,calculator"}, share, share},
-		{[]string{"--tools", "search,calculator", "--train-world.numeric", "0.5"}, 0.5, share},
-		{[]string{"--tools", "search,calculator", "--eval-world.numeric", "0"}, share, 0},
-		{[]string{"--tools", "search,calculator", "--config", cfgPath}, 0, share},
+		{nil, search},
+		{[]string{"--tools", "search"}, search},
+		{[]string{"--tools", "search,calculator"}, task},
+		{[]string{"--config", calcFile}, task},
+		{[]string{"--tools", "search,calculator", "--train-world.numeric", "0.5"}, with(task, func(w *want) { w.train = 0.5 })},
+		{[]string{"--tools", "search,calculator", "--eval-world.numeric", "0"}, with(task, func(w *want) { w.eval = 0 })},
+		{[]string{"--tools", "search,calculator", "--config", noTrainShare}, with(task, func(w *want) { w.train = 0 })},
+		{[]string{"--tools", "search,calculator", "--operand-rew", "0", "--start-states-answer", "0.25"},
+			with(task, func(w *want) { w.operand, w.startsAns = 0, 0.25 })},
+		{[]string{"--tools", "search,calculator", "--rl.prompts", "40"}, with(task, func(w *want) { w.prompts = 40 })},
+		{[]string{"--tools", "search,calculator", "--algo", "grpo"},
+			with(task, func(w *want) { w.algo, w.prompts, w.n = trainer.GRPO, grpo.Prompts, grpo.N })},
+		{[]string{"--tools", "search,calculator", "--config", grpoFile},
+			with(task, func(w *want) { w.algo, w.prompts, w.n = trainer.GRPO, grpo.Prompts, grpo.N })},
 	} {
 		a, err := parseTrainArgs(append(c.args, "--out", dir), &bytes.Buffer{})
 		if err != nil {
 			t.Errorf("%v: %v", c.args, err)
 			continue
 		}
-		if a.cfg.TrainWorld.Numeric != c.train || a.cfg.EvalWorld.Numeric != c.eval {
-			t.Errorf("%v: numeric shares %v (train), %v (eval), want %v, %v", c.args, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, c.train, c.eval)
+		got := want{a.cfg.RL.Algorithm, a.cfg.RL.Prompts, a.cfg.RL.N, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, a.cfg.OperandRew, a.cfg.StartStatesAnswer}
+		if got != c.want {
+			t.Errorf("%v: settings %+v, want %+v", c.args, got, c.want)
 		}
 	}
-	a, err := parseTrainArgs([]string{"--tools", "search,calculator", "--train-world.numeric", "0", "--eval-world.numeric", "0", "--out", dir}, &bytes.Buffer{})
+	a, err := parseTrainArgs([]string{"--tools", "search,calculator", "--out", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantTask := []string{"RL.Algorithm=reinforce++", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}; !slices.Equal(a.task, wantTask) {
+		t.Errorf("the calculator task's settings for the log: %q, want %q", a.task, wantTask)
+	}
+	a, err = parseTrainArgs([]string{"--tools", "search,calculator", "--algo", "grpo", "--operand-rew", "0",
+		"--train-world.numeric", "0", "--eval-world.numeric", "0", "--out", dir}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +148,10 @@ func TestTrainCalculatorNumeric(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err = parseTrainArgs([]string{"--resume", dir}, &bytes.Buffer{})
-	if err != nil || a.cfg.TrainWorld.Numeric != 0 || a.cfg.EvalWorld.Numeric != 0 || !a.cfg.Tools.Has("calculator") {
-		t.Errorf("--resume of a calculator run without numeric questions: %v, shares %v, %v, tools %s; want it as recorded",
-			err, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, a.cfg.Tools)
+	if err != nil || a.cfg.TrainWorld.Numeric != 0 || a.cfg.EvalWorld.Numeric != 0 || !a.cfg.Tools.Has("calculator") ||
+		a.cfg.RL.Algorithm != trainer.GRPO || a.cfg.OperandRew != 0 || len(a.task) != 0 {
+		t.Errorf("--resume of a GRPO calculator run without numeric questions or operand reward: %v, shares %v, %v, tools %s, %s, operand reward %v, task settings %q; want it as recorded",
+			err, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, a.cfg.Tools, a.cfg.RL.Algorithm, a.cfg.OperandRew, a.task)
 	}
 }
 

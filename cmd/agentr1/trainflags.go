@@ -66,12 +66,12 @@ var trainFlagDocs = map[string]flagDoc{
 	"eval-world.questions":    {"environment", "questions generated in the evaluation world (the unseen set takes the first --eval-questions)"},
 	"eval-world.numeric":      {"environment", "share in [0, 1] of the evaluation world's questions that need a calculation (needs --tools with calculator, which sets it to " + numericShare + " unless given; 0: none)"},
 	"search-top-k":            {"environment", "passages one search returns (paper: 5)"},
-	"tools":                   {"environment", "tools the agent is offered, by name, separated by commas: search, calculator (the system prompt lists exactly these; with the calculator, both worlds get a share of " + numericShare + " numeric questions unless --train-world.numeric or --eval-world.numeric gives theirs)"},
+	"tools":                   {"environment", "tools the agent is offered, by name, separated by commas: search, calculator (the system prompt lists exactly these; with the calculator, the run is the calculator task and takes, unless given, " + calculatorTaskFlags() + ")"},
 	"require-think":           {"environment", "the answer format requires <think>...</think> in every turn"},
 	"compact-prompt":          {"environment", "use the ~60-token system prompt stating the call format instead of Qwen2.5's ~200-token tool-schema block (a third cheaper steps on CPU)"},
 	"process-rew":             {"environment", "process reward per search that finds a new supporting passage, added to the outcome reward (0: off)"},
 	"answer-rew":              {"environment", "process reward for the episode's first tool call whose whole result is the answer, e.g. a calculation giving the asked number (0: off)"},
-	"operand-rew":             {"environment", "process reward for the episode's first calculator call, times the share of the question's operands (the two numbers it is about) that the expression holds (0: off)"},
+	"operand-rew":             {"environment", "process reward for the episode's first calculator call, times the share of the question's operands (the two numbers it is about) that the expression holds (0: off; the calculator task's is 0.2)"},
 
 	// model: the tokenizer and the policy trained from scratch on the generated world.
 	"number-tokens":      {"model", "give each whole number below this a token of its own, added beyond --vocab-size, so that numbers are copied as one token (0: digits are tokens, as in Qwen)"},
@@ -114,7 +114,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.n":                    {"RL", "samples per question, the GRPO group (paper: 5); rows per step = prompts x n"},
 	"rl-on-demo-questions":    {"RL", "also train RL on the questions SFT demonstrated (false: only on questions SFT never showed)"},
 	"start-states":            {"RL", "share of the RL questions that begin before their last tool call, as a patient scripted agent played them, the policy writing the rest (a reverse curriculum; 0: off)"},
-	"start-states-answer":     {"RL", "share in [0, 1] of the start states that begin one step later, after the last tool's result, before the answer turn (0: all before the last tool call)"},
+	"start-states-answer":     {"RL", "share in [0, 1] of the start states that begin one step later, after the last tool's result, before the answer turn (0: all before the last tool call; the calculator task's is 0.5)"},
 	"rl.max-turns":            {"RL", "agent turns per episode (paper: 5-10)"},
 	"rl.max-turn-tokens":      {"RL", "tokens generated per turn at most"},
 	"rl.max-len":              {"RL", "prompt + response tokens per trajectory at most (must hold the longest three-hop path, ~700)"},
@@ -139,7 +139,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl.max-non-finite-steps": {"RL", "stop the run, its state saved, after this many steps in a row with a non-finite loss or gradient (0: never stop)"},
 
 	// algorithm: the advantage estimator and the loss.
-	"algo":                   {"algorithm", "RL algorithm (sets its defaults before the other flags): " + trainer.AlgorithmNames()},
+	"algo":                   {"algorithm", "RL algorithm (sets its defaults before the other flags; grpo, or on the calculator task " + string(pipeline.CalculatorAlgorithm) + "): " + trainer.AlgorithmNames()},
 	"rl.agg-mode":            {"algorithm", "how the per-token loss is reduced: token-mean, seq-mean-token-sum, seq-mean-token-mean or seq-mean-token-sum-norm (Dr.GRPO's)"},
 	"rl.clip-low":            {"algorithm", "PPO ratio clip below: 1 - clip-low, in (0, 1) (gspo clips the sequence ratio: verl's recipe 3e-4, its default)"},
 	"rl.clip-high":           {"algorithm", "PPO ratio clip above: 1 + clip-high (above clip-low is clip-higher)"},

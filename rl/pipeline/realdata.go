@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"agentr1/env"
 	"agentr1/env/qa"
@@ -17,11 +15,7 @@ func IsWorldData(data string) bool { return data == "" || data == "world" }
 // Pretrained lists the settings a run on real questions from a pretrained checkpoint takes
 // in place of the generated world's defaults, which are tuned for a ~1M-parameter policy
 // trained from scratch. Each names its Config field as config.json does.
-var Pretrained = []struct {
-	Field string // the Config field, dotted as in config.json ("RL.LR")
-	Value any    // its value for a pretrained checkpoint
-	Why   string // where the value comes from
-}{
+var Pretrained = []Setting{
 	{"RL.LR", 1e-6, "the paper's and verl's actor learning rate; the world's 3e-4 would wreck a pretrained model"},
 	{"RL.CriticLR", 1e-5, "the paper's critic learning rate"},
 	{"RL.MaxLen", 4096, "three real passages fill the world's 800 tokens"},
@@ -38,28 +32,7 @@ func (c *Config) ForPretrained(given func(field string) bool) []string {
 	if IsWorldData(c.Data) {
 		return nil
 	}
-	var set []string
-	for _, p := range Pretrained {
-		if given(p.Field) {
-			continue
-		}
-		// The value goes through JSON, as a configuration file's would: one nested object
-		// naming the field, decoded over c, changes that field alone.
-		var obj any = p.Value
-		parts := strings.Split(p.Field, ".")
-		for i := len(parts) - 1; i >= 0; i-- {
-			obj = map[string]any{parts[i]: obj}
-		}
-		raw, err := json.Marshal(obj)
-		if err == nil {
-			err = json.Unmarshal(raw, c)
-		}
-		if err != nil {
-			panic(fmt.Sprintf("pipeline.ForPretrained: %s: %v", p.Field, err))
-		}
-		set = append(set, fmt.Sprintf("%s=%v", p.Field, p.Value))
-	}
-	return set
+	return c.apply(Pretrained, given)
 }
 
 // PrepareData is Prepare for real questions and a pretrained policy's tokenizer: no worlds and

@@ -6,6 +6,7 @@ import (
 
 	"agentr1/env"
 	"agentr1/env/calc"
+	"agentr1/rl/trainer"
 )
 
 // ToolRegistry returns the tools a run can choose by name (Config.Tools, `--tools`):
@@ -46,31 +47,48 @@ func BuildTools(names env.ToolNames, passages []env.Passage, topK, workers int) 
 }
 
 // NumericShare is the share of numeric questions (world.Config.Numeric) in each world of a run
-// offered the calculator whose settings leave that world's share unset (NumericForCalculator).
+// offered the calculator whose settings leave that world's share unset (CalculatorTask).
 // At 0.3, a held-out or unseen set of 100 questions holds about 30 that need the calculator,
 // and the other 70 keep the search-only task's mix of types.
 const NumericShare = 0.3
 
-// NumericForCalculator gives a run the task its tools are for: when the calculator is among
-// Tools, the training worlds (unless trainSet: the user gave TrainWorld.Numeric) and the
-// evaluation world (unless evalSet) get NumericShare numeric questions. A user who asks for
-// the calculator then trains and is evaluated on questions that need it. A run without the
-// calculator (the default, search alone) is left as it is.
-func (c *Config) NumericForCalculator(trainSet, evalSet bool) {
-	if !c.Tools.Has(calc.Name) {
-		return
-	}
-	if !trainSet {
-		c.TrainWorld.Numeric = NumericShare
-	}
-	if !evalSet {
-		c.EvalWorld.Numeric = NumericShare
-	}
+// CalculatorTask lists the settings of the calculator task: a run offered the calculator
+// (Tools holds calc.Name) takes them, except those the user gave (ForCalculator). Each names
+// its Config field as config.json does; docs/RESULTS.md section 6 measures each against the run
+// without it.
+var CalculatorTask = []Setting{
+	{"TrainWorld.Numeric", NumericShare, "the training worlds hold questions that need the calculator"},
+	{"EvalWorld.Numeric", NumericShare, "and so does the evaluation world"},
+	{"OperandRew", 0.2, "a calculation on the question's two numbers is paid; without it RL stops calling the calculator"},
+	{"StartStatesAnswer", 0.5, "half the start states begin with the calculator's result read, so RL practises the answer turn"},
 }
+
+// CalculatorAlgorithm is the RL algorithm of the calculator task, with its defaults
+// (trainer.DefaultRLConfig), when the user names none. REINFORCE++'s return at a token holds
+// only the rewards after it, so the answer turn after a calculation is paid by the outcome
+// alone; GRPO gives every token the trajectory's summed reward, searches and operands
+// included, and undoes the warm start's answering of the result (docs/RESULTS.md section 6).
+const CalculatorAlgorithm = trainer.ReinforcePP
+
+// ForCalculator gives a run the task its tools are for: when the calculator is among Tools,
+// the CalculatorTask settings, except those the user gave (given reports a Config field set by
+// a flag or a configuration file), and returns the ones it set as "Field=value". A user who
+// asks for the calculator then trains and is evaluated on questions that need it. A run
+// without the calculator (the default, search alone) is left as it is. The algorithm is the
+// caller's to choose (CalculatorAlgorithm), since its defaults come before the user's settings.
+func (c *Config) ForCalculator(given func(field string) bool) []string {
+	if !c.OffersCalculator() {
+		return nil
+	}
+	return c.apply(CalculatorTask, given)
+}
+
+// OffersCalculator reports whether the run offers the calculator, and so is the calculator task.
+func (c *Config) OffersCalculator() bool { return c.Tools.Has(calc.Name) }
 
 // checkTools reports a Tools setting that names a tool ToolRegistry does not hold.
 func (c *Config) checkTools() error {
-	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.Tools.Has(calc.Name) {
+	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.OffersCalculator() {
 		return fmt.Errorf("config: numeric questions (TrainWorld.Numeric %v, EvalWorld.Numeric %v) need the calculator in Tools (%s)",
 			c.TrainWorld.Numeric, c.EvalWorld.Numeric, c.Tools)
 	}

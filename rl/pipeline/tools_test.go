@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,37 +110,62 @@ func TestToolsSetting(t *testing.T) {
 	}
 }
 
-// TestNumericForCalculator checks that a run offered the calculator gets numeric questions in
-// each world whose share is not set, and that a search-only run is left as it is.
-func TestNumericForCalculator(t *testing.T) {
+// TestForCalculator checks that a run offered the calculator takes every setting of the
+// calculator task it was not given, keeps those it was given, and reports what it set, and
+// that a search-only run is left as it is.
+func TestForCalculator(t *testing.T) {
+	calcTools := env.ToolNames{"search", "calculator"}
 	for _, c := range []struct {
-		name              string
-		tools             env.ToolNames
-		trainSet, evalSet bool
-		train, eval       float64 // the shares after; set ones start at 0.5
+		name  string
+		tools env.ToolNames
+		given []string // fields the user set, each to 0.45 before ForCalculator
+		want  []string // what it reports it set
 	}{
-		{"search alone", env.ToolNames{"search"}, false, false, 0, 0},
-		{"search alone, set", env.ToolNames{"search"}, true, true, 0.5, 0.5},
-		{"calculator", env.ToolNames{"search", "calculator"}, false, false, NumericShare, NumericShare},
-		{"calculator, train set", env.ToolNames{"search", "calculator"}, true, false, 0.5, NumericShare},
-		{"calculator, eval set", env.ToolNames{"calculator", "search"}, false, true, NumericShare, 0.5},
-		{"calculator, both set", env.ToolNames{"search", "calculator"}, true, true, 0.5, 0.5},
+		{"search alone", env.ToolNames{"search"}, nil, nil},
+		{"search alone, numeric set", env.ToolNames{"search"}, []string{"TrainWorld.Numeric"}, nil},
+		{"calculator", calcTools, nil,
+			[]string{"TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}},
+		{"calculator, train share given", env.ToolNames{"calculator", "search"}, []string{"TrainWorld.Numeric"},
+			[]string{"EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}},
+		{"calculator, eval share and rewards given", calcTools, []string{"EvalWorld.Numeric", "OperandRew"},
+			[]string{"TrainWorld.Numeric=0.3", "StartStatesAnswer=0.5"}},
+		{"calculator, all given", calcTools, []string{"TrainWorld.Numeric", "EvalWorld.Numeric", "OperandRew", "StartStatesAnswer"}, nil},
 	} {
 		cfg := DefaultConfig()
 		cfg.Tools = c.tools
-		if c.trainSet {
-			cfg.TrainWorld.Numeric = 0.5
+		for _, f := range c.given {
+			*calcFields(&cfg)[f] = 0.45
 		}
-		if c.evalSet {
-			cfg.EvalWorld.Numeric = 0.5
+		before := cfg
+		got := cfg.ForCalculator(func(f string) bool { return slices.Contains(c.given, f) })
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: set %q, want %q", c.name, got, c.want)
 		}
-		cfg.NumericForCalculator(c.trainSet, c.evalSet)
-		if cfg.TrainWorld.Numeric != c.train || cfg.EvalWorld.Numeric != c.eval {
-			t.Errorf("%s: shares %v (train), %v (eval), want %v, %v", c.name, cfg.TrainWorld.Numeric, cfg.EvalWorld.Numeric, c.train, c.eval)
+		after, old := calcFields(&cfg), calcFields(&before)
+		for _, s := range CalculatorTask {
+			want := *old[s.Field] // a given field, or a search-only run's
+			if c.tools.Has(calc.Name) && !slices.Contains(c.given, s.Field) {
+				want = s.Value.(float64)
+			}
+			if *after[s.Field] != want {
+				t.Errorf("%s: %s = %v, want %v", c.name, s.Field, *after[s.Field], want)
+			}
+			*after[s.Field] = *old[s.Field]
+		}
+		if !reflect.DeepEqual(before, cfg) {
+			t.Errorf("%s: ForCalculator changed a field outside CalculatorTask", c.name)
 		}
 	}
 	if NumericShare <= 0 || NumericShare > 1 {
 		t.Errorf("NumericShare = %v, want a share in (0, 1]", NumericShare)
+	}
+}
+
+// calcFields points at the fields of c that CalculatorTask sets, by their names there.
+func calcFields(c *Config) map[string]*float64 {
+	return map[string]*float64{
+		"TrainWorld.Numeric": &c.TrainWorld.Numeric, "EvalWorld.Numeric": &c.EvalWorld.Numeric,
+		"OperandRew": &c.OperandRew, "StartStatesAnswer": &c.StartStatesAnswer,
 	}
 }
 
