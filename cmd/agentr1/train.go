@@ -91,8 +91,9 @@ func declareTrainFlags(fs *flag.FlagSet, a *trainArgs) {
 	bindConfig(fs, &a.cfg, "", trainUsage, trainFixedFields)
 }
 
-// parseTrainArgs builds the run's settings: defaults, then the --algo defaults, then a --config
-// file (or the resumed run's config.json), then the flags. Invalid settings are rejected here,
+// parseTrainArgs builds the run's settings: defaults, then the --algo defaults (on the
+// calculator task, its algorithm's when none is named), then a --config file (or the resumed
+// run's config.json), then the flags. Invalid settings are rejected here,
 // before anything runs, naming the flag and the allowed values.
 func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	a := &trainArgs{cfg: pipeline.DefaultConfig()}
