@@ -113,10 +113,12 @@ func newEvalFile(rlSteps int, startingPolicy, kernels string, before, after, bas
 	return ev
 }
 
-// printByType prints one set's EM and each tool's use rate by question type, before and after
-// RL, for a run offered several tools: whether the agent learned which questions need which
-// tool (the calculator on the numeric types, and not on the others) shows only type by type.
-// A set without both evaluations prints nothing.
+// printByType prints one set's EM, each tool's use rate and the answers invented (of those
+// other than yes or no, the ones written nowhere earlier in the episode: pipeline.AnswerSources)
+// by question type, before and after RL, for a run offered several tools: whether the agent
+// learned which questions need which tool (the calculator on the numeric types, and not on the
+// others), and which types it stopped reading for, shows only type by type. A set without both
+// evaluations prints nothing.
 func printByType(w io.Writer, name string, s *setEval, tools env.ToolNames) {
 	if s == nil || s.BeforeRL == nil || s.AfterRL == nil {
 		return
@@ -125,6 +127,7 @@ func printByType(w io.Writer, name string, s *setEval, tools env.ToolNames) {
 	for _, tool := range tools {
 		header += fmt.Sprintf("  %-15s", tool+" use")
 	}
+	header += "  answers invented"
 	fmt.Fprintln(w, strings.TrimRight(header, " "))
 	for _, key := range slices.Sorted(maps.Keys(s.AfterRL.Groups)) {
 		typ, ok := strings.CutPrefix(key, "type=")
@@ -135,6 +138,9 @@ func printByType(w io.Writer, name string, s *setEval, tools env.ToolNames) {
 		line := fmt.Sprintf("  %-22s %4d  %.3f → %.3f  ", typ, after.N, float64(before.EM), float64(after.EM))
 		for _, tool := range tools {
 			line += fmt.Sprintf("  %.2f → %.2f   ", toolUse(before, tool), toolUse(after, tool))
+		}
+		if before.Answers != nil && after.Answers != nil {
+			line += fmt.Sprintf("  %d/%d → %d/%d", before.Answers.Invented, before.Answers.Names, after.Answers.Invented, after.Answers.Names)
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}

@@ -11,12 +11,14 @@ import (
 )
 
 // TestPrintByType checks the per-type table of a run offered several tools: a row per question
-// type with its EM and each tool's use before and after RL, a tool never called as 0.
+// type with its EM, each tool's use and its invented answers before and after RL, a tool never
+// called as 0, and no invented answers where the evaluations did not count them.
 func TestPrintByType(t *testing.T) {
 	metrics := func(em, calc float64) *pipeline.EvalMetrics {
 		m := &pipeline.EvalMetrics{Groups: map[string]*pipeline.EvalMetrics{}}
 		bridge := &pipeline.EvalMetrics{N: 30, EM: 0.1, Tools: map[string]*pipeline.ToolMetrics{"search": {UseRate: 1}}}
-		numeric := &pipeline.EvalMetrics{N: 20, EM: trainer.Num(em), Tools: map[string]*pipeline.ToolMetrics{"search": {UseRate: 0.9}}}
+		numeric := &pipeline.EvalMetrics{N: 20, EM: trainer.Num(em), Tools: map[string]*pipeline.ToolMetrics{"search": {UseRate: 0.9}},
+			Answers: &pipeline.AnswerSources{Episodes: 20, Names: 18, Invented: int(calc * 10)}}
 		if calc > 0 {
 			numeric.Tools["calculator"] = &pipeline.ToolMetrics{UseRate: trainer.Num(calc)}
 		}
@@ -30,8 +32,9 @@ func TestPrintByType(t *testing.T) {
 		"heldout by type",
 		"search use",
 		"calculator use",
-		"  bridge                   30  0.100 → 0.100    1.00 → 1.00     0.00 → 0.00",
-		"  year_difference          20  0.050 → 0.400    0.90 → 0.90     0.00 → 0.85",
+		"  bridge                   30  0.100 → 0.100    1.00 → 1.00     0.00 → 0.00\n",
+		"answers invented",
+		"  year_difference          20  0.050 → 0.400    0.90 → 0.90     0.00 → 0.85     0/18 → 8/18",
 	}
 	got := out.String()
 	for _, w := range want {

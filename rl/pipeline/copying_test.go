@@ -267,7 +267,7 @@ func TestBrokenWarmStart(t *testing.T) {
 
 // TestEvaluateAnswerSources runs a tiny policy on its run's evaluation sets: Evaluate counts
 // every episode once in the answer sources, gives every name answer one source, and counts
-// what AnswerSourcesOf counts of the episodes it returns.
+// what AnswerSourcesOf counts of the episodes it returns, over the set and in each group.
 func TestEvaluateAnswerSources(t *testing.T) {
 	cfg := tinyConfig(t)
 	s, p := tinySetupPolicy(t, cfg)
@@ -290,10 +290,26 @@ func TestEvaluateAnswerSources(t *testing.T) {
 		if want := AnswerSourcesOf(episodes, s.Tokenizer); *got != want {
 			t.Errorf("%s: Evaluate's answer sources %+v, AnswerSourcesOf of its episodes %+v", set.Name, *got, want)
 		}
+		// Each group counts its own episodes, and the types partition the set.
+		var sum AnswerSources
 		for k, g := range m.Groups {
-			if g.Answers != nil {
-				t.Errorf("%s: group %s holds answer sources, want them of the whole set only", set.Name, k)
+			var eps []*mdp.Trajectory
+			for i, pr := range set.Problems {
+				if slices.Contains(groupKeys(pr), k) {
+					eps = append(eps, episodes[i])
+				}
 			}
+			if g.Answers == nil || *g.Answers != AnswerSourcesOf(eps, s.Tokenizer) {
+				t.Errorf("%s: group %s: answer sources %v, want AnswerSourcesOf of its %d episodes", set.Name, k, g.Answers, len(eps))
+				continue
+			}
+			if strings.HasPrefix(k, "type=") {
+				sum.Episodes, sum.Names, sum.InQuestion = sum.Episodes+g.Answers.Episodes, sum.Names+g.Answers.Names, sum.InQuestion+g.Answers.InQuestion
+				sum.Read, sum.Invented = sum.Read+g.Answers.Read, sum.Invented+g.Answers.Invented
+			}
+		}
+		if sum != *got {
+			t.Errorf("%s: the types' answer sources add up to %+v, the set's are %+v", set.Name, sum, *got)
 		}
 	}
 }

@@ -54,13 +54,28 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 		results = append(results, out...)
 	}
 	m := Summarize(name, probs, results)
-	episodes := make([]*mdp.Trajectory, len(results))
+	// Where the answers come from, over the set and in each group: a type whose answers turn
+	// invented after RL shows there even when the set's share hardly moves.
+	episodes := map[string][]*mdp.Trajectory{}
 	for i, r := range results {
-		episodes[i] = &r.Trajectory
+		for _, key := range append(groupKeys(probs[i]), "") {
+			episodes[key] = append(episodes[key], &r.Trajectory)
+		}
 	}
-	sources := AnswerSourcesOf(episodes, enc)
-	m.Answers = &sources
+	for key, eps := range episodes {
+		sources := AnswerSourcesOf(eps, enc)
+		if key == "" {
+			m.Answers = &sources
+		} else {
+			m.Groups[key].Answers = &sources
+		}
+	}
 	return m, results, nil
+}
+
+// groupKeys names the groups Summarize reports problem p in: its dataset and its question type.
+func groupKeys(p trainer.Problem) []string {
+	return []string{"dataset=" + p.Dataset, "type=" + p.Type}
 }
 
 // Summarize computes the evaluation figures of rollout results (results[i] answers probs[i]).
@@ -69,7 +84,7 @@ func Summarize(name string, probs []trainer.Problem, results []*rollout.Result) 
 	groups := map[string]*evalAcc{}
 	for i, s := range results {
 		all.add(s)
-		for _, key := range []string{"dataset=" + probs[i].Dataset, "type=" + probs[i].Type} {
+		for _, key := range groupKeys(probs[i]) {
 			if groups[key] == nil {
 				groups[key] = &evalAcc{}
 			}

@@ -45,7 +45,7 @@ type EvalMetrics struct {
 	// on the others.
 	Tools map[string]*ToolMetrics `json:"tools,omitempty"`
 	// Answers are where the name answers stand earlier in their episodes (Evaluate, of the
-	// whole set; nil in the groups): a policy that reads copies them, one that recites
+	// whole set and of each group): a policy that reads copies them, one that recites
 	// invents them.
 	Answers *AnswerSources `json:"answer_sources,omitempty"`
 }
