@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"agentr1/model"
 	"agentr1/rl/pipeline"
@@ -15,7 +17,10 @@ import (
 // agentFlags are the settings eval and chat share: which checkpoint acts, what it searches and
 // the limits of an episode.
 type agentFlags struct {
-	model, corpus, retriever   string
+	model, corpus, retriever string
+	// checkpoint is a run's checkpoint file that --model named (runCheckpoint): the policy at
+	// that step, in the architecture and with the tokenizer of the model folder.
+	checkpoint                 string
 	topK, maxTurns, turnTokens int
 	maxLen                     int
 	think                      bool
@@ -27,7 +32,7 @@ const computeHelp = "arithmetic of the weight-matrix products (projections, MLP,
 
 // declareAgentFlags declares the shared flags; topK is the default of --topk.
 func declareAgentFlags(fs *flag.FlagSet, a *agentFlags, topK int, topKHelp string) {
-	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5/Qwen3)")
+	fs.StringVar(&a.model, "model", "", "checkpoint folder: config.json, model.safetensors (or shards) and tokenizer.json (ours or a Hugging Face Qwen2/Qwen2.5/Qwen3); with --world-run also one of the run's checkpoint files, RUN/checkpoints/step-N.ckpt (the policy at that step)")
 	fs.StringVar(&a.corpus, "corpus", "mhqa", "passages for BM25 search: mhqa (the embedded 19,719-passage corpus) or a FILE (mhqa or FlashRAG JSONL)")
 	fs.StringVar(&a.retriever, "retriever", "", "URL of a Search-R1 retrieval service (POST /retrieve) to use instead of BM25, e.g. an e5/FAISS server")
 	fs.IntVar(&a.topK, "topk", topK, topKHelp)
@@ -65,14 +70,37 @@ func (a *agentFlags) check(minTopK int, more ...flagMin) error {
 // turns of search results over the real corpora, and a decoder cache a laptop holds.
 const defaultMaxLen = 4096
 
+// runCheckpoint lets --model name one of a world run's checkpoint files (RUN/checkpoints/
+// step-N.ckpt, of SFT or RL), so that the policy can be evaluated or asked as it was at that
+// step. The file holds parameters alone: the run's SFT base folder gives the architecture and
+// the tokenizer (the one its config.json names, else RUN/sft-base).
+func (a *agentFlags) runCheckpoint(cfg pipeline.Config, runDir string) {
+	if strings.HasSuffix(a.model, ".ckpt") {
+		a.checkpoint, a.model = a.model, cmp.Or(cfg.BasePolicy, filepath.Join(runDir, "sft-base"))
+	}
+}
+
+// policyName is the checkpoint the agent runs, as the user named it.
+func (a *agentFlags) policyName() string { return cmp.Or(a.checkpoint, a.model) }
+
 // loadAgent loads the checkpoint folder a.model for inference (model.LoadForInferenceWith: BF16
-// weights stay BF16, packed once, multiplied in the arithmetic --compute names) with its
+// weights stay BF16, packed once, multiplied in the arithmetic --compute names), or the policy of
+// a.checkpoint in its architecture (pipeline.PolicyAtCheckpoint, float32), with the folder's
 // tokenizer and special token ids. A
 // zero a.maxLen becomes the model's max_position_embeddings (at most defaultMaxLen); a larger
 // one given is lowered to it, saying so on stderr.
 func loadAgent(a *agentFlags, stderr io.Writer) (*model.Model, *tokenizer.Tokenizer, trainer.Specials, error) {
 	var sp trainer.Specials
-	policy, err := model.LoadForInferenceWith(a.model, a.compute)
+	var policy *model.Model
+	var err error
+	switch {
+	case a.checkpoint == "":
+		policy, err = model.LoadForInferenceWith(a.model, a.compute)
+	case a.compute != model.ComputeFloat32:
+		err = fmt.Errorf("%w: --compute %s: a checkpoint file holds float32 parameters; --compute bf16 needs a checkpoint folder stored in BF16", errUsage, a.compute)
+	default:
+		policy, err = pipeline.PolicyAtCheckpoint(a.model, a.checkpoint)
+	}
 	if err != nil {
 		return nil, nil, sp, err
 	}

@@ -77,6 +77,7 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 		if a.model == "" {
 			a.model = filepath.Join(a.worldRun, "final")
 		}
+		a.runCheckpoint(cfg, a.worldRun)
 		runLimits(fs, &a.agentFlags, cfg)
 	}
 	if err := a.check(0, flagMin{"sample", a.sample, 0}); err != nil {
@@ -122,7 +123,7 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 		}
 		return s.episode(ctx, e, q)
 	}
-	fmt.Fprintf(stdout, "%s (%d parameters), %s\n", a.model, policy.NumParams(), chatSearchName(a))
+	fmt.Fprintf(stdout, "%s (%d parameters), %s\n", a.policyName(), policy.NumParams(), chatSearchName(a))
 	if a.sample > 0 {
 		for _, q := range pickQuestions(examples, a.sample, pick) {
 			fmt.Fprintf(stdout, "\nquestion> %s\n", q.Question)

@@ -26,6 +26,7 @@ func init() {
 		usage: "agentr1 eval (--world-run RUN [--model DIR] | --model DIR --data hotpotqa|2wiki|musique|FILE) [--n N] [--retriever URL] [--out FILE]\n" +
 			"  e.g. agentr1 eval --world-run runs/X                (RUN/final on the run's held-out and unseen questions)\n" +
 			"       agentr1 eval --world-run runs/X --model runs/X/sft-base --n 50\n" +
+			"       agentr1 eval --world-run runs/X --model runs/X/checkpoints/step-000060.ckpt   (the policy at RL step 60)\n" +
 			"       agentr1 eval --model ~/models/Qwen2.5-3B-Instruct --data hotpotqa --n 100\n" +
 			"       agentr1 eval --model runs/X/final --data musique --retriever http://127.0.0.1:8000/retrieve\n" +
 			"  With --world-run the run's worlds are rebuilt from RUN/config.json and its episode settings\n" +
@@ -120,6 +121,7 @@ func runWorldEval(fs *flag.FlagSet, a *evalArgs, stdout, stderr io.Writer) error
 	if a.model == "" {
 		a.model = filepath.Join(a.worldRun, "final")
 	}
+	a.runCheckpoint(cfg, a.worldRun)
 	runLimits(fs, &a.agentFlags, cfg)
 	if !given["batch"] {
 		a.batch = cfg.EvalBatch
@@ -143,7 +145,7 @@ func runWorldEval(fs *flag.FlagSet, a *evalArgs, stdout, stderr io.Writer) error
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	results := map[string]*pipeline.EvalMetrics{}
-	fmt.Fprintf(stdout, "evaluating %s (%d parameters) on the worlds of %s, greedy, top-%d search ...\n", a.model, policy.NumParams(), a.worldRun, a.topK)
+	fmt.Fprintf(stdout, "evaluating %s (%d parameters) on the worlds of %s, greedy, top-%d search ...\n", a.policyName(), policy.NumParams(), a.worldRun, a.topK)
 	for _, set := range sets {
 		qs := set.questions
 		if a.n > 0 && a.n < len(qs) {

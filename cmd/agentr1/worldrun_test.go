@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/model"
 	"agentr1/report"
 	"agentr1/rl/pipeline"
+	"agentr1/rl/trainer"
 )
 
 // tinyWorldConfig is a generated-world run small enough to prepare in a second.
@@ -136,6 +138,54 @@ func TestEvalWorldRun(t *testing.T) {
 	none := t.TempDir()
 	if code := run([]string{"eval", "--world-run", none}, &stdout, &stderr); code != 1 || !strings.HasPrefix(stderr.String(), "agentr1 eval: --world-run "+none+": open ") || strings.Contains(stderr.String(), "--config") {
 		t.Errorf("eval --world-run EMPTY: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestEvalRunCheckpoint evaluates a run's checkpoint file: eval --world-run --model
+// RUN/checkpoints/step-N.ckpt runs the checkpoint's parameters in the architecture of the run's
+// SFT base (not the base's parameters), names the file, and refuses --compute bf16.
+func TestEvalRunCheckpoint(t *testing.T) {
+	dir, _ := worldRunFixture(t, tinyWorldConfig())
+	base := filepath.Join(dir, "sft-base")
+	if err := os.Symlink(filepath.Join(dir, "final"), base); err != nil {
+		t.Fatal(err)
+	}
+	stepped, err := model.Load(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stepped.Params {
+		for i := range p.Data {
+			p.Data[i] *= 0.5 // another policy than the base's
+		}
+	}
+	ckpt := filepath.Join(dir, "checkpoints", "step-000020.ckpt")
+	os.MkdirAll(filepath.Dir(ckpt), 0o755)
+	if err := trainer.WriteCheckpointFile(ckpt, &trainer.CheckpointFile{Step: 20, Tensors: trainer.AppendParams(nil, "policy/", stepped.Params)}); err != nil {
+		t.Fatal(err)
+	}
+	a := agentFlags{model: ckpt}
+	a.runCheckpoint(pipeline.Config{}, dir)
+	if a.model != base || a.checkpoint != ckpt || a.policyName() != ckpt {
+		t.Fatalf("runCheckpoint: model %q, checkpoint %q, name %q; want the run's SFT base and the file", a.model, a.checkpoint, a.policyName())
+	}
+	var stderr bytes.Buffer
+	policy, _, _, err := loadAgent(&a, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range policy.Params {
+		if !slices.Equal(p.Data, stepped.Params[i].Data) {
+			t.Fatalf("%s: the loaded policy's parameters are not the checkpoint's", p.Name)
+		}
+	}
+	var stdout bytes.Buffer
+	if code := run([]string{"eval", "--world-run", dir, "--model", ckpt, "--n", "2"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "evaluating "+ckpt+" ") {
+		t.Errorf("eval --model %s: exit %d, stderr %q\n%s", ckpt, code, stderr.String(), stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"eval", "--world-run", dir, "--model", ckpt, "--compute", "bf16"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--compute bf16") {
+		t.Errorf("eval --model %s --compute bf16: exit %d, stderr %q; want it refused", ckpt, code, stderr.String())
 	}
 }
 

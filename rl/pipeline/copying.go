@@ -374,19 +374,42 @@ func policyOfRun(cfg Config, setup *Setup, path string) (*model.Model, error) {
 	if !strings.HasSuffix(path, ".ckpt") {
 		return loadPolicyOf(path, setup.Tokenizer)
 	}
-	f, err := trainer.ReadCheckpointFile(path)
-	if err != nil {
-		return nil, err
-	}
 	policy, err := NewPolicy(cfg.Model, setup.Tokenizer, 2*MaxRow(cfg, setup), cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
+	if err := LoadCheckpointPolicy(path, policy); err != nil {
+		return nil, err
+	}
+	return policy, nil
+}
+
+// PolicyAtCheckpoint returns the policy a run's checkpoint file holds (RUN/checkpoints/
+// step-N.ckpt, of SFT or of RL): the file keeps parameters alone, so the model folder dir (the
+// run's SFT base or final policy) gives the architecture they are read into.
+func PolicyAtCheckpoint(dir, path string) (*model.Model, error) {
+	policy, err := model.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := LoadCheckpointPolicy(path, policy); err != nil {
+		return nil, err
+	}
+	return policy, nil
+}
+
+// LoadCheckpointPolicy reads the policy parameters of the checkpoint file at path into policy,
+// whose shapes must be the checkpoint's.
+func LoadCheckpointPolicy(path string, policy *model.Model) error {
+	f, err := trainer.ReadCheckpointFile(path)
+	if err != nil {
+		return err
+	}
 	if err := trainer.LoadParams(f, path, "policy/", policy.Params); err != nil {
-		return nil, fmt.Errorf("%w (a checkpoint of another run's settings?)", err)
+		return fmt.Errorf("%w (a checkpoint of another run's settings?)", err)
 	}
 	policy.MarkWeightsChanged()
-	return policy, nil
+	return nil
 }
 
 // unseenDemos plays the scripted agent, with the run's habits and seed, on the first n of the
