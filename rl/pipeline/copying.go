@@ -443,6 +443,15 @@ type AnswerSources struct {
 	Invented   int `json:"invented"`    // of Names: nowhere earlier in the episode
 }
 
+// add counts b's episodes and answers in a.
+func (a *AnswerSources) add(b AnswerSources) {
+	a.Episodes += b.Episodes
+	a.Names += b.Names
+	a.InQuestion += b.InQuestion
+	a.Read += b.Read
+	a.Invented += b.Invented
+}
+
 // InventedShare is the share of the name answers written nowhere earlier in their episodes
 // (0 with no name answer).
 func (a AnswerSources) InventedShare() float64 {

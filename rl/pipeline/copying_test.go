@@ -304,8 +304,7 @@ func TestEvaluateAnswerSources(t *testing.T) {
 				continue
 			}
 			if strings.HasPrefix(k, "type=") {
-				sum.Episodes, sum.Names, sum.InQuestion = sum.Episodes+g.Answers.Episodes, sum.Names+g.Answers.Names, sum.InQuestion+g.Answers.InQuestion
-				sum.Read, sum.Invented = sum.Read+g.Answers.Read, sum.Invented+g.Answers.Invented
+				sum.add(*g.Answers)
 			}
 		}
 		if sum != *got {

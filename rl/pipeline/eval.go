@@ -55,19 +55,17 @@ func Evaluate(ctx context.Context, policy *model.Model, enc rollout.Encoder, sp 
 	}
 	m := Summarize(name, probs, results)
 	// Where the answers come from, over the set and in each group: a type whose answers turn
-	// invented after RL shows there even when the set's share hardly moves.
-	episodes := map[string][]*mdp.Trajectory{}
-	for i, r := range results {
-		for _, key := range append(groupKeys(probs[i]), "") {
-			episodes[key] = append(episodes[key], &r.Trajectory)
-		}
+	// invented after RL shows there even when the set's share hardly moves. Each episode is
+	// classified once and counted in the set and in its groups.
+	m.Answers = &AnswerSources{}
+	for _, g := range m.Groups {
+		g.Answers = &AnswerSources{}
 	}
-	for key, eps := range episodes {
-		sources := AnswerSourcesOf(eps, enc)
-		if key == "" {
-			m.Answers = &sources
-		} else {
-			m.Groups[key].Answers = &sources
+	for i, r := range results {
+		one := AnswerSourcesOf([]*mdp.Trajectory{&r.Trajectory}, enc)
+		m.Answers.add(one)
+		for _, key := range groupKeys(probs[i]) {
+			m.Groups[key].Answers.add(one)
 		}
 	}
 	return m, results, nil
