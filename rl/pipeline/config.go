@@ -69,7 +69,13 @@ type Config struct {
 	// step alone (on the calculator task: answering with the calculator's result). 0: every
 	// start state begins before the last tool call.
 	StartStatesAnswer float64
-	EvalQuestions     int // questions of EvalWorld evaluated ("unseen"; 0: all)
+	// StartStatesAnswerTool, when set, names the tool whose result an answer-turn start state
+	// must follow: only the states whose last tool call is to it may begin at the answer turn,
+	// StartStatesAnswer being then their share, and the others begin before their last call.
+	// On the calculator task that leaves the answer turn of a search (a name to copy out of
+	// the passages) to be practised from the policy's own notes. "": any tool.
+	StartStatesAnswerTool string
+	EvalQuestions         int // questions of EvalWorld evaluated ("unseen"; 0: all)
 
 	// Tokenizer, search, environment.
 	// VocabSize is the BPE vocabulary size, specials included. The generated world's text runs

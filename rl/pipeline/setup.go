@@ -217,7 +217,7 @@ func (s *Setup) addStartStates(ctx context.Context, rlTasks [][]world.Task) erro
 	var starts []trainer.Problem
 	for k, w := range s.Worlds {
 		quota := (want - len(starts)) / (nw - k)
-		probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.StartStatesAnswer, cfg.Seed+uint64(k))
+		probs, err := StartProblems(ctx, w, rlTasks[k], s.WorldTools[k], qcfg, s.Tokenizer, maxPrompt, quota, cfg.StartStatesAnswer, cfg.StartStatesAnswerTool, cfg.Seed+uint64(k))
 		if err != nil {
 			return err
 		}

@@ -27,12 +27,13 @@ import (
 // environment of qcfg over tools, its choices drawn from seed) and returns, for each task it
 // answers right with at least two tool calls, the problem that begins before its last tool
 // call, or, for the share atAnswer of the problems (spread evenly over them), before its
-// answer turn: the prompt is the episode so far (tokenised as world.Demo.Trajectory does,
+// answer turn; when answerTool is set, that share is of the problems whose last tool call is to
+// answerTool, and no other begins at its answer turn: the prompt is the episode so far (tokenised as world.Demo.Trajectory does,
 // piece by piece as a rollout sees it), and each new episode replays the agent's turns before
 // continuing. It stops at max problems; states whose prompt is longer than maxPrompt tokens
 // are left out.
 func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tools []env.Tool, qcfg qa.Config,
-	enc rollout.Encoder, maxPrompt, max int, atAnswer float64, seed uint64) ([]trainer.Problem, error) {
+	enc rollout.Encoder, maxPrompt, max int, atAnswer float64, answerTool string, seed uint64) ([]trainer.Problem, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -41,6 +42,7 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		return nil, fmt.Errorf("start states: %w", err)
 	}
 	var out []trainer.Problem
+	eligible := 0 // the problems so far that may begin at the answer turn
 	for _, d := range demos {
 		if d.Score.EM != 1 {
 			continue
@@ -55,15 +57,19 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		if last < 1 {
 			continue
 		}
-		// The state moves on when the count of states times atAnswer crosses a whole number:
-		// the share is then exact to one state and spread evenly over the set.
+		// The state moves on when the count of eligible states times atAnswer crosses a whole
+		// number: the share is then exact to one state and spread evenly over the set.
 		at := last
-		if n := float64(len(out)); int((n+1)*atAnswer) > int(n*atAnswer) {
+		canAnswer := answerTool == "" || lastToolIs(d.Turns[last].Action, answerTool)
+		if n := float64(eligible); canAnswer && int((n+1)*atAnswer) > int(n*atAnswer) {
 			at = len(tr.Turns) - 1 // the answer turn, after every tool call
 		}
 		prompt := tr.Before(at)
 		if len(prompt) > maxPrompt {
 			continue
+		}
+		if canAnswer {
+			eligible++
 		}
 		actions := make([]string, at)
 		for k, t := range d.Turns[:at] {
@@ -75,6 +81,12 @@ func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tool
 		}
 	}
 	return out, nil
+}
+
+// lastToolIs reports whether the last well-formed tool call in action is to the tool named.
+func lastToolIs(action, name string) bool {
+	calls, _ := env.ParseToolCalls(action, 0)
+	return len(calls) > 0 && calls[len(calls)-1].Name == name
 }
 
 // startCount is how many start states make up share of an RL set that holds n questions

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +123,54 @@ func TestStartStatesAnswer(t *testing.T) {
 	cfg.StartStatesAnswer = 1.5
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "StartStatesAnswer") {
 		t.Errorf("StartStatesAnswer 1.5: error %v, want one naming the field", err)
+	}
+}
+
+// TestStartStatesAnswerTool lets only the states whose last call is to the calculator begin at
+// the answer turn: at share 1 every numeric start state ends with the calculator's result, and
+// every other is the state before its last call, as at share 0.
+func TestStartStatesAnswerTool(t *testing.T) {
+	prompts := func(share float64, tool string) (s *Setup, numeric, other []string) {
+		cfg := tinyCalcConfig(t)
+		cfg.RL.MaxLen = 1000
+		cfg.StartStates, cfg.StartStatesAnswer, cfg.StartStatesAnswerTool = 1.0/3, share, tool
+		s, err := Prepare(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		numericType := numericTypes(s)
+		for _, p := range s.Train[len(s.Train)-s.StartStates:] {
+			text := s.Tokenizer.Decode(p.Prompt)
+			if numericType[p.Type] {
+				if !strings.HasSuffix(text, "<tool_response>\n"+p.Answers[0]+"\n</tool_response><|im_end|>\n<|im_start|>assistant\n") {
+					text = "" // not after the calculation
+				}
+				numeric = append(numeric, text)
+			} else {
+				other = append(other, text)
+			}
+		}
+		return s, numeric, other
+	}
+	_, _, before := prompts(0, "")
+	_, _, anyTool := prompts(1, "")
+	_, numeric, other := prompts(1, "calculator")
+	if len(numeric) == 0 || len(other) == 0 {
+		t.Fatalf("%d numeric and %d other start states, want some of each", len(numeric), len(other))
+	}
+	if i := slices.Index(numeric, ""); i >= 0 {
+		t.Errorf("numeric start state %d does not end with the calculator's result", i)
+	}
+	if !slices.Equal(other, before) {
+		t.Errorf("the %d other start states are not the %d states before the last call", len(other), len(before))
+	}
+	if slices.Equal(anyTool, before) {
+		t.Errorf("with any tool at share 1 the other start states are those before the last call: the test cannot tell them apart")
+	}
+	cfg := tinyConfig(t)
+	cfg.StartStatesAnswerTool = "calculator"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "StartStatesAnswerTool") {
+		t.Errorf("StartStatesAnswerTool of a tool not offered: error %v, want one naming the field", err)
 	}
 }
 

@@ -86,8 +86,12 @@ func (c *Config) ForCalculator(given func(field string) bool) []string {
 // OffersCalculator reports whether the run offers the calculator, and so is the calculator task.
 func (c *Config) OffersCalculator() bool { return c.Tools.Has(calc.Name) }
 
-// checkTools reports a Tools setting that names a tool ToolRegistry does not hold.
+// checkTools reports a Tools setting that names a tool ToolRegistry does not hold, and a tool
+// setting that names one the run is not offered.
 func (c *Config) checkTools() error {
+	if t := c.StartStatesAnswerTool; t != "" && !c.Tools.Has(t) {
+		return fmt.Errorf("config: StartStatesAnswerTool %q is not among the tools offered (Tools: %s)", t, c.Tools)
+	}
 	if (c.TrainWorld.Numeric > 0 || c.EvalWorld.Numeric > 0) && !c.OffersCalculator() {
 		return fmt.Errorf("config: numeric questions (TrainWorld.Numeric %v, EvalWorld.Numeric %v) need the calculator in Tools (%s)",
 			c.TrainWorld.Numeric, c.EvalWorld.Numeric, c.Tools)
