@@ -71,6 +71,21 @@ const (
 	minSFTCheckpointEvery = 100
 )
 
+// flagAliases names, for each Config field that train also sets through a short flag, that
+// flag.
+var flagAliases = map[string]string{"RL.Steps": "steps"}
+
+// givenBy reports whether a Config field was given by a flag of set (the flags parsed, by name;
+// a field's own flag or its alias) or by the --config file at path ("": none).
+func givenBy(set map[string]bool, path string) func(field string) bool {
+	return func(field string) bool {
+		if set[fieldFlagName(field)] || set[flagAliases[field]] {
+			return true
+		}
+		return path != "" && configFileSets(path, field)
+	}
+}
+
 // trainDataSets are the values --data accepts besides a question FILE; every one but "world"
 // needs --model.
 var trainDataSets = []string{"world", "hotpotqa", "2wiki", "musique"}
@@ -142,9 +157,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (*trainArgs, error) {
 	// A run on real questions trains a pretrained checkpoint: it takes the paper's learning
 	// rates and room for real passages (pipeline.Pretrained) wherever neither a flag nor the
 	// --config file sets them. A resumed run keeps its config.json as it is.
-	given := func(field string) bool {
-		return set[fieldFlagName(field)] || a.config != "" && configFileSets(a.config, field)
-	}
+	given := givenBy(set, a.config)
 	if a.resume == "" && pipeline.IsWorldData(a.cfg.Data) {
 		// The task's algorithm comes with its defaults (trainer.DefaultRLConfig) before the
 		// --config file and the flags, as a named --algo's do: parse again with it named.

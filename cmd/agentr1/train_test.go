@@ -262,3 +262,29 @@ func TestPrintAnswerSources(t *testing.T) {
 		t.Errorf("a warm start that reads on one set is warned of:\n%s", buf.String())
 	}
 }
+
+// TestGivenBy sees a setting given by its own flag, by its short alias (--steps for
+// RL.Steps) and by a --config file, and no other.
+func TestGivenBy(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(file, []byte(`{"RL": {"steps": 7}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set   map[string]bool
+		path  string
+		field string
+		want  bool
+	}{
+		{map[string]bool{"rl.steps": true}, "", "RL.Steps", true},
+		{map[string]bool{"steps": true}, "", "RL.Steps", true},
+		{map[string]bool{}, file, "RL.Steps", true},
+		{map[string]bool{"steps": true}, "", "RL.Prompts", false},
+		{map[string]bool{"algo": true}, file, "RL.Prompts", false},
+		{map[string]bool{}, "", "RL.Steps", false},
+	} {
+		if got := givenBy(c.set, c.path)(c.field); got != c.want {
+			t.Errorf("flags %v, config %q: %s given = %v, want %v", c.set, c.path, c.field, got, c.want)
+		}
+	}
+}
