@@ -180,9 +180,11 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 		return nil, nil, err
 	}
 	// As train: runs offered the calculator get the calculator task's settings unless given.
-	// Each method names its own algorithm, so the task's is not taken.
+	// Each method names its own algorithm and the preset its RL steps, so the task's RL
+	// settings are not taken.
 	given := func(field string) bool {
-		return slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+fieldFlagName(field)+"=") })
+		return strings.HasPrefix(field, "RL.") ||
+			slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+fieldFlagName(field)+"=") })
 	}
 	p.Config.ForCalculator(given)
 	if err := p.Validate(); err != nil {

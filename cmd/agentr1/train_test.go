@@ -96,12 +96,13 @@ func TestTrainCalculatorTask(t *testing.T) {
 	grpo, rpp := trainer.DefaultRLConfig(trainer.GRPO), trainer.DefaultRLConfig(pipeline.CalculatorAlgorithm)
 	type want struct {
 		algo               trainer.Algorithm
-		prompts, n         int
+		steps, prompts, n  int
 		train, eval        float64 // numeric shares
 		operand, startsAns float64
+		startsAnsTool      string
 	}
-	search := want{trainer.GRPO, grpo.Prompts, grpo.N, 0, 0, 0, 0}
-	task := want{rpp.Algorithm, rpp.Prompts, rpp.N, share, share, 0.2, 0.5}
+	search := want{trainer.GRPO, grpo.Steps, grpo.Prompts, grpo.N, 0, 0, 0, 0, ""}
+	task := want{rpp.Algorithm, 90, rpp.Prompts, rpp.N, share, share, 0.2, 0.5, "calculator"}
 	with := func(w want, f func(*want)) want { f(&w); return w }
 	for _, c := range []struct {
 		args []string
@@ -117,6 +118,9 @@ func TestTrainCalculatorTask(t *testing.T) {
 		{[]string{"--tools", "search,calculator", "--operand-rew", "0", "--start-states-answer", "0.25"},
 			with(task, func(w *want) { w.operand, w.startsAns = 0, 0.25 })},
 		{[]string{"--tools", "search,calculator", "--rl.prompts", "40"}, with(task, func(w *want) { w.prompts = 40 })},
+		{[]string{"--tools", "search,calculator", "--steps", "240"}, with(task, func(w *want) { w.steps = 240 })},
+		{[]string{"--tools", "search,calculator", "--rl.steps", "30"}, with(task, func(w *want) { w.steps = 30 })},
+		{[]string{"--tools", "search,calculator", "--start-states-answer-tool", ""}, with(task, func(w *want) { w.startsAnsTool = "" })},
 		{[]string{"--tools", "search,calculator", "--algo", "grpo"},
 			with(task, func(w *want) { w.algo, w.prompts, w.n = trainer.GRPO, grpo.Prompts, grpo.N })},
 		{[]string{"--tools", "search,calculator", "--config", grpoFile},
@@ -127,7 +131,8 @@ func TestTrainCalculatorTask(t *testing.T) {
 			t.Errorf("%v: %v", c.args, err)
 			continue
 		}
-		got := want{a.cfg.RL.Algorithm, a.cfg.RL.Prompts, a.cfg.RL.N, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric, a.cfg.OperandRew, a.cfg.StartStatesAnswer}
+		got := want{a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.RL.Prompts, a.cfg.RL.N, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric,
+			a.cfg.OperandRew, a.cfg.StartStatesAnswer, a.cfg.StartStatesAnswerTool}
 		if got != c.want {
 			t.Errorf("%v: settings %+v, want %+v", c.args, got, c.want)
 		}
@@ -136,7 +141,8 @@ func TestTrainCalculatorTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantTask := []string{"RL.Algorithm=reinforce++", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}; !slices.Equal(a.task, wantTask) {
+	if wantTask := []string{"RL.Algorithm=reinforce++", "RL.Steps=90", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2",
+		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator"}; !slices.Equal(a.task, wantTask) {
 		t.Errorf("the calculator task's settings for the log: %q, want %q", a.task, wantTask)
 	}
 	a, err = parseTrainArgs([]string{"--tools", "search,calculator", "--algo", "grpo", "--operand-rew", "0",

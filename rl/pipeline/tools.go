@@ -57,10 +57,12 @@ const NumericShare = 0.3
 // its Config field as config.json does; docs/RESULTS.md section 6 measures each against the run
 // without it.
 var CalculatorTask = []Setting{
+	{"RL.Steps", 90, "REINFORCE++'s steps cost four times GRPO's; 90 keep the whole run within 15 minutes on 2 cores"},
 	{"TrainWorld.Numeric", NumericShare, "the training worlds hold questions that need the calculator"},
 	{"EvalWorld.Numeric", NumericShare, "and so does the evaluation world"},
 	{"OperandRew", 0.2, "a calculation on the question's two numbers is paid; without it RL stops calling the calculator"},
-	{"StartStatesAnswer", 0.5, "half the start states begin with the calculator's result read, so RL practises the answer turn"},
+	{"StartStatesAnswer", 0.5, "half the start states after a calculation begin with its result read, so RL practises the answer turn"},
+	{"StartStatesAnswerTool", "calculator", "and only those: the answer turn after a search is practised from the policy's own notes"},
 }
 
 // CalculatorAlgorithm is the RL algorithm of the calculator task, with its defaults

@@ -115,42 +115,45 @@ func TestToolsSetting(t *testing.T) {
 // that a search-only run is left as it is.
 func TestForCalculator(t *testing.T) {
 	calcTools := env.ToolNames{"search", "calculator"}
+	all := []string{"RL.Steps=90", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2",
+		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator"}
 	for _, c := range []struct {
 		name  string
 		tools env.ToolNames
-		given []string // fields the user set, each to 0.45 before ForCalculator
+		given []string // fields the user set, each to givenValue before ForCalculator
 		want  []string // what it reports it set
 	}{
 		{"search alone", env.ToolNames{"search"}, nil, nil},
 		{"search alone, numeric set", env.ToolNames{"search"}, []string{"TrainWorld.Numeric"}, nil},
-		{"calculator", calcTools, nil,
-			[]string{"TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}},
+		{"calculator", calcTools, nil, all},
 		{"calculator, train share given", env.ToolNames{"calculator", "search"}, []string{"TrainWorld.Numeric"},
-			[]string{"EvalWorld.Numeric=0.3", "OperandRew=0.2", "StartStatesAnswer=0.5"}},
-		{"calculator, eval share and rewards given", calcTools, []string{"EvalWorld.Numeric", "OperandRew"},
-			[]string{"TrainWorld.Numeric=0.3", "StartStatesAnswer=0.5"}},
-		{"calculator, all given", calcTools, []string{"TrainWorld.Numeric", "EvalWorld.Numeric", "OperandRew", "StartStatesAnswer"}, nil},
+			slices.Delete(slices.Clone(all), 1, 2)},
+		{"calculator, steps, eval share and rewards given", calcTools, []string{"RL.Steps", "EvalWorld.Numeric", "OperandRew"},
+			[]string{"TrainWorld.Numeric=0.3", "StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator"}},
+		{"calculator, all given", calcTools, []string{"RL.Steps", "TrainWorld.Numeric", "EvalWorld.Numeric", "OperandRew",
+			"StartStatesAnswer", "StartStatesAnswerTool"}, nil},
 	} {
 		cfg := DefaultConfig()
 		cfg.Tools = c.tools
 		for _, f := range c.given {
-			*calcFields(&cfg)[f] = 0.45
+			v := configField(&cfg, f)
+			v.Set(givenValue(v))
 		}
 		before := cfg
 		got := cfg.ForCalculator(func(f string) bool { return slices.Contains(c.given, f) })
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: set %q, want %q", c.name, got, c.want)
 		}
-		after, old := calcFields(&cfg), calcFields(&before)
 		for _, s := range CalculatorTask {
-			want := *old[s.Field] // a given field, or a search-only run's
+			after, old := configField(&cfg, s.Field), configField(&before, s.Field)
+			want := old.Interface() // a given field, or a search-only run's
 			if c.tools.Has(calc.Name) && !slices.Contains(c.given, s.Field) {
-				want = s.Value.(float64)
+				want = reflect.ValueOf(s.Value).Convert(after.Type()).Interface()
 			}
-			if *after[s.Field] != want {
-				t.Errorf("%s: %s = %v, want %v", c.name, s.Field, *after[s.Field], want)
+			if after.Interface() != want {
+				t.Errorf("%s: %s = %v, want %v", c.name, s.Field, after.Interface(), want)
 			}
-			*after[s.Field] = *old[s.Field]
+			after.Set(old)
 		}
 		if !reflect.DeepEqual(before, cfg) {
 			t.Errorf("%s: ForCalculator changed a field outside CalculatorTask", c.name)
@@ -161,11 +164,24 @@ func TestForCalculator(t *testing.T) {
 	}
 }
 
-// calcFields points at the fields of c that CalculatorTask sets, by their names there.
-func calcFields(c *Config) map[string]*float64 {
-	return map[string]*float64{
-		"TrainWorld.Numeric": &c.TrainWorld.Numeric, "EvalWorld.Numeric": &c.EvalWorld.Numeric,
-		"OperandRew": &c.OperandRew, "StartStatesAnswer": &c.StartStatesAnswer,
+// configField is the field of c named by its dotted path ("RL.Steps"), settable.
+func configField(c *Config, path string) reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	for _, name := range strings.Split(path, ".") {
+		v = v.FieldByName(name)
+	}
+	return v
+}
+
+// givenValue is a value of v's type that no setting table uses: what a user gave.
+func givenValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Float64:
+		return reflect.ValueOf(0.45)
+	case reflect.Int:
+		return reflect.ValueOf(45)
+	default:
+		return reflect.ValueOf("search").Convert(v.Type())
 	}
 }
 
