@@ -115,7 +115,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"rl-on-demo-questions":     {"RL", "also train RL on the questions SFT demonstrated (false: only on questions SFT never showed)"},
 	"start-states":             {"RL", "share of the RL questions that begin before their last tool call, as a patient scripted agent played them, the policy writing the rest (a reverse curriculum; 0: off)"},
 	"start-states-answer":      {"RL", "share in [0, 1] of the start states that begin one step later, after the last tool's result, before the answer turn (0: all before the last tool call; the calculator task's is 0.5)"},
-	"start-states-answer-tool": {"RL", "only the start states whose last tool call is to this tool may begin at the answer turn, --start-states-answer being their share (\"\": any tool)"},
+	"start-states-answer-tool": {"RL", "only the start states whose last tool call is to this tool may begin at the answer turn, --start-states-answer being their share (\"\": any tool; the calculator task's is calculator)"},
 	"rl.max-turns":             {"RL", "agent turns per episode (paper: 5-10)"},
 	"rl.max-turn-tokens":       {"RL", "tokens generated per turn at most"},
 	"rl.max-len":               {"RL", "prompt + response tokens per trajectory at most (must hold the longest three-hop path, ~700)"},
