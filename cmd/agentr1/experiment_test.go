@@ -207,6 +207,14 @@ func TestExperimentOverrides(t *testing.T) {
 		t.Errorf("--tools search,calculator --eval-world.numeric 0.5: shares %v, %v, want %v, 0.5",
 			plan.Config.TrainWorld.Numeric, plan.Config.EvalWorld.Numeric, pipeline.NumericShare)
 	}
+	// The preset keeps its RL steps: the task's RL settings are each method's and preset's.
+	_, tiny, err := parseExperimentArgs([]string{"--preset", "tiny"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := plan.Config.RL.Steps, tiny.Config.RL.Steps; got != want {
+		t.Errorf("--tools search,calculator: RL steps %d, want the preset's %d", got, want)
+	}
 
 	// --methods: a comma-separated subset, recorded in the request; without it, every row.
 	_, plan, err = parseExperimentArgs([]string{"--preset", "tiny", "--methods", "grpo, ppo-no-adv-mask,"}, &bytes.Buffer{})
