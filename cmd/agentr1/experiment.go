@@ -149,6 +149,7 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 		return nil, nil, err
 	}
 	var overrides []string
+	set := map[string]bool{} // the overrides' flags, by name
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		switch {
@@ -157,6 +158,7 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 			err = fmt.Errorf("%w: --%s is set by the experiment for each run", errUsage, f.Name)
 		default:
 			overrides = append(overrides, "--"+f.Name+"="+f.Value.String())
+			set[f.Name] = true
 		}
 	})
 	if err != nil {
@@ -182,10 +184,8 @@ func parseExperimentArgs(args []string, stderr io.Writer) (*experimentArgs, *exp
 	// As train: runs offered the calculator get the calculator task's settings unless given.
 	// Each method names its own algorithm and the preset its RL steps, so the task's RL
 	// settings are not taken.
-	given := func(field string) bool {
-		return strings.HasPrefix(field, "RL.") ||
-			slices.ContainsFunc(overrides, func(o string) bool { return strings.HasPrefix(o, "--"+fieldFlagName(field)+"=") })
-	}
+	overridden := givenBy(set, "")
+	given := func(field string) bool { return strings.HasPrefix(field, "RL.") || overridden(field) }
 	p.Config.ForCalculator(given)
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
