@@ -27,11 +27,11 @@ import (
 // environment of qcfg over tools, its choices drawn from seed) and returns, for each task it
 // answers right with at least two tool calls, the problem that begins before its last tool
 // call, or, for the share atAnswer of the problems (spread evenly over them), before its
-// answer turn; when answerTool is set, that share is of the problems whose last tool call is to
-// answerTool, and no other begins at its answer turn: the prompt is the episode so far (tokenised as world.Demo.Trajectory does,
-// piece by piece as a rollout sees it), and each new episode replays the agent's turns before
-// continuing. It stops at max problems; states whose prompt is longer than maxPrompt tokens
-// are left out.
+// answer turn. When answerTool is set, that share is of the problems whose last tool call is
+// to answerTool, and no other begins at its answer turn. The prompt is the episode so far
+// (tokenised as world.Demo.Trajectory does, piece by piece as a rollout sees it), and each new
+// episode replays the agent's turns before continuing. It stops at max problems; states whose
+// prompt is longer than maxPrompt tokens are left out.
 func StartProblems(ctx context.Context, w *world.World, tasks []world.Task, tools []env.Tool, qcfg qa.Config,
 	enc rollout.Encoder, maxPrompt, max int, atAnswer float64, answerTool string, seed uint64) ([]trainer.Problem, error) {
 	if max <= 0 {
