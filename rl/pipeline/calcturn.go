@@ -180,22 +180,58 @@ type AnswerState struct {
 func AnswerStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool) []AnswerState {
 	var states []AnswerState
 	for i, d := range demos {
-		k := len(d.Turns) - 1 // the answer turn
-		if k < 1 || (i < len(mistakes) && k < len(mistakes[i]) && (mistakes[i][k] || mistakes[i][k-1])) {
-			continue
+		var m []bool
+		if i < len(mistakes) {
+			m = mistakes[i]
 		}
-		expr, ok := calculatorCallIn(tok.Decode(d.Turns[k-1].Action))
+		k, expr, answer, ok := answerAfterCalculation(tok, d, m)
 		if !ok {
 			continue
 		}
 		x, y, ok := operandsOf(expr)
-		answer, _ := qa.CheckAnswerTurn(tok.Decode(d.Turns[k].Action), false)
-		if !ok || answer == "" {
+		if !ok {
 			continue
 		}
 		states = append(states, AnswerState{Context: d.Before(k), Result: answer, Operands: [2]string{x, y}})
 	}
 	return states
+}
+
+// answerAfterCalculation finds demonstration d's answer turn k when the turn before it calls
+// the calculator and neither turn is a mistake (mistakes, one per turn, may be short or nil),
+// and returns the calculation's expression and the answer written.
+func answerAfterCalculation(tok *tokenizer.Tokenizer, d *mdp.Trajectory, mistakes []bool) (k int, expr, answer string, ok bool) {
+	k = len(d.Turns) - 1
+	if k < 1 || (k < len(mistakes) && (mistakes[k] || mistakes[k-1])) {
+		return 0, "", "", false
+	}
+	if expr, ok = calculatorCallIn(tok.Decode(d.Turns[k-1].Action)); !ok {
+		return 0, "", "", false
+	}
+	if answer, _ = qa.CheckAnswerTurn(tok.Decode(d.Turns[k].Action), false); answer == "" {
+		return 0, "", "", false
+	}
+	return k, expr, answer, true
+}
+
+// scaleCalcAnswers multiplies by f the action weight (weights[i][k], laid out as
+// SFTOptions.ActionWeights; 1 where short) of each demonstration's answer turn that follows
+// its calculation, the turns AnswerStates measures.
+func scaleCalcAnswers(weights [][]float64, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool, f float64) {
+	for i, d := range demos {
+		var m []bool
+		if i < len(mistakes) {
+			m = mistakes[i]
+		}
+		k, _, _, ok := answerAfterCalculation(tok, d, m)
+		if !ok {
+			continue
+		}
+		for len(weights[i]) <= k {
+			weights[i] = append(weights[i], 1)
+		}
+		weights[i][k] *= f
+	}
 }
 
 // AnswerShares is what a policy writes in the answer turns after a calculation: the share of

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,6 +111,40 @@ func TestAnswerStates(t *testing.T) {
 	}
 	checkShares(t, st, st.Greedy.Answers, st.Greedy.Result, st.Greedy.Operand, st.Greedy.Noted,
 		st.Sampled.Answers, st.Sampled.Result, st.Sampled.Operand, st.Sampled.Noted)
+}
+
+// TestCalcAnswerWeight checks that SFTConfig.CalcAnswerWeight scales the action weight of
+// exactly the answer turns AnswerStates measures, on top of MistakeWeight, and of no other
+// turn.
+func TestCalcAnswerWeight(t *testing.T) {
+	cfg := tinyCalcConfig(t)
+	cfg.Demos = 40
+	s, _ := tinySetupPolicy(t, cfg)
+	sft := cfg.SFT
+	sft.MistakeWeight, sft.CalcAnswerWeight = 0.5, 5
+	plain := mistakeWeights(s.DemoMistakes, sft.MistakeWeight)
+	w := actionWeights(s, sft)
+	if len(w) != len(s.Demos) {
+		t.Fatalf("%d weight lists for %d demonstrations", len(w), len(s.Demos))
+	}
+	scaled := 0
+	for i := range w {
+		for k := range w[i] {
+			switch last := k == len(s.Demos[i].Turns)-1; {
+			case w[i][k] == 5*plain[i][k] && last:
+				scaled++
+			case w[i][k] != plain[i][k]:
+				t.Errorf("demonstration %d turn %d: weight %g, want %g (MistakeWeight alone)", i, k, w[i][k], plain[i][k])
+			}
+		}
+	}
+	if want := len(AnswerStates(s.Tokenizer, s.Demos, s.DemoMistakes)); scaled != want || want == 0 {
+		t.Errorf("%d answer turns weighted 5 times, want the %d answer states'", scaled, want)
+	}
+	sft.CalcAnswerWeight = 1
+	if !reflect.DeepEqual(actionWeights(s, sft), plain) {
+		t.Error("CalcAnswerWeight 1 changed the action weights")
+	}
 }
 
 // TestAnswerSharesCount sorts answer turns after the calculation "1838 - 1405" (433): the

@@ -555,7 +555,7 @@ func SFTBase(ctx context.Context, cfg Config, setup *Setup, policy *model.Model,
 		OnResume: func(path string, step int) {
 			log("info", fmt.Sprintf("resumed SFT from %s at step %d", path, step))
 		},
-		ActionWeights:    mistakeWeights(setup.DemoMistakes, cfg.SFT.MistakeWeight),
+		ActionWeights:    actionWeights(setup, cfg.SFT),
 		StopOnDivergence: cfg.StopOnDivergence,
 		SaveState:        func() json.RawMessage { return callerState(log) },
 		RestoreState:     func(state json.RawMessage) { log("resume", &RunState{State: state}) },
@@ -629,6 +629,18 @@ func loadPolicyOf(dir string, tok *tokenizer.Tokenizer) (*model.Model, error) {
 
 // baseStateFile, in the checkpoint folder, holds the Logger's RunState as SFT ended.
 const baseStateFile = "sft-base.state.json"
+
+// actionWeights returns the loss weight of each demonstration's turns (SFTOptions.ActionWeights):
+// MistakeWeight on the mistakes, times CalcAnswerWeight on the answer turns after a
+// calculation, 1 elsewhere.
+func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
+	w := mistakeWeights(setup.DemoMistakes, cfg.MistakeWeight)
+	if cfg.CalcAnswerWeight != 1 {
+		w = append(w, make([][]float64, len(setup.Demos)-len(w))...)
+		scaleCalcAnswers(w, setup.Tokenizer, setup.Demos, setup.DemoMistakes, cfg.CalcAnswerWeight)
+	}
+	return w
+}
 
 // mistakeWeights turns each demonstration's mistake marks into its turns' action weights:
 // weight on a mistake, 1 elsewhere.
