@@ -191,3 +191,43 @@ func checkShares(t *testing.T, st any, shares ...float64) {
 		}
 	}
 }
+
+// TestWeakAnswerTurn checks the verdict on both sides of its threshold, and that a run of the
+// calculator task warns before RL of its warm start's answer turn, here an untrained one's,
+// while a run without the calculator does not measure it.
+func TestWeakAnswerTurn(t *testing.T) {
+	if msg := weakAnswerTurn(20, AnswerShares{Answers: 1, Result: .7}); msg != "" {
+		t.Errorf("warned of a warm start answering the result from 14 of 20 states: %s", msg)
+	}
+	if msg := weakAnswerTurn(0, AnswerShares{}); msg != "" {
+		t.Errorf("warned with no state measured: %s", msg)
+	}
+	msg := weakAnswerTurn(20, AnswerShares{Answers: 1, Result: .25, Operand: .5})
+	if !strings.Contains(msg, "from 5 of 20") || !strings.Contains(msg, "an operand from 10") {
+		t.Errorf("warning %q does not give the counts (the result from 5 of 20, an operand from 10)", msg)
+	}
+
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		warn bool
+	}{{"calculator", tinyCalcConfig(t), true}, {"search", tinyConfig(t), false}} {
+		cfg := c.cfg
+		cfg.RL.Steps = 1
+		if c.warn {
+			cfg.Demos = 40 // TestAnswerStates finds answer states among them
+		}
+		var warned []string
+		_, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
+			if s, ok := rec.(string); ok && kind == "warn" && strings.Contains(s, "answer turn") {
+				warned = append(warned, s)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(warned) > 0; got != c.warn {
+			t.Errorf("%s run: warned of the answer turn %v (%q), want %v", c.name, got, warned, c.warn)
+		}
+	}
+}

@@ -203,7 +203,8 @@ func rlResumePoint(cfg Config, st Start) (string, error) {
 }
 
 // startPolicy readies the starting policy of a run with no RL checkpoint to resume: the SFT
-// warm start when st.SFT (SFTBase), then, when st.EvalStart, its evaluation on every
+// warm start when st.SFT (SFTBase), warning on the calculator task when its answer turn after
+// a calculation is weak (WeakAnswerTurn), then, when st.EvalStart, its evaluation on every
 // evaluation set, which it returns (Result.SFTEval).
 func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, log Logger) ([]*EvalMetrics, error) {
 	if st.Resume && !st.SFT {
@@ -214,6 +215,15 @@ func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, 
 	if st.SFT {
 		if err := SFTBase(ctx, cfg, st.Setup, st.Policy, st.Resume, log); err != nil {
 			return nil, err
+		}
+		if IsWorldData(cfg.Data) && cfg.OffersCalculator() {
+			msg, err := WeakAnswerTurn(ctx, st.Policy, st.Setup, cfg.RL.MaxTurnTokens)
+			if err != nil {
+				return nil, err
+			}
+			if msg != "" {
+				log("warn", msg)
+			}
 		}
 	}
 	if !st.EvalStart {
