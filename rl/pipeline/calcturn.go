@@ -40,23 +40,37 @@ const calculatorCall = "<tool_call>\n{\"name\": \"calculator\""
 func CalcStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool) []CalcState {
 	var states []CalcState
 	for i, d := range demos {
-		for k, turn := range d.Turns {
-			action := tok.Decode(turn.Action)
-			if !strings.Contains(action, calculatorCall) {
-				continue
-			}
-			if i < len(mistakes) && k < len(mistakes[i]) && mistakes[i][k] {
-				break
-			}
-			expr, ok := calculatorCallIn(action)
-			if !ok {
-				break
-			}
+		if k, expr, ok := calculatingTurn(tok, d, mistakesOf(mistakes, i)); ok {
 			states = append(states, CalcState{Context: d.Before(k), Expression: expr})
-			break
 		}
 	}
 	return states
+}
+
+// calculatingTurn finds demonstration d's first turn that calls the calculator and returns it
+// with its expression, unless that turn is a mistake (mistakes, one per turn, may be short or
+// nil) or its call is malformed.
+func calculatingTurn(tok *tokenizer.Tokenizer, d *mdp.Trajectory, mistakes []bool) (k int, expr string, ok bool) {
+	for k, turn := range d.Turns {
+		action := tok.Decode(turn.Action)
+		if !strings.Contains(action, calculatorCall) {
+			continue
+		}
+		if k < len(mistakes) && mistakes[k] {
+			return 0, "", false
+		}
+		expr, ok := calculatorCallIn(action)
+		return k, expr, ok
+	}
+	return 0, "", false
+}
+
+// mistakesOf returns demonstration i's mistake marks, nil when mistakes holds none for it.
+func mistakesOf(mistakes [][]bool, i int) []bool {
+	if i < len(mistakes) {
+		return mistakes[i]
+	}
+	return nil
 }
 
 // CalcShares is what a policy writes in the calculating turns: the share of turns that call
@@ -181,11 +195,7 @@ type AnswerState struct {
 func AnswerStates(tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool) []AnswerState {
 	var states []AnswerState
 	for i, d := range demos {
-		var m []bool
-		if i < len(mistakes) {
-			m = mistakes[i]
-		}
-		k, expr, answer, ok := answerAfterCalculation(tok, d, m)
+		k, expr, answer, ok := answerAfterCalculation(tok, d, mistakesOf(mistakes, i))
 		if !ok {
 			continue
 		}
@@ -215,23 +225,25 @@ func answerAfterCalculation(tok *tokenizer.Tokenizer, d *mdp.Trajectory, mistake
 	return k, expr, answer, true
 }
 
-// scaleCalcAnswers multiplies by f the action weight (weights[i][k], laid out as
-// SFTOptions.ActionWeights; 1 where short) of each demonstration's answer turn that follows
-// its calculation, the turns AnswerStates measures.
-func scaleCalcAnswers(weights [][]float64, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool, f float64) {
-	for i, d := range demos {
-		var m []bool
-		if i < len(mistakes) {
-			m = mistakes[i]
-		}
-		k, _, _, ok := answerAfterCalculation(tok, d, m)
-		if !ok {
-			continue
-		}
+// scaleCalcTurns multiplies the action weights (weights[i][k], laid out as
+// SFTOptions.ActionWeights; 1 where short) of each demonstration's calculating turn by call
+// and of its answer turn after the calculation by answer: the turns CalcStates and
+// AnswerStates measure.
+func scaleCalcTurns(weights [][]float64, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool, call, answer float64) {
+	scale := func(i, k int, f float64) {
 		for len(weights[i]) <= k {
 			weights[i] = append(weights[i], 1)
 		}
 		weights[i][k] *= f
+	}
+	for i, d := range demos {
+		m := mistakesOf(mistakes, i)
+		if k, _, ok := calculatingTurn(tok, d, m); ok && call != 1 {
+			scale(i, k, call)
+		}
+		if k, _, _, ok := answerAfterCalculation(tok, d, m); ok && answer != 1 {
+			scale(i, k, answer)
+		}
 	}
 }
 

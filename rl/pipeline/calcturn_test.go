@@ -113,37 +113,41 @@ func TestAnswerStates(t *testing.T) {
 		st.Sampled.Answers, st.Sampled.Result, st.Sampled.Operand, st.Sampled.Noted)
 }
 
-// TestCalcAnswerWeight checks that SFTConfig.CalcAnswerWeight scales the action weight of
-// exactly the answer turns AnswerStates measures, on top of MistakeWeight, and of no other
-// turn.
-func TestCalcAnswerWeight(t *testing.T) {
+// TestCalcTurnWeights checks that SFTConfig.CalcCallWeight and CalcAnswerWeight scale the
+// action weights of exactly the calculating turns CalcStates measures and the answer turns
+// AnswerStates measures, on top of MistakeWeight, and of no other turn.
+func TestCalcTurnWeights(t *testing.T) {
 	cfg := tinyCalcConfig(t)
 	cfg.Demos = 40
 	s, _ := tinySetupPolicy(t, cfg)
 	sft := cfg.SFT
-	sft.MistakeWeight, sft.CalcAnswerWeight = 0.5, 5
+	sft.MistakeWeight, sft.CalcCallWeight, sft.CalcAnswerWeight = 0.5, 3, 5
 	plain := mistakeWeights(s.DemoMistakes, sft.MistakeWeight)
 	w := actionWeights(s, sft)
 	if len(w) != len(s.Demos) {
 		t.Fatalf("%d weight lists for %d demonstrations", len(w), len(s.Demos))
 	}
-	scaled := 0
+	calls, answers := 0, 0
 	for i := range w {
 		for k := range w[i] {
 			switch last := k == len(s.Demos[i].Turns)-1; {
 			case w[i][k] == 5*plain[i][k] && last:
-				scaled++
+				answers++
+			case w[i][k] == 3*plain[i][k] && !last:
+				calls++
 			case w[i][k] != plain[i][k]:
 				t.Errorf("demonstration %d turn %d: weight %g, want %g (MistakeWeight alone)", i, k, w[i][k], plain[i][k])
 			}
 		}
 	}
-	if want := len(AnswerStates(s.Tokenizer, s.Demos, s.DemoMistakes)); scaled != want || want == 0 {
-		t.Errorf("%d answer turns weighted 5 times, want the %d answer states'", scaled, want)
+	wantCalls, wantAnswers := len(CalcStates(s.Tokenizer, s.Demos, s.DemoMistakes)), len(AnswerStates(s.Tokenizer, s.Demos, s.DemoMistakes))
+	if calls != wantCalls || answers != wantAnswers || wantCalls == 0 || wantAnswers == 0 {
+		t.Errorf("%d calculating turns weighted 3 times and %d answer turns 5 times, want the %d calculating states' and the %d answer states'",
+			calls, answers, wantCalls, wantAnswers)
 	}
-	sft.CalcAnswerWeight = 1
+	sft.CalcCallWeight, sft.CalcAnswerWeight = 1, 1
 	if !reflect.DeepEqual(actionWeights(s, sft), plain) {
-		t.Error("CalcAnswerWeight 1 changed the action weights")
+		t.Error("CalcCallWeight and CalcAnswerWeight 1 changed the action weights")
 	}
 }
 

@@ -641,13 +641,13 @@ func loadPolicyOf(dir string, tok *tokenizer.Tokenizer) (*model.Model, error) {
 const baseStateFile = "sft-base.state.json"
 
 // actionWeights returns the loss weight of each demonstration's turns (SFTOptions.ActionWeights):
-// MistakeWeight on the mistakes, times CalcAnswerWeight on the answer turns after a
-// calculation, 1 elsewhere.
+// MistakeWeight on the mistakes, times CalcCallWeight on the calculating turns and
+// CalcAnswerWeight on the answer turns after a calculation, 1 elsewhere.
 func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
 	w := mistakeWeights(setup.DemoMistakes, cfg.MistakeWeight)
-	if cfg.CalcAnswerWeight != 1 {
+	if cfg.CalcCallWeight != 1 || cfg.CalcAnswerWeight != 1 {
 		w = append(w, make([][]float64, len(setup.Demos)-len(w))...)
-		scaleCalcAnswers(w, setup.Tokenizer, setup.Demos, setup.DemoMistakes, cfg.CalcAnswerWeight)
+		scaleCalcTurns(w, setup.Tokenizer, setup.Demos, setup.DemoMistakes, cfg.CalcCallWeight, cfg.CalcAnswerWeight)
 	}
 	return w
 }

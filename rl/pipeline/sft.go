@@ -65,6 +65,10 @@ type SFTConfig struct {
 	// operand answers one after the calculator's result too, and RL does not unteach it
 	// (docs/RESULTS.md section 6). 1, the default, is the plain masked loss.
 	CalcAnswerWeight float64
+	// CalcCallWeight weights the loss on a demonstration's calculating turn (its first
+	// calculator call, the turns CalcStates measures) against 1 on the other turns, as
+	// CalcAnswerWeight weights the answer after it. 1, the default, is the plain masked loss.
+	CalcCallWeight float64
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by
 	// its first token, the loss on the recalls (copyBatch). A pretrained LLM arrives able to
@@ -104,7 +108,7 @@ type SFTConfig struct {
 // 0.01: 0.1 raised the unseen gain on the avx2 kernels and lowered it on avx512
 // (docs/RESULTS.md section 1.2, with the other measurements).
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, NameWeight: 1, CalcAnswerWeight: 1, CopyLR: 1e-3}
+	return SFTConfig{Steps: 2400, Batch: 8, LR: 2e-3, WarmupSteps: 20, Decay: trainer.DecayCosine, MinLRRatio: 0.1, WeightDecay: 0.01, GradClip: 1.0, ContextWeight: 0.5, MistakeWeight: 1, NumberWeight: 1, ContextNumberWeight: 1, NameWeight: 1, CalcAnswerWeight: 1, CalcCallWeight: 1, CopyLR: 1e-3}
 }
 
 // TotalSteps is the warm start's optimiser steps: the copy steps, then the demonstrations'.
@@ -183,8 +187,8 @@ func (c SFTConfig) Validate() error {
 	if !(c.NameWeight >= 0 && c.NameWeight <= 100) {
 		return fmt.Errorf("sft config: NameWeight %g, want 0..100", c.NameWeight)
 	}
-	if !(c.CalcAnswerWeight >= 0 && c.CalcAnswerWeight <= 100) {
-		return fmt.Errorf("sft config: CalcAnswerWeight %g, want 0..100", c.CalcAnswerWeight)
+	if !(c.CalcAnswerWeight >= 0 && c.CalcAnswerWeight <= 100) || !(c.CalcCallWeight >= 0 && c.CalcCallWeight <= 100) {
+		return fmt.Errorf("sft config: CalcAnswerWeight %g, CalcCallWeight %g, want each 0..100", c.CalcAnswerWeight, c.CalcCallWeight)
 	}
 	if !(c.ContextNumberWeight >= 0 && c.ContextNumberWeight <= 1) {
 		return fmt.Errorf("sft config: ContextNumberWeight %g, want 0..1", c.ContextNumberWeight)
