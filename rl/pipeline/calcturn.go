@@ -333,8 +333,9 @@ func weakAnswerTurn(n int, g AnswerShares) string {
 		return ""
 	}
 	return fmt.Sprintf("the warm start answers the calculator's result from %.0f of %d demonstrated states (an operand from %.0f): "+
-		"a weak answer turn after a calculation, from which RL learns none of the numeric questions (docs/RESULTS.md section 6); "+
-		"another seed draws another warm start", g.Result*float64(n), n, g.Operand*float64(n))
+		"a weak answer turn after a calculation, which RL does not teach; warm starts like it gained almost nothing on the numeric "+
+		"questions (docs/RESULTS.md section 6); a larger --sft.calc-answer-weight or another seed draws another warm start",
+		g.Result*float64(n), n, g.Operand*float64(n))
 }
 
 // operandsOf splits "x - y" or "x + y" into its two numbers.
