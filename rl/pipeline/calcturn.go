@@ -303,10 +303,11 @@ func MeasureAnswerTurn(ctx context.Context, policy *model.Model, tok *tokenizer.
 const answerTurnDemos = 600
 
 // weakAnswerShare is the share of a warm start's greedy answer turns after a calculation,
-// answering the calculator's result, under which WeakAnswerTurn warns. Of five seeds' bases
-// at the calculator task's defaults, the three that answered it from .71 to .94 of the states
-// gained 22 to 51 points on the numeric questions; the two at .14 and .23 gained none, and RL
-// taught them to answer an operand instead (docs/RESULTS.md section 6).
+// answering the calculator's result, under which WeakAnswerTurn warns. Of the calculator
+// task's warm starts measured with RL after them, the four answering it from a quarter of the
+// states or less gained at most 11 points on the numeric questions, since RL does not teach
+// that turn; those answering it from .71 or more gained 14 to 63, the least where the warm
+// start also calculated on the wrong numbers (docs/RESULTS.md section 6).
 const weakAnswerShare = 0.5
 
 // WeakAnswerTurn lets policy write, greedy, the answer turn after each calculation the first

@@ -63,11 +63,13 @@ type SFTConfig struct {
 	// demonstrations reach it, since the impatient demonstrator answers most numeric
 	// questions with the one number it read; a warm start that learns from those to answer an
 	// operand answers one after the calculator's result too, and RL does not unteach it
-	// (docs/RESULTS.md section 6). 1, the default, is the plain masked loss.
+	// (docs/RESULTS.md section 6). 1, the default, is the plain masked loss; the calculator
+	// task takes 5 (CalculatorTask).
 	CalcAnswerWeight float64
 	// CalcCallWeight weights the loss on a demonstration's calculating turn (its first
 	// calculator call, the turns CalcStates measures) against 1 on the other turns, as
-	// CalcAnswerWeight weights the answer after it. 1, the default, is the plain masked loss.
+	// CalcAnswerWeight weights the answer after it. 1, the default, is the plain masked loss;
+	// the calculator task takes 5.
 	CalcCallWeight float64
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by

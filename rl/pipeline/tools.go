@@ -63,6 +63,8 @@ var CalculatorTask = []Setting{
 	{"OperandRew", 0.2, "a calculation on the question's two numbers is paid; without it RL stops calling the calculator"},
 	{"StartStatesAnswer", 0.5, "half the start states after a calculation begin with its result read, so RL practises the answer turn"},
 	{"StartStatesAnswerTool", "calculator", "and only those: the answer turn after a search is practised from the policy's own notes"},
+	{"SFT.CalcCallWeight", 5.0, "the warm start learns to calculate on the numbers read, which few demonstrations reach"},
+	{"SFT.CalcAnswerWeight", 5.0, "and to answer the result; RL teaches neither"},
 }
 
 // CalculatorAlgorithm is the RL algorithm of the calculator task, with its defaults
