@@ -225,24 +225,17 @@ func answerAfterCalculation(tok *tokenizer.Tokenizer, d *mdp.Trajectory, mistake
 	return k, expr, answer, true
 }
 
-// scaleCalcTurns multiplies the action weights (weights[i][k], laid out as
-// SFTOptions.ActionWeights; 1 where short) of each demonstration's calculating turn by call
-// and of its answer turn after the calculation by answer: the turns CalcStates and
-// AnswerStates measure.
+// scaleCalcTurns multiplies the action weights (weights[i][k], one per turn, laid out as
+// SFTOptions.ActionWeights) of each demonstration's calculating turn by call and of its answer
+// turn after the calculation by answer: the turns CalcStates and AnswerStates measure.
 func scaleCalcTurns(weights [][]float64, tok *tokenizer.Tokenizer, demos []*mdp.Trajectory, mistakes [][]bool, call, answer float64) {
-	scale := func(i, k int, f float64) {
-		for len(weights[i]) <= k {
-			weights[i] = append(weights[i], 1)
-		}
-		weights[i][k] *= f
-	}
 	for i, d := range demos {
 		m := mistakesOf(mistakes, i)
-		if k, _, ok := calculatingTurn(tok, d, m); ok && call != 1 {
-			scale(i, k, call)
+		if k, _, ok := calculatingTurn(tok, d, m); ok {
+			weights[i][k] *= call
 		}
-		if k, _, _, ok := answerAfterCalculation(tok, d, m); ok && answer != 1 {
-			scale(i, k, answer)
+		if k, _, _, ok := answerAfterCalculation(tok, d, m); ok {
+			weights[i][k] *= answer
 		}
 	}
 }

@@ -644,9 +644,8 @@ const baseStateFile = "sft-base.state.json"
 // MistakeWeight on the mistakes, times CalcCallWeight on the calculating turns and
 // CalcAnswerWeight on the answer turns after a calculation, 1 elsewhere.
 func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
-	w := mistakeWeights(setup.DemoMistakes, cfg.MistakeWeight)
+	w := mistakeWeights(setup.DemoMistakes, cfg.MistakeWeight) // one per demonstration and turn, as Setup.DemoMistakes
 	if cfg.CalcCallWeight != 1 || cfg.CalcAnswerWeight != 1 {
-		w = append(w, make([][]float64, len(setup.Demos)-len(w))...)
 		scaleCalcTurns(w, setup.Tokenizer, setup.Demos, setup.DemoMistakes, cfg.CalcCallWeight, cfg.CalcAnswerWeight)
 	}
 	return w
