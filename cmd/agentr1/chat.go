@@ -111,7 +111,7 @@ func runChat(args []string, stdout, stderr io.Writer) error {
 		sampler: model.Sampler{Temperature: a.temperature, Greedy: a.temperature == 0},
 		rng:     rand.New(rand.NewPCG(a.seed, 0)),
 		tok:     tok,
-		stops:   []int{sp.ToolEnd, sp.ImEnd},
+		stops:   sp.TurnStops(),
 		cfg:     a,
 		out:     stdout,
 	}

@@ -173,7 +173,7 @@ func TestChatEpisodeToolTurn(t *testing.T) {
 			var out bytes.Buffer
 			s := &chatSession{
 				dec: &scriptDecoder{script: script, vocab: tok.VocabSize()}, sampler: model.Sampler{Greedy: true},
-				rng: rand.New(rand.NewPCG(1, 0)), tok: tok, stops: []int{sp.ToolEnd, sp.ImEnd}, cfg: a, out: &out,
+				rng: rand.New(rand.NewPCG(1, 0)), tok: tok, stops: sp.TurnStops(), cfg: a, out: &out,
 			}
 			e, err := qa.New(qcfg, tools...)
 			if err != nil {

@@ -313,7 +313,7 @@ func WeakAnswerTurn(ctx context.Context, policy *model.Model, setup *Setup, maxT
 		demos = demos[:answerTurnDemos]
 	}
 	states := AnswerStates(setup.Tokenizer, demos, mistakes)
-	stop := []int{setup.Specials.ToolEnd, setup.Specials.ImEnd}
+	stop := setup.Specials.TurnStops()
 	st, err := MeasureAnswerTurn(ctx, policy, setup.Tokenizer, states, model.Sampler{}, 0, maxTokens, stop, 0)
 	if err != nil {
 		return "", err

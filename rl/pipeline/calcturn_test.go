@@ -43,7 +43,7 @@ func TestCalcStates(t *testing.T) {
 
 	// A tiny untrained policy's shares are shares, and a state too long for its context is
 	// left out.
-	stop := []int{s.Specials.ToolEnd, s.Specials.ImEnd}
+	stop := s.Specials.TurnStops()
 	st, err := MeasureCalcTurn(context.Background(), p, tok, states, model.Sampler{Temperature: 1}, 2, 8, stop, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestAnswerStates(t *testing.T) {
 		t.Errorf("%d states from demonstrations whose every turn is a mistake", n)
 	}
 
-	stop := []int{s.Specials.ToolEnd, s.Specials.ImEnd}
+	stop := s.Specials.TurnStops()
 	st, err := MeasureAnswerTurn(context.Background(), p, tok, states, model.Sampler{Temperature: 1}, 2, 8, stop, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -342,7 +342,7 @@ func CopyingOfRun(ctx context.Context, cfg Config, modelDir string, n int, unsee
 	r.Similarity = OutputSimilarities(policy, setup.Tokenizer)
 	rl := cfg.RL
 	sampler := model.Sampler{Temperature: rl.Temperature, TopP: rl.TopP, TopK: rl.TopK}
-	stop := []int{setup.Specials.ToolEnd, setup.Specials.ImEnd}
+	stop := setup.Specials.TurnStops()
 	r.CalcTurn, err = MeasureCalcTurn(ctx, policy, setup.Tokenizer, CalcStates(setup.Tokenizer, demos, mistakes),
 		sampler, CalcTurnSamples, rl.MaxTurnTokens, stop, cfg.Seed)
 	if err != nil {

@@ -28,6 +28,9 @@ type Specials struct {
 	ImEnd   int // `<|im_end|>`: stops a turn (end of the assistant's message)
 }
 
+// TurnStops are the tokens that end an agent's turn: a tool call's close or the message's end.
+func (s Specials) TurnStops() []int { return []int{s.ToolEnd, s.ImEnd} }
+
 // Trainer runs RL steps of one policy. Every random choice derives from (Seed, step), so a
 // run resumed from a checkpoint at step s continues exactly as the uninterrupted run.
 type Trainer struct {
@@ -196,7 +199,7 @@ func (t *Trainer) rolloutConfig(n int, seed uint64) rollout.Config {
 	return rollout.Config{
 		N: n, MaxTurns: c.MaxTurns, MaxTurnTokens: c.MaxTurnTokens, MaxLen: c.MaxLen,
 		RefuseLongPrompts: true,
-		MaxObsTokens:      c.MaxObsTokens, StopTokens: []int{t.Specials.ToolEnd, t.Specials.ImEnd}, ToolEnd: t.Specials.ToolEnd,
+		MaxObsTokens:      c.MaxObsTokens, StopTokens: t.Specials.TurnStops(), ToolEnd: t.Specials.ToolEnd,
 		Workers: t.Workers, Seed: seed,
 	}
 }
