@@ -101,6 +101,7 @@ var trainFlagDocs = map[string]flagDoc{
 	"sft.name-weight":           {"SFT", "weight of the loss on the tokens of the agent's thoughts that copy a name out of the tool response just read, against 1 on its other tokens"},
 	"sft.calc-answer-weight":    {"SFT", "weight of the loss on the answer turn that follows a demonstrated calculation, against 1 on the other turns"},
 	"sft.calc-call-weight":      {"SFT", "weight of the loss on a demonstration's calculating turn (its first calculator call), against 1 on the other turns"},
+	"sft.choice-answer-weight":  {"SFT", "weight of the loss on the answer turn of a question that chooses between two names (who was born first, A or B?), against 1 on the other turns"},
 	"sft.context-number-weight": {"SFT", "factor in [0, 1] on the loss weight of the tool responses' digit (number) tokens (0: the random numbers a passage states are context only)"},
 	"sft.copy-lr":               {"SFT", "learning rate of the copy steps (AdamW, constant after the warm-up)"},
 	"sft.copy-both":             {"SFT", "with --sft.copy-numbers, alternate the copy steps' rows: numbers, then spans, in turn"},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentr1/env/qa"
 	"agentr1/model"
 )
 
@@ -148,6 +149,46 @@ func TestCalcTurnWeights(t *testing.T) {
 	sft.CalcCallWeight, sft.CalcAnswerWeight = 1, 1
 	if !reflect.DeepEqual(actionWeights(s, sft), plain) {
 		t.Error("CalcCallWeight and CalcAnswerWeight 1 changed the action weights")
+	}
+}
+
+// TestChoiceAnswerWeight checks that SFTConfig.ChoiceAnswerWeight scales the action weight of
+// exactly the answer turns of the demonstrations choosing between two names, on top of
+// MistakeWeight: each such answer names one of the two its question offers, and no other turn
+// changes.
+func TestChoiceAnswerWeight(t *testing.T) {
+	cfg := tinyCalcConfig(t)
+	cfg.Demos = 40
+	s, _ := tinySetupPolicy(t, cfg)
+	sft := cfg.SFT
+	sft.MistakeWeight, sft.ChoiceAnswerWeight = 0.5, 4
+	plain := mistakeWeights(s.DemoMistakes, sft.MistakeWeight)
+	w := actionWeights(s, sft)
+	choices := 0
+	for i := range w {
+		for k := range w[i] {
+			if w[i][k] == plain[i][k] {
+				continue
+			}
+			last := len(s.Demos[i].Turns) - 1
+			if w[i][k] != 4*plain[i][k] || k != last || s.DemoMistakes[i][k] {
+				t.Errorf("demonstration %d turn %d of %d: weight %g, want %g (MistakeWeight alone)", i, k, last+1, w[i][k], plain[i][k])
+				continue
+			}
+			choices++
+			answer, _ := qa.CheckAnswerTurn(s.Tokenizer.Decode(s.Demos[i].Turns[k].Action), false)
+			prompt := s.Tokenizer.Decode(s.Demos[i].Before(0))
+			if answer == "" || !(strings.Contains(prompt, ", "+answer+" or ") || strings.Contains(prompt, " or "+answer+"?")) {
+				t.Errorf("demonstration %d: weighted answer %q is not an option of its question:\n%s", i, answer, prompt)
+			}
+		}
+	}
+	if choices == 0 {
+		t.Error("no answer turn weighted: the demonstrations hold no question choosing between two names?")
+	}
+	sft.ChoiceAnswerWeight = 1
+	if !reflect.DeepEqual(actionWeights(s, sft), plain) {
+		t.Error("ChoiceAnswerWeight 1 changed the action weights")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"agentr1/env/world"
 	"agentr1/internal/atomicfile"
 	"agentr1/model"
 	"agentr1/rl/trainer"
@@ -642,13 +643,29 @@ const baseStateFile = "sft-base.state.json"
 
 // actionWeights returns the loss weight of each demonstration's turns (SFTOptions.ActionWeights):
 // MistakeWeight on the mistakes, times CalcCallWeight on the calculating turns and
-// CalcAnswerWeight on the answer turns after a calculation, 1 elsewhere.
+// CalcAnswerWeight on the answer turns after a calculation, times ChoiceAnswerWeight on the
+// answer turns of the questions that choose between two names, 1 elsewhere.
 func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
 	w := mistakeWeights(setup.DemoMistakes, cfg.MistakeWeight) // one per demonstration and turn, as Setup.DemoMistakes
 	if cfg.CalcCallWeight != 1 || cfg.CalcAnswerWeight != 1 {
 		scaleCalcTurns(w, setup.Tokenizer, setup.Demos, setup.DemoMistakes, cfg.CalcCallWeight, cfg.CalcAnswerWeight)
 	}
+	if cfg.ChoiceAnswerWeight != 1 {
+		scaleChoiceAnswers(w, setup.DemoFinals, setup.DemoMistakes, cfg.ChoiceAnswerWeight)
+	}
 	return w
+}
+
+// scaleChoiceAnswers multiplies the action weight of the answer turn (the last) of each
+// demonstration whose question chooses between two names (finals[i] Larger or Smaller) by
+// weight, unless that answer is a mistake (a wrong name on purpose).
+func scaleChoiceAnswers(weights [][]float64, finals []world.Final, mistakes [][]bool, weight float64) {
+	for i, f := range finals {
+		k := len(mistakes[i]) - 1
+		if (f == world.Larger || f == world.Smaller) && k >= 0 && !mistakes[i][k] {
+			weights[i][k] *= weight
+		}
+	}
 }
 
 // mistakeWeights turns each demonstration's mistake marks into its turns' action weights:

@@ -42,7 +42,10 @@ type Setup struct {
 	// DemoMistakes marks, per demonstration and turn, the actions in which the noisy agent
 	// erred on purpose (world.DemoTurn.Mistake).
 	DemoMistakes [][]bool
-	DemoSummary  world.Summary // how well the (noisy) scripted agent did
+	// DemoFinals holds, per demonstration, how its question's answer follows from the facts
+	// read (world.Plan.Final): which demonstrations choose between two names, which calculate.
+	DemoFinals  []world.Final
+	DemoSummary world.Summary // how well the (noisy) scripted agent did
 	// StartStates is how many of Train begin from a scripted agent's state before its last
 	// tool call (Config.StartStates); they are Train's last problems.
 	StartStates int
@@ -149,7 +152,7 @@ func (s *Setup) demonstrate(ctx context.Context) (demos []world.Demo, demoQs []i
 }
 
 // trainTokenizer trains the tokenizer on the demonstrations' text and the training worlds'
-// passages, and tokenises the demonstrations with it (Demos, DemoMistakes).
+// passages, and tokenises the demonstrations with it (Demos, DemoMistakes, DemoFinals).
 func (s *Setup) trainTokenizer(demos []world.Demo) error {
 	cfg := &s.Config
 	texts := make([]string, 0, len(demos)+len(s.Worlds)*len(s.TrainWorld.Passages))
@@ -169,6 +172,10 @@ func (s *Setup) trainTokenizer(demos []world.Demo) error {
 		return err
 	}
 	s.Demos, s.DemoMistakes = tokenizeDemos(demos, s.Tokenizer, cfg.QAConfig().PaysProcessRewards())
+	s.DemoFinals = make([]world.Final, len(demos))
+	for i := range demos {
+		s.DemoFinals[i] = demos[i].Task.Plan.Final
+	}
 	return nil
 }
 
