@@ -257,18 +257,36 @@ func TestPrintAnswerSources(t *testing.T) {
 		"unseen":  {BeforeRL: eval("sft/unseen", 87, 78), AfterRL: nil},
 	}}
 	var buf bytes.Buffer
-	printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base")
+	warning := printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base")
 	out := buf.String()
-	for _, want := range []string{"SFT base -> after RL", "heldout 18 of 89 -> 68 of 88", "unseen 9 of 87 -> n/a", "warning: ", "71 of 89 on heldout", "78 of 87 on unseen"} {
+	for _, want := range []string{"SFT base -> after RL", "heldout 18 of 89 -> 68 of 88", "unseen 9 of 87 -> n/a"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	for _, want := range []string{"71 of 89 on heldout", "78 of 87 on unseen"} {
+		if !strings.Contains(warning, want) {
+			t.Errorf("warning lacks %q: %q", want, warning)
+		}
+	}
 	ev.Sets["unseen"].BeforeRL = eval("sft/unseen", 87, 8)
 	buf.Reset()
-	printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base")
-	if strings.Contains(buf.String(), "warning") {
-		t.Errorf("a warm start that reads on one set is warned of:\n%s", buf.String())
+	if warning := printAnswerSources(&buf, []string{"heldout", "unseen"}, ev, "SFT base"); warning != "" {
+		t.Errorf("a warm start that reads on one set is warned of: %q", warning)
+	}
+}
+
+// TestPrintWarnings repeats each warning once, in order.
+func TestPrintWarnings(t *testing.T) {
+	var buf bytes.Buffer
+	printWarnings(&buf, []string{"weak answer turn", "broken warm start", "weak answer turn"})
+	if want := "warning: weak answer turn\nwarning: broken warm start\n"; buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	printWarnings(&buf, nil)
+	if buf.Len() != 0 {
+		t.Errorf("no warnings printed as %q", buf.String())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,9 +233,9 @@ func (r *trainRun) finish(ctx context.Context, res *pipeline.Result) error {
 
 // printAnswerSources writes where the name answers of the policy before and after RL stand
 // in their episodes, on each set: read (or named by the question) rather than invented. A
-// starting policy that invents most of them is a broken warm start (pipeline.BrokenWarmStart),
-// which the summary repeats, since it explains a small gain.
-func printAnswerSources(w io.Writer, sets []string, ev *evalFile, before string) {
+// starting policy that invents most of them is a broken warm start: it returns that warning
+// (pipeline.BrokenWarmStart), or "", for the summary to repeat, since it explains a small gain.
+func printAnswerSources(w io.Writer, sets []string, ev *evalFile, before string) string {
 	count := func(m *pipeline.EvalMetrics) string {
 		if m == nil || m.Answers == nil {
 			return "n/a"
@@ -252,18 +253,30 @@ func printAnswerSources(w io.Writer, sets []string, ev *evalFile, before string)
 		}
 	}
 	fmt.Fprintf(w, "name answers found earlier in their episodes, not invented (%s -> after RL): %s\n", before, strings.Join(cells, ", "))
-	if len(starts) == len(sets) {
-		if msg := pipeline.BrokenWarmStart(starts); msg != "" {
+	if len(starts) < len(sets) {
+		return ""
+	}
+	return pipeline.BrokenWarmStart(starts)
+}
+
+// printWarnings repeats warnings at the run's end, each text once.
+func printWarnings(w io.Writer, warnings []string) {
+	var said []string
+	for _, msg := range warnings {
+		if !slices.Contains(said, msg) {
 			fmt.Fprintf(w, "warning: %s\n", msg)
+			said = append(said, msg)
 		}
 	}
 }
 
 // printSummary closes the run's output: one row per evaluation set with EM (F1) before RL,
 // after it and of each baseline; on the generated world, the gains beside the default run's
-// seed-to-seed spread; then where the time went and where the report and the files are.
+// seed-to-seed spread; then the warnings about the warm start again, where the time went and
+// where the report and the files are.
 func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath string) {
 	w := r.stdout
+	warnings := slices.Clone(res.WarmStart) // logged before RL, a screen or more above
 	fmt.Fprintf(w, "\n== agentr1 train: %s, %d RL steps, %s ==\n", r.args.cfg.RL.Algorithm, ev.RLSteps, formatDuration(time.Since(r.start)))
 	before := "SFT base"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
@@ -311,8 +324,11 @@ func (r *trainRun) printSummary(ev *evalFile, res *pipeline.Result, reportPath s
 		}
 		fmt.Fprintln(w)
 		printGains(w, sets, gains, r.args.cfg, ev.Kernels)
-		printAnswerSources(w, sets, ev, before)
+		if msg := printAnswerSources(w, sets, ev, before); msg != "" {
+			warnings = append(warnings, msg)
+		}
 	}
+	printWarnings(w, warnings)
 	files := "config.json, metrics.jsonl, eval.json, checkpoints/, sft-base/, final/"
 	if !pipeline.IsWorldData(r.args.cfg.Data) {
 		files = "config.json, metrics.jsonl, eval.json, checkpoints/, final/"

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,7 +264,7 @@ func TestWeakAnswerTurn(t *testing.T) {
 			cfg.Demos = 40 // TestAnswerStates finds answer states among them
 		}
 		var warned []string
-		_, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
+		res, err := Run(context.Background(), cfg, false, func(kind string, rec any) {
 			if s, ok := rec.(string); ok && kind == "warn" && strings.Contains(s, "answer turn") {
 				warned = append(warned, s)
 			}
@@ -273,6 +274,11 @@ func TestWeakAnswerTurn(t *testing.T) {
 		}
 		if got := len(warned) > 0; got != c.warn {
 			t.Errorf("%s run: warned of the answer turn %v (%q), want %v", c.name, got, warned, c.warn)
+		}
+		for _, msg := range warned {
+			if !slices.Contains(res.WarmStart, msg) {
+				t.Errorf("%s run: Result.WarmStart %q lacks the warning %q, for the summary to repeat", c.name, res.WarmStart, msg)
+			}
 		}
 	}
 }

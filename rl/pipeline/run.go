@@ -54,12 +54,16 @@ type rlRunState struct {
 
 // Result is what a run produced.
 type Result struct {
-	Setup    *Setup           // the run's worlds, tokenizer, problems and demonstrations
-	Policy   *model.Model     // the trained policy
-	Trainer  *trainer.Trainer // the RL trainer in its final state (StepsDone, optimisers)
-	SFTEval  []*EvalMetrics   // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
-	Final    []*EvalMetrics   // figures after RL on each evaluation set
-	Duration time.Duration    // the run's wall time, setup included
+	Setup   *Setup           // the run's worlds, tokenizer, problems and demonstrations
+	Policy  *model.Model     // the trained policy
+	Trainer *trainer.Trainer // the RL trainer in its final state (StepsDone, optimisers)
+	SFTEval []*EvalMetrics   // figures of the starting policy (the SFT base) on each evaluation set (nil when not asked for; a resumed run's come from its checkpoint)
+	Final   []*EvalMetrics   // figures after RL on each evaluation set
+	// WarmStart holds the warnings about the starting policy logged before RL (a weak answer
+	// turn after a calculation, a broken warm start), for a summary to repeat; none on a
+	// resumed RL.
+	WarmStart []string
+	Duration  time.Duration // the run's wall time, setup included
 }
 
 // ReleaseTraining drops what only more training would use: the optimisers' moments, the
@@ -164,7 +168,7 @@ func RunFrom(ctx context.Context, cfg Config, st Start, log Logger) (*Result, er
 		return nil, err
 	}
 	if ckpt == "" {
-		if res.SFTEval, err = startPolicy(ctx, cfg, st, evalCfg, log); err != nil {
+		if res.SFTEval, res.WarmStart, err = startPolicy(ctx, cfg, st, evalCfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -206,8 +210,15 @@ func rlResumePoint(cfg Config, st Start) (string, error) {
 // startPolicy readies the starting policy of a run with no RL checkpoint to resume: the SFT
 // warm start when st.SFT (SFTBase), warning on the calculator task when its answer turn after
 // a calculation is weak (WeakAnswerTurn), then, when st.EvalStart, its evaluation on every
-// evaluation set, which it returns (Result.SFTEval).
-func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, log Logger) ([]*EvalMetrics, error) {
+// evaluation set, which it returns (Result.SFTEval) with the warnings it logged, broken warm
+// start included (BrokenWarmStart).
+func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, log Logger) (evals []*EvalMetrics, warnings []string, err error) {
+	warn := func(msg string) {
+		if msg != "" {
+			log("warn", msg)
+			warnings = append(warnings, msg)
+		}
+	}
 	if st.Resume && !st.SFT {
 		// Nothing saved to resume RL from, and no SFT here to say so: RL starts over, and the
 		// output files go back to the run's start.
@@ -215,32 +226,30 @@ func startPolicy(ctx context.Context, cfg Config, st Start, evalCfg EvalConfig, 
 	}
 	if st.SFT {
 		if err := SFTBase(ctx, cfg, st.Setup, st.Policy, st.Resume, log); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if IsWorldData(cfg.Data) && cfg.OffersCalculator() {
 			msg, err := WeakAnswerTurn(ctx, st.Policy, st.Setup, cfg.RL.MaxTurnTokens)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if msg != "" {
-				log("warn", msg)
-			}
+			warn(msg)
 		}
 	}
 	if !st.EvalStart {
-		return nil, nil
+		return nil, warnings, nil
 	}
 	phase := st.StartPhase
 	if phase == "" {
 		phase = "sft"
 	}
-	evals, err := EvaluateSets(ctx, st.Policy, st.Setup, evalCfg, phase, 0, log)
-	if err == nil && IsWorldData(cfg.Data) {
-		if msg := BrokenWarmStart(evals); msg != "" {
-			log("warn", msg)
-		}
+	if evals, err = EvaluateSets(ctx, st.Policy, st.Setup, evalCfg, phase, 0, log); err != nil {
+		return nil, nil, err
 	}
-	return evals, err
+	if IsWorldData(cfg.Data) {
+		warn(BrokenWarmStart(evals))
+	}
+	return evals, warnings, nil
 }
 
 // brokenInventedShare is the share of invented name answers (AnswerSources) above which, on
