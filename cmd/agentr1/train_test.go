@@ -100,10 +100,10 @@ func TestTrainCalculatorTask(t *testing.T) {
 		train, eval        float64 // numeric shares
 		operand, startsAns float64
 		startsAnsTool      string
-		calcWeights        [2]float64 // the calculating turn's, the answer's
+		calcWeights        [3]float64 // the calculating turn's, the answer's after it, a choice's answer's
 	}
-	search := want{trainer.GRPO, grpo.Steps, grpo.Prompts, grpo.N, 0, 0, 0, 0, "", [2]float64{1, 1}}
-	task := want{rpp.Algorithm, 90, rpp.Prompts, rpp.N, share, share, 0.2, 0.5, "calculator", [2]float64{5, 5}}
+	search := want{trainer.GRPO, grpo.Steps, grpo.Prompts, grpo.N, 0, 0, 0, 0, "", [3]float64{1, 1, 1}}
+	task := want{rpp.Algorithm, 90, rpp.Prompts, rpp.N, share, share, 0.2, 0.5, "calculator", [3]float64{5, 5, 5}}
 	with := func(w want, f func(*want)) want { f(&w); return w }
 	for _, c := range []struct {
 		args []string
@@ -124,6 +124,7 @@ func TestTrainCalculatorTask(t *testing.T) {
 		{[]string{"--tools", "search,calculator", "--start-states-answer-tool", ""}, with(task, func(w *want) { w.startsAnsTool = "" })},
 		{[]string{"--tools", "search,calculator", "--sft.calc-answer-weight", "1"}, with(task, func(w *want) { w.calcWeights[1] = 1 })},
 		{[]string{"--tools", "search,calculator", "--sft.calc-call-weight", "2"}, with(task, func(w *want) { w.calcWeights[0] = 2 })},
+		{[]string{"--tools", "search,calculator", "--sft.choice-answer-weight", "1"}, with(task, func(w *want) { w.calcWeights[2] = 1 })},
 		{[]string{"--tools", "search,calculator", "--algo", "grpo"},
 			with(task, func(w *want) { w.algo, w.prompts, w.n = trainer.GRPO, grpo.Prompts, grpo.N })},
 		{[]string{"--tools", "search,calculator", "--config", grpoFile},
@@ -135,7 +136,7 @@ func TestTrainCalculatorTask(t *testing.T) {
 			continue
 		}
 		got := want{a.cfg.RL.Algorithm, a.cfg.RL.Steps, a.cfg.RL.Prompts, a.cfg.RL.N, a.cfg.TrainWorld.Numeric, a.cfg.EvalWorld.Numeric,
-			a.cfg.OperandRew, a.cfg.StartStatesAnswer, a.cfg.StartStatesAnswerTool, [2]float64{a.cfg.SFT.CalcCallWeight, a.cfg.SFT.CalcAnswerWeight}}
+			a.cfg.OperandRew, a.cfg.StartStatesAnswer, a.cfg.StartStatesAnswerTool, [3]float64{a.cfg.SFT.CalcCallWeight, a.cfg.SFT.CalcAnswerWeight, a.cfg.SFT.ChoiceAnswerWeight}}
 		if got != c.want {
 			t.Errorf("%v: settings %+v, want %+v", c.args, got, c.want)
 		}
@@ -145,7 +146,7 @@ func TestTrainCalculatorTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	if wantTask := []string{"RL.Algorithm=reinforce++", "RL.Steps=90", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2",
-		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5"}; !slices.Equal(a.task, wantTask) {
+		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5", "SFT.ChoiceAnswerWeight=5"}; !slices.Equal(a.task, wantTask) {
 		t.Errorf("the calculator task's settings for the log: %q, want %q", a.task, wantTask)
 	}
 	a, err = parseTrainArgs([]string{"--tools", "search,calculator", "--algo", "grpo", "--operand-rew", "0",

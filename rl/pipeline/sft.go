@@ -76,7 +76,7 @@ type SFTConfig struct {
 	// mistakes aside, against 1 on the other turns. Among questions whose answers are numbers
 	// a warm start learns to answer these with a number too (docs/RESULTS.md section 6), which
 	// is never right; RL then spreads the calculator to them. 1, the default, is the plain
-	// masked loss.
+	// masked loss; the calculator task takes 5.
 	ChoiceAnswerWeight float64
 	// CopySteps are optimiser steps, before the demonstrations, on copying: each row is random
 	// tokens of the kinds the tool responses use, then recalls of spans of them, each cued by

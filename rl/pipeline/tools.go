@@ -65,6 +65,7 @@ var CalculatorTask = []Setting{
 	{"StartStatesAnswerTool", "calculator", "and only those: the answer turn after a search is practised from the policy's own notes"},
 	{"SFT.CalcCallWeight", 5.0, "the warm start learns to calculate on the numbers read, which few demonstrations reach"},
 	{"SFT.CalcAnswerWeight", 5.0, "and to answer the result; RL teaches neither"},
+	{"SFT.ChoiceAnswerWeight", 5.0, "and to answer a choice of two names with a name, not a number; RL then keeps the calculator off those questions"},
 }
 
 // CalculatorAlgorithm is the RL algorithm of the calculator task, with its defaults

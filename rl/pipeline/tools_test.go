@@ -116,7 +116,7 @@ func TestToolsSetting(t *testing.T) {
 func TestForCalculator(t *testing.T) {
 	calcTools := env.ToolNames{"search", "calculator"}
 	all := []string{"RL.Steps=90", "TrainWorld.Numeric=0.3", "EvalWorld.Numeric=0.3", "OperandRew=0.2",
-		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5"}
+		"StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5", "SFT.ChoiceAnswerWeight=5"}
 	for _, c := range []struct {
 		name  string
 		tools env.ToolNames
@@ -129,9 +129,9 @@ func TestForCalculator(t *testing.T) {
 		{"calculator, train share given", env.ToolNames{"calculator", "search"}, []string{"TrainWorld.Numeric"},
 			slices.Delete(slices.Clone(all), 1, 2)},
 		{"calculator, steps, eval share and rewards given", calcTools, []string{"RL.Steps", "EvalWorld.Numeric", "OperandRew"},
-			[]string{"TrainWorld.Numeric=0.3", "StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5"}},
+			[]string{"TrainWorld.Numeric=0.3", "StartStatesAnswer=0.5", "StartStatesAnswerTool=calculator", "SFT.CalcCallWeight=5", "SFT.CalcAnswerWeight=5", "SFT.ChoiceAnswerWeight=5"}},
 		{"calculator, all given", calcTools, []string{"RL.Steps", "TrainWorld.Numeric", "EvalWorld.Numeric", "OperandRew",
-			"StartStatesAnswer", "StartStatesAnswerTool", "SFT.CalcCallWeight", "SFT.CalcAnswerWeight"}, nil},
+			"StartStatesAnswer", "StartStatesAnswerTool", "SFT.CalcCallWeight", "SFT.CalcAnswerWeight", "SFT.ChoiceAnswerWeight"}, nil},
 	} {
 		cfg := DefaultConfig()
 		cfg.Tools = c.tools
