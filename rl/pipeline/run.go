@@ -665,9 +665,10 @@ func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
 	return w
 }
 
-// scaleChoiceAnswers multiplies the action weight of the answer turn (the last) of each
-// demonstration whose question chooses between two names (finals[i] Larger or Smaller) by
-// weight, unless that answer is a mistake (a wrong name on purpose).
+// scaleChoiceAnswers multiplies the action weight of the answer turn of each demonstration
+// whose question chooses between two names (finals[i] Larger or Smaller) by weight, unless that
+// answer is a mistake (a wrong name on purpose). The answer is the last turn: the scripted
+// agent always leaves itself a turn to answer.
 func scaleChoiceAnswers(weights [][]float64, finals []world.Final, mistakes [][]bool, weight float64) {
 	for i, f := range finals {
 		k := len(mistakes[i]) - 1
