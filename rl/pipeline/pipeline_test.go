@@ -361,6 +361,28 @@ func TestSFTBaseRefusesDamagedState(t *testing.T) {
 	}
 }
 
+// TestSFTWeightsValidate checks that each loss weight of 0..100 is refused outside that range,
+// the error naming it, and accepted at its ends.
+func TestSFTWeightsValidate(t *testing.T) {
+	fields := map[string]func(*SFTConfig) *float64{
+		"NumberWeight":       func(c *SFTConfig) *float64 { return &c.NumberWeight },
+		"NameWeight":         func(c *SFTConfig) *float64 { return &c.NameWeight },
+		"CalcCallWeight":     func(c *SFTConfig) *float64 { return &c.CalcCallWeight },
+		"CalcAnswerWeight":   func(c *SFTConfig) *float64 { return &c.CalcAnswerWeight },
+		"ChoiceAnswerWeight": func(c *SFTConfig) *float64 { return &c.ChoiceAnswerWeight },
+	}
+	for name, field := range fields {
+		for _, v := range []float64{-0.5, 100.5, math.NaN(), 0, 100} {
+			cfg := DefaultSFTConfig()
+			*field(&cfg) = v
+			err := cfg.Validate()
+			if ok := v >= 0 && v <= 100; (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), name)) {
+				t.Errorf("%s %g: error %v, want ok %v and an error naming the field", name, v, err, ok)
+			}
+		}
+	}
+}
+
 // finite reports whether every figure is a number (not NaN or ±Inf).
 func finite(xs ...trainer.Num) bool {
 	for _, x := range xs {

@@ -190,17 +190,14 @@ func (c SFTConfig) Validate() error {
 	if !(c.CopyNameShare >= 0 && c.CopyNameShare <= 1) || (c.CopyNameShare > 0 && !c.CopyNumbers) {
 		return fmt.Errorf("sft config: CopyNameShare %g, CopyNumbers %v: want a share in 0..1, and above 0 only with CopyNumbers", c.CopyNameShare, c.CopyNumbers)
 	}
-	if !(c.NumberWeight >= 0 && c.NumberWeight <= 100) {
-		return fmt.Errorf("sft config: NumberWeight %g, want 0..100", c.NumberWeight)
-	}
-	if !(c.NameWeight >= 0 && c.NameWeight <= 100) {
-		return fmt.Errorf("sft config: NameWeight %g, want 0..100", c.NameWeight)
-	}
-	if !(c.CalcAnswerWeight >= 0 && c.CalcAnswerWeight <= 100) || !(c.CalcCallWeight >= 0 && c.CalcCallWeight <= 100) {
-		return fmt.Errorf("sft config: CalcAnswerWeight %g, CalcCallWeight %g, want each 0..100", c.CalcAnswerWeight, c.CalcCallWeight)
-	}
-	if !(c.ChoiceAnswerWeight >= 0 && c.ChoiceAnswerWeight <= 100) {
-		return fmt.Errorf("sft config: ChoiceAnswerWeight %g, want 0..100", c.ChoiceAnswerWeight)
+	for _, w := range []struct {
+		name  string
+		value float64
+	}{{"NumberWeight", c.NumberWeight}, {"NameWeight", c.NameWeight}, {"CalcCallWeight", c.CalcCallWeight},
+		{"CalcAnswerWeight", c.CalcAnswerWeight}, {"ChoiceAnswerWeight", c.ChoiceAnswerWeight}} {
+		if !(w.value >= 0 && w.value <= 100) {
+			return fmt.Errorf("sft config: %s %g, want 0..100", w.name, w.value)
+		}
 	}
 	if !(c.ContextNumberWeight >= 0 && c.ContextNumberWeight <= 1) {
 		return fmt.Errorf("sft config: ContextNumberWeight %g, want 0..1", c.ContextNumberWeight)
