@@ -29,6 +29,10 @@ const (
 	Sum                     // the two compared hops' numbers added (a calculation)
 )
 
+// Chooses reports whether a plan ending so answers with one of the two names its question
+// offers (Plan.Options).
+func (f Final) Chooses() bool { return f == Larger || f == Smaller }
+
 // Plan is how a question is solved: the lookups in order and how the answer follows. The
 // scripted agent follows it; a model has to find it.
 type Plan struct {

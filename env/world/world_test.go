@@ -390,6 +390,26 @@ func TestImpatientAgent(t *testing.T) {
 	}
 }
 
+// TestChooses checks Final.Chooses against the questions: a plan that chooses has its gold
+// answer among the two names its question offers, and no other plan's answer is one of them.
+func TestChooses(t *testing.T) {
+	w := mustWorld(t, Config{Seed: 5, Split: Eval, Questions: 300, Numeric: 0.3})
+	chooses := 0
+	for _, task := range w.Tasks {
+		p := task.Plan
+		named := p.Options != [2]string{} && slices.Contains(p.Options[:], task.Answers[0])
+		if p.Final.Chooses() != named {
+			t.Errorf("%s %q: plan ends %v (chooses %v), answer %q, options %q", task.ID, task.Question.Question, p.Final, p.Final.Chooses(), task.Answers[0], p.Options)
+		}
+		if named {
+			chooses++
+		}
+	}
+	if chooses == 0 {
+		t.Error("no question chooses between two names")
+	}
+}
+
 // TestNumericQuestions checks the calculation questions of Config.Numeric: their share, their
 // answers (the positive difference, or the sum, of the two facts their plan reads), and the
 // scripted agent on them: patient and exact, two searches, one calculator call and the right

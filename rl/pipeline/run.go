@@ -666,13 +666,13 @@ func actionWeights(setup *Setup, cfg SFTConfig) [][]float64 {
 }
 
 // scaleChoiceAnswers multiplies the action weight of the answer turn of each demonstration
-// whose question chooses between two names (finals[i] Larger or Smaller) by weight, unless that
+// whose question chooses between two names (world.Final.Chooses) by weight, unless that
 // answer is a mistake (a wrong name on purpose). The answer is the last turn: the scripted
 // agent always leaves itself a turn to answer.
 func scaleChoiceAnswers(weights [][]float64, finals []world.Final, mistakes [][]bool, weight float64) {
 	for i, f := range finals {
 		k := len(mistakes[i]) - 1
-		if (f == world.Larger || f == world.Smaller) && k >= 0 && !mistakes[i][k] {
+		if f.Chooses() && k >= 0 && !mistakes[i][k] {
 			weights[i][k] *= weight
 		}
 	}

@@ -72,7 +72,7 @@ type SFTConfig struct {
 	// the calculator task takes 5.
 	CalcCallWeight float64
 	// ChoiceAnswerWeight weights the loss on the answer turn of each demonstrated question that
-	// chooses between two names ("Who was born first, A or B?": world.Larger, world.Smaller),
+	// chooses between two names ("Who was born first, A or B?": world.Final.Chooses),
 	// mistakes aside, against 1 on the other turns. Among questions whose answers are numbers
 	// a warm start learns to answer these with a number too (docs/RESULTS.md section 6), which
 	// is never right; RL then spreads the calculator to them. 1, the default, is the plain
