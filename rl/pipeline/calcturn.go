@@ -299,7 +299,7 @@ const answerTurnDemos = 600
 // answering the calculator's result, under which WeakAnswerTurn warns. Of the calculator
 // task's warm starts measured with RL after them, the four answering it from a quarter of the
 // states or less gained at most 11 points on the numeric questions, since RL does not teach
-// that turn; those answering it from .71 or more gained 14 to 63, the least where the warm
+// that turn; those answering it from .71 or more gained 14 to 71, the least where the warm
 // start also calculated on the wrong numbers (docs/RESULTS.md section 6).
 const weakAnswerShare = 0.5
 
